@@ -1,0 +1,120 @@
+# libgpufs - a file system library for GPU kernels.
+#
+#   make            library, samples, tests, benchmarks
+#   make run        the main job: stream a generated 1 GiB file through gread
+#   make test       host tests (ThreadSanitizer) + GPU tests (skip without a GPU)
+#   make bench      benchmarks with their baselines (needs a GPU)
+#   make install    PREFIX=/usr/local: headers and libgpufs.a
+#   V=1             show full command lines;  CUDA_ARCH=sm_90  target GPU
+
+CUDA      ?= /usr/local/cuda
+NVCC      ?= $(CUDA)/bin/nvcc
+CUDA_ARCH ?= sm_90
+PREFIX    ?= /usr/local
+BUILD     ?= build
+V         ?= 0
+Q          = $(if $(filter 1,$(V)),,@)
+say        = $(if $(filter 1,$(V)),,@printf '  %-6s %s\n' $(1) $(2);)
+
+INC       := -I. -Iinclude
+CFLAGS    ?= -O2 -g
+CFLAGS    += -std=c11 -Wall -Wextra -D_GNU_SOURCE $(INC) -I$(CUDA)/include
+NVFLAGS   ?= -O3 -g -lineinfo
+NVFLAGS   += -std=c++17 -arch=$(CUDA_ARCH) -rdc=true $(INC) -Xcompiler -Wall \
+             -Xcompiler -Wno-unused-function
+TSAN      := -fsanitize=thread -g -O1
+HOSTCXX   := -std=c++17 -Wall -Wextra -D_GNU_SOURCE $(INC) -I$(CUDA)/include/cccl -I$(CUDA)/include
+GTEST_LIB := -lgtest -lgtest_main -pthread
+CUDA_LINK := -arch=$(CUDA_ARCH) -rdc=true --cudart static -lpthread
+
+# Host sources that need no CUDA (daemon, host files, config) are also built
+# with ThreadSanitizer for the host tests; cuda_*.c are the CUDA glue.
+HOST_CORE_SRC := $(filter-out libgpufs/host/cuda_%,$(wildcard libgpufs/host/*.c))
+HOST_CUDA_SRC := $(wildcard libgpufs/host/cuda_*.c)
+DEV_SRC       := $(wildcard libgpufs/device/*.cu)
+HEADERS       := $(wildcard include/*.cuh libgpufs/*/*.h libgpufs/*/*.cuh)
+
+LIB_OBJ  := $(patsubst %.c,$(BUILD)/obj/%.o,$(HOST_CORE_SRC) $(HOST_CUDA_SRC)) \
+            $(patsubst %.cu,$(BUILD)/obj/%.o,$(DEV_SRC))
+TSAN_OBJ := $(patsubst %.c,$(BUILD)/tsan/%.o,$(HOST_CORE_SRC))
+LIB      := $(BUILD)/libgpufs.a
+
+HOST_TEST_SRC := $(wildcard tests/host/*.cpp)
+HOST_TEST_OBJ := $(patsubst %.cpp,$(BUILD)/tsan/%.o,$(HOST_TEST_SRC))
+GPU_TEST_SRC  := $(wildcard tests/gpu/*.cu)
+GPU_TEST_OBJ  := $(patsubst %.cu,$(BUILD)/obj/%.o,$(GPU_TEST_SRC))
+BENCH_SRC     := $(wildcard bench/*.cu)
+BENCH_OBJ     := $(patsubst %.cu,$(BUILD)/obj/%.o,$(BENCH_SRC))
+BENCH_C_SRC   := $(wildcard bench/*.c)
+BENCH_C_OBJ   := $(patsubst %.c,$(BUILD)/obj/%.o,$(BENCH_C_SRC))
+SAMPLES       := $(patsubst samples/%.cu,$(BUILD)/samples/%,$(wildcard samples/*.cu))
+
+HOST_TESTS := $(BUILD)/tests/host_tests
+GPU_TESTS  := $(BUILD)/tests/gpu_tests
+BENCH_BIN  := $(BUILD)/bench/gpufs_bench
+
+.PHONY: all lib run test test-host test-gpu bench install clean
+all: lib $(SAMPLES) $(HOST_TESTS) $(GPU_TESTS) $(BENCH_BIN)
+lib: $(LIB)
+
+$(BUILD)/obj/%.o: %.c $(HEADERS)
+	$(call say,CC,$<)mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/obj/%.o: %.cu $(HEADERS) $(wildcard bench/*.h tests/gpu/*.h)
+	$(call say,NVCC,$<)mkdir -p $(dir $@)
+	$(Q)$(NVCC) $(NVFLAGS) -c $< -o $@
+
+$(BUILD)/tsan/%.o: %.c $(HEADERS)
+	$(call say,CC-TSAN,$<)mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS) $(TSAN) -c $< -o $@
+
+$(BUILD)/tsan/%.o: %.cpp $(HEADERS) $(wildcard tests/host/*.h)
+	$(call say,CXX-TSAN,$<)mkdir -p $(dir $@)
+	$(Q)$(CXX) $(HOSTCXX) $(TSAN) -c $< -o $@
+
+$(LIB): $(LIB_OBJ)
+	$(call say,AR,$@)rm -f $@
+	$(Q)ar rcs $@ $^
+
+$(HOST_TESTS): $(HOST_TEST_OBJ) $(TSAN_OBJ)
+	$(call say,LINK,$@)mkdir -p $(dir $@)
+	$(Q)$(CXX) $(TSAN) $^ -o $@ $(GTEST_LIB)
+
+$(GPU_TESTS): $(GPU_TEST_OBJ) $(LIB)
+	$(call say,LINK,$@)mkdir -p $(dir $@)
+	$(Q)$(NVCC) $(CUDA_LINK) $(GPU_TEST_OBJ) $(LIB) -o $@ -lgtest -lgtest_main
+
+$(BUILD)/samples/%: samples/%.cu $(LIB) $(HEADERS) $(BENCH_C_OBJ) $(filter-out %/main.o,$(BENCH_OBJ))
+	$(call say,NVCC,$@)mkdir -p $(dir $@)
+	$(Q)$(NVCC) $(NVFLAGS) $< $(filter-out %/main.o,$(BENCH_OBJ)) $(BENCH_C_OBJ) $(LIB) \
+	    -o $@ --cudart static -lpthread
+
+$(BENCH_BIN): $(BENCH_OBJ) $(BENCH_C_OBJ) $(LIB)
+	$(call say,LINK,$@)mkdir -p $(dir $@)
+	$(Q)$(NVCC) $(CUDA_LINK) $^ -o $@
+
+run: $(BUILD)/samples/stream
+	$(BUILD)/samples/stream
+
+test: $(HOST_TESTS) $(GPU_TESTS)
+	$(HOST_TESTS)
+	$(GPU_TESTS)
+
+test-host: $(HOST_TESTS)
+	$(HOST_TESTS)
+
+test-gpu: $(GPU_TESTS)
+	$(GPU_TESTS)
+
+bench: $(BENCH_BIN)
+	$(BENCH_BIN) --out docs/results/latest.jsonl
+
+install: $(LIB)
+	install -d $(PREFIX)/include/libgpufs/common $(PREFIX)/lib
+	install -m 644 include/gpufs.cuh $(PREFIX)/include/
+	install -m 644 libgpufs/common/*.h $(PREFIX)/include/libgpufs/common/
+	install -m 644 $(LIB) $(PREFIX)/lib/
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,99 @@
+/*
+ * atomics.h - the only door to memory that two agents touch at once.
+ *
+ * Every field shared between GPU threads of different groups, or between the
+ * GPU and the host daemon, is read and written through these helpers.  In C++
+ * (nvcc for device and host, g++ for the host tests) they wrap
+ * cuda::atomic_ref from libcu++; in plain C (the host daemon) they map to the
+ * GCC __atomic builtins, which have the same C11 semantics and which
+ * ThreadSanitizer understands.
+ *
+ * Two scopes:
+ *   _dev  - agents on one GPU (frame states, bucket locks, the file table);
+ *           on the host side it is simply an ordinary atomic.
+ *   _sys  - GPU <-> host through pinned mapped memory (the request queue).
+ *
+ * Naming: gpufs_<op>_<order>_<width>_<scope>.  Only the orders the code needs
+ * exist; every caller of a non-relaxed helper says in a comment what it
+ * publishes or consumes and which access it pairs with.
+ */
+#ifndef GPUFS_COMMON_ATOMICS_H
+#define GPUFS_COMMON_ATOMICS_H
+
+#include <stdint.h>
+
+#if defined(__CUDACC__)
+#define GPUFS_HD __host__ __device__ __forceinline__
+#else
+#define GPUFS_HD static inline
+#endif
+
+#if defined(__cplusplus)
+#include <cuda/atomic>
+
+#define GPUFS_AREF(T, scope, p) cuda::atomic_ref<T, cuda::thread_scope_##scope>(*(p))
+#define GPUFS_MO(o) cuda::memory_order_##o
+
+#define GPUFS_DEFINE_ATOMICS(T, sfx, scopename, scope)                                  \
+  GPUFS_HD T gpufs_ld_relaxed_##sfx##_##scopename(T *p)                                 \
+  { return GPUFS_AREF(T, scope, p).load(GPUFS_MO(relaxed)); }                           \
+  GPUFS_HD T gpufs_ld_acquire_##sfx##_##scopename(T *p)                                 \
+  { return GPUFS_AREF(T, scope, p).load(GPUFS_MO(acquire)); }                           \
+  GPUFS_HD void gpufs_st_relaxed_##sfx##_##scopename(T *p, T v)                         \
+  { GPUFS_AREF(T, scope, p).store(v, GPUFS_MO(relaxed)); }                              \
+  GPUFS_HD void gpufs_st_release_##sfx##_##scopename(T *p, T v)                         \
+  { GPUFS_AREF(T, scope, p).store(v, GPUFS_MO(release)); }                              \
+  GPUFS_HD T gpufs_add_relaxed_##sfx##_##scopename(T *p, T v)                           \
+  { return GPUFS_AREF(T, scope, p).fetch_add(v, GPUFS_MO(relaxed)); }                   \
+  GPUFS_HD T gpufs_add_acqrel_##sfx##_##scopename(T *p, T v)                            \
+  { return GPUFS_AREF(T, scope, p).fetch_add(v, GPUFS_MO(acq_rel)); }                   \
+  GPUFS_HD T gpufs_sub_release_##sfx##_##scopename(T *p, T v)                           \
+  { return GPUFS_AREF(T, scope, p).fetch_sub(v, GPUFS_MO(release)); }                   \
+  GPUFS_HD int gpufs_cas_acqrel_##sfx##_##scopename(T *p, T *expected, T desired)       \
+  { return GPUFS_AREF(T, scope, p).compare_exchange_strong(*expected, desired,          \
+                                                           GPUFS_MO(acq_rel),           \
+                                                           GPUFS_MO(acquire)); }        \
+  GPUFS_HD int gpufs_cas_acquire_##sfx##_##scopename(T *p, T *expected, T desired)      \
+  { return GPUFS_AREF(T, scope, p).compare_exchange_strong(*expected, desired,          \
+                                                           GPUFS_MO(acquire),           \
+                                                           GPUFS_MO(relaxed)); }
+#else /* plain C: the host daemon */
+#define GPUFS_DEFINE_ATOMICS(T, sfx, scopename, scope)                                  \
+  GPUFS_HD T gpufs_ld_relaxed_##sfx##_##scopename(T *p)                                 \
+  { return __atomic_load_n(p, __ATOMIC_RELAXED); }                                      \
+  GPUFS_HD T gpufs_ld_acquire_##sfx##_##scopename(T *p)                                 \
+  { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }                                      \
+  GPUFS_HD void gpufs_st_relaxed_##sfx##_##scopename(T *p, T v)                         \
+  { __atomic_store_n(p, v, __ATOMIC_RELAXED); }                                         \
+  GPUFS_HD void gpufs_st_release_##sfx##_##scopename(T *p, T v)                         \
+  { __atomic_store_n(p, v, __ATOMIC_RELEASE); }                                         \
+  GPUFS_HD T gpufs_add_relaxed_##sfx##_##scopename(T *p, T v)                           \
+  { return __atomic_fetch_add(p, v, __ATOMIC_RELAXED); }                                \
+  GPUFS_HD T gpufs_add_acqrel_##sfx##_##scopename(T *p, T v)                            \
+  { return __atomic_fetch_add(p, v, __ATOMIC_ACQ_REL); }                                \
+  GPUFS_HD T gpufs_sub_release_##sfx##_##scopename(T *p, T v)                           \
+  { return __atomic_fetch_sub(p, v, __ATOMIC_RELEASE); }                                \
+  GPUFS_HD int gpufs_cas_acqrel_##sfx##_##scopename(T *p, T *expected, T desired)       \
+  { return __atomic_compare_exchange_n(p, expected, desired, 0, __ATOMIC_ACQ_REL,       \
+                                       __ATOMIC_ACQUIRE); }                             \
+  GPUFS_HD int gpufs_cas_acquire_##sfx##_##scopename(T *p, T *expected, T desired)      \
+  { return __atomic_compare_exchange_n(p, expected, desired, 0, __ATOMIC_ACQUIRE,       \
+                                       __ATOMIC_RELAXED); }
+#endif
+
+GPUFS_DEFINE_ATOMICS(uint32_t, u32, dev, device)
+GPUFS_DEFINE_ATOMICS(uint64_t, u64, dev, device)
+GPUFS_DEFINE_ATOMICS(uint32_t, u32, sys, system)
+GPUFS_DEFINE_ATOMICS(uint64_t, u64, sys, system)
+GPUFS_DEFINE_ATOMICS(int64_t, i64, sys, system)
+
+/* Politely wait a little inside a spin loop. */
+#if defined(__CUDACC__)
+__device__ __forceinline__ void gpufs_backoff_dev(uint32_t *ns)
+{
+  __nanosleep(*ns);
+  if (*ns < 4096) *ns *= 2;
+}
+#endif
+
+#endif /* GPUFS_COMMON_ATOMICS_H */

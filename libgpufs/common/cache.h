@@ -1,0 +1,353 @@
+/*
+ * cache.h - the GPU page cache: frames, one global hash table, ring allocators.
+ *
+ *   key (cid, page) --hash--> bucket: head -> frame -> frame -> NIL
+ *                                       (chain through gpufs_frame.next)
+ *   rings: [first, first+count) of the frame array each, a clock hand per ring
+ *
+ * Frame state word: state in bits 24..31, pin count in bits 0..23.
+ *
+ *   FREE --alloc--> OWNED --insert--> LOADING --loaded--> VALID --alloc--> OWNED
+ *     ^               |                  |                                  (unlinked)
+ *     +---- put ------+                  +--failed--> ERROR --alloc--> OWNED
+ *
+ * - Lookup is lock-free: walk the chain, pin a frame whose key and version
+ *   match by adding one to its pin count, then re-check state, key and
+ *   version (the frame may have been reused between the walk and the pin).
+ * - Insert and unlink take the bucket's lock; they never wait for anything
+ *   else while holding it.  A frame is allocated before the lock is taken.
+ * - Allocation claims a frame only from (FREE|VALID|ERROR, 0 pins) by CAS,
+ *   so a pinned or loading frame is never taken; a VALID one is unlinked
+ *   from its chain before it is handed out.  Allocation does not wait: it
+ *   scans the ring at most twice and reports NIL; the caller releases what
+ *   it holds before it tries again.
+ * - State changes of an owner are fetch-adds, so that a concurrent pin
+ *   attempt (which adds one and takes it back) is never lost.
+ * - Pages of a file carry the version they were read under; a lookup for a
+ *   newer version simply misses and stale pages age out.
+ *
+ * Compiles for the device (nvcc) and the host (g++), so the same code is
+ * stress-tested by host threads under ThreadSanitizer.
+ */
+#ifndef GPUFS_COMMON_CACHE_H
+#define GPUFS_COMMON_CACHE_H
+
+#include <stdint.h>
+#include "atomics.h"
+#include "errors.h"
+
+#if !defined(__CUDA_ARCH__)
+#include <sched.h>
+#endif
+
+#define GPUFS_NIL 0xffffffffu
+#define GPUFS_PG_SHIFT 24
+#define GPUFS_PG_PINS 0x00ffffffu
+#define GPUFS_WALK_MAX 64 /* lock-free walk gives up here and takes the lock */
+
+enum gpufs_pg_state {
+  GPUFS_PG_FREE = 0,
+  GPUFS_PG_OWNED = 1,   /* held by one allocator, in no chain */
+  GPUFS_PG_LOADING = 2, /* in a chain; its loader fills it */
+  GPUFS_PG_VALID = 3,   /* in a chain; bytes [0, len) hold the page */
+  GPUFS_PG_ERROR = 4    /* load failed (err); in no chain */
+};
+
+/* What gpufs_cache_get found. */
+enum gpufs_get_result {
+  GPUFS_GET_HIT = 1,    /* VALID frame, pinned */
+  GPUFS_GET_WAIT = 2,   /* LOADING frame of another loader, pinned: gpufs_cache_wait */
+  GPUFS_GET_LOAD = 3,   /* new LOADING frame, pinned; the caller loads it */
+  GPUFS_GET_NOFRAME = 4 /* every frame of the ring pinned or loading; nothing held */
+};
+
+struct gpufs_frame {
+  uint32_t state;   /* state << 24 | pins */
+  uint32_t next;    /* chain link */
+  uint64_t key;     /* gpufs_key(cid, page) */
+  uint32_t version; /* file version the bytes belong to */
+  uint32_t len;     /* valid bytes (VALID) */
+  int32_t err;      /* negative errno (ERROR) */
+  uint32_t pad;
+};
+
+/* One allocator ring, with its share of the statistics (one cache line). */
+struct gpufs_ring {
+  uint64_t hand;      /* clock hand: frames are handed out in this order */
+  uint32_t first;
+  uint32_t count;
+  uint64_t hits;
+  uint64_t misses;
+  uint64_t evictions;
+  uint64_t scanned;   /* frames looked at by allocations */
+  uint64_t nofree;    /* allocations that found every frame busy */
+  uint64_t pad;
+};
+
+struct gpufs_cache {
+  struct gpufs_frame *frames;
+  uint8_t *data;        /* nframes * page_size bytes */
+  uint32_t *heads;      /* nbuckets chain heads */
+  uint32_t *locks;      /* nbuckets bucket locks */
+  struct gpufs_ring *rings;
+  uint32_t nframes;
+  uint32_t page_size;
+  uint32_t nbuckets;    /* power of two */
+  uint32_t nrings;
+};
+
+GPUFS_HD uint64_t gpufs_key(uint32_t cid, uint64_t page)
+{
+  return ((uint64_t)cid << 48) | (page & 0xffffffffffffull);
+}
+
+GPUFS_HD uint32_t gpufs_bucket(const struct gpufs_cache *c, uint64_t key)
+{
+  /* a 64-bit finalizer (splitmix64) spreads sequential pages over buckets */
+  key ^= key >> 30;
+  key *= 0xbf58476d1ce4e5b9ull;
+  key ^= key >> 27;
+  key *= 0x94d049bb133111ebull;
+  key ^= key >> 31;
+  return (uint32_t)key & (c->nbuckets - 1);
+}
+
+GPUFS_HD uint8_t *gpufs_frame_data(const struct gpufs_cache *c, uint32_t f)
+{
+  return c->data + (uint64_t)f * c->page_size;
+}
+
+GPUFS_HD uint32_t gpufs_pg_state(uint32_t word) { return word >> GPUFS_PG_SHIFT; }
+
+GPUFS_HD void gpufs_bucket_lock(const struct gpufs_cache *c, uint32_t b)
+{
+  uint32_t ns = 32;
+  uint32_t exp = 0;
+  /* acquire: pairs with the release in gpufs_bucket_unlock; the chain as the
+   * last holder left it is visible */
+  while (!gpufs_cas_acquire_u32_dev(&c->locks[b], &exp, 1u)) {
+    exp = 0;
+#if defined(__CUDA_ARCH__)
+    __nanosleep(ns);
+    if (ns < 1024) ns *= 2;
+#else
+    (void)ns;
+    sched_yield();
+#endif
+  }
+}
+
+GPUFS_HD void gpufs_bucket_unlock(const struct gpufs_cache *c, uint32_t b)
+{
+  /* release: publishes this holder's chain edits; pairs with the acquire in
+   * gpufs_bucket_lock */
+  gpufs_st_release_u32_dev(&c->locks[b], 0u);
+}
+
+/* Pin frame f if it holds (key, version) and is LOADING or VALID.  Returns
+ * that state, or 0 (and holds nothing). */
+GPUFS_HD uint32_t gpufs_frame_pin(const struct gpufs_cache *c, uint32_t f, uint64_t key,
+                                  uint32_t version)
+{
+  struct gpufs_frame *fr = &c->frames[f];
+  /* acq_rel: acquire pairs with the owner's release when it made the frame
+   * LOADING or VALID (key, version, len and bytes are then visible); release
+   * orders nothing we wrote, but the pin must be seen before our reads by an
+   * allocator whose CAS then fails */
+  uint32_t st = gpufs_pg_state(gpufs_add_acqrel_u32_dev(&fr->state, 1u));
+  if ((st == GPUFS_PG_LOADING || st == GPUFS_PG_VALID) &&
+      gpufs_ld_relaxed_u64_dev(&fr->key) == key &&
+      gpufs_ld_relaxed_u32_dev(&fr->version) == version)
+    return st;
+  /* release: pairs with the allocator's CAS acquire (see gpufs_frame_unpin) */
+  gpufs_sub_release_u32_dev(&fr->state, 1u);
+  return 0;
+}
+
+GPUFS_HD void gpufs_frame_unpin(const struct gpufs_cache *c, uint32_t f)
+{
+  /* release: our reads of the frame's bytes are done; pairs with the acquire
+   * CAS in gpufs_ring_alloc, which may then overwrite them */
+  gpufs_sub_release_u32_dev(&c->frames[f].state, 1u);
+}
+
+/* Remove frame f (whose key is stable: the caller owns it) from its chain. */
+GPUFS_HD void gpufs_chain_unlink(const struct gpufs_cache *c, uint32_t f)
+{
+  uint64_t key = gpufs_ld_relaxed_u64_dev(&c->frames[f].key);
+  uint32_t b = gpufs_bucket(c, key);
+  uint32_t *link = &c->heads[b];
+  gpufs_bucket_lock(c, b);
+  for (;;) {
+    uint32_t g = gpufs_ld_relaxed_u32_dev(link);
+    if (g == GPUFS_NIL) break; /* not reached: an owned VALID/LOADING frame is chained */
+    if (g == f) {
+      /* release: a lock-free walker that reads the new link also sees the
+       * frames behind it fully initialised; pairs with the walk's acquire */
+      gpufs_st_release_u32_dev(link, gpufs_ld_relaxed_u32_dev(&c->frames[f].next));
+      break;
+    }
+    link = &c->frames[g].next;
+  }
+  gpufs_bucket_unlock(c, b);
+}
+
+/* Take a frame from ring r, evicting the least recently allocated unpinned
+ * frame.  Returns the frame (OWNED, no pins, in no chain) or GPUFS_NIL. */
+GPUFS_HD uint32_t gpufs_ring_alloc(const struct gpufs_cache *c, uint32_t r)
+{
+  struct gpufs_ring *ring = &c->rings[r];
+  uint32_t scanned = 0;
+  for (uint32_t i = 0; i < 2 * ring->count; i++) {
+    uint64_t h = gpufs_add_relaxed_u64_dev(&ring->hand, 1ull);
+    uint32_t f = ring->first + (uint32_t)(h % ring->count);
+    uint32_t *sw = &c->frames[f].state;
+    uint32_t s = gpufs_ld_relaxed_u32_dev(sw);
+    uint32_t st = gpufs_pg_state(s);
+    scanned++;
+    if ((s & GPUFS_PG_PINS) != 0) continue;
+    if (st != GPUFS_PG_FREE && st != GPUFS_PG_VALID && st != GPUFS_PG_ERROR) continue;
+    /* acquire: pairs with the last unpin's release (readers are done with
+     * the bytes) and with the loader's release of VALID */
+    if (!gpufs_cas_acquire_u32_dev(sw, &s, (uint32_t)GPUFS_PG_OWNED << GPUFS_PG_SHIFT)) continue;
+    gpufs_add_relaxed_u64_dev(&ring->scanned, scanned);
+    if (st == GPUFS_PG_VALID) {
+      gpufs_chain_unlink(c, f);
+      gpufs_add_relaxed_u64_dev(&ring->evictions, 1ull);
+    }
+    return f;
+  }
+  gpufs_add_relaxed_u64_dev(&ring->scanned, scanned);
+  gpufs_add_relaxed_u64_dev(&ring->nofree, 1ull);
+  return GPUFS_NIL;
+}
+
+/* Give back an OWNED frame that turned out not to be needed. */
+GPUFS_HD void gpufs_frame_put(const struct gpufs_cache *c, uint32_t f)
+{
+  /* release: hands the frame back; pairs with a later allocator's CAS */
+  gpufs_sub_release_u32_dev(&c->frames[f].state,
+                            (uint32_t)(GPUFS_PG_OWNED - GPUFS_PG_FREE) << GPUFS_PG_SHIFT);
+}
+
+/* Lock-free search of key's chain; pins and returns a matching frame. */
+GPUFS_HD uint32_t gpufs_chain_find(const struct gpufs_cache *c, uint64_t key, uint32_t version,
+                                   uint32_t *state)
+{
+  uint32_t b = gpufs_bucket(c, key);
+  /* acquire: pairs with the release that linked the frame in; its key,
+   * version and next are visible */
+  uint32_t f = gpufs_ld_acquire_u32_dev(&c->heads[b]);
+  for (int steps = 0; f != GPUFS_NIL && steps < GPUFS_WALK_MAX; steps++) {
+    struct gpufs_frame *fr = &c->frames[f];
+    if (gpufs_ld_relaxed_u64_dev(&fr->key) == key &&
+        gpufs_ld_relaxed_u32_dev(&fr->version) == version) {
+      uint32_t st = gpufs_frame_pin(c, f, key, version);
+      if (st) {
+        *state = st;
+        return f;
+      }
+    }
+    /* acquire: as for the head */
+    f = gpufs_ld_acquire_u32_dev(&fr->next);
+  }
+  return GPUFS_NIL;
+}
+
+/* Find or create the frame for (key, version).  On HIT, WAIT and LOAD *frame
+ * is pinned by the caller; on LOAD the caller must call gpufs_frame_loaded or
+ * gpufs_frame_failed.  Uses ring r for a new frame. */
+GPUFS_HD int gpufs_cache_get(const struct gpufs_cache *c, uint64_t key, uint32_t version,
+                             uint32_t r, uint32_t *frame)
+{
+  struct gpufs_ring *ring = &c->rings[r];
+  uint32_t st = 0;
+  uint32_t f = gpufs_chain_find(c, key, version, &st);
+  if (f != GPUFS_NIL) {
+    *frame = f;
+    if (st == GPUFS_PG_VALID) gpufs_add_relaxed_u64_dev(&ring->hits, 1ull);
+    return st == GPUFS_PG_VALID ? GPUFS_GET_HIT : GPUFS_GET_WAIT;
+  }
+  uint32_t nf = gpufs_ring_alloc(c, r); /* no lock held while allocating */
+  if (nf == GPUFS_NIL) return GPUFS_GET_NOFRAME;
+
+  uint32_t b = gpufs_bucket(c, key);
+  gpufs_bucket_lock(c, b);
+  for (uint32_t g = gpufs_ld_relaxed_u32_dev(&c->heads[b]); g != GPUFS_NIL;
+       g = gpufs_ld_relaxed_u32_dev(&c->frames[g].next)) {
+    if (gpufs_ld_relaxed_u64_dev(&c->frames[g].key) != key) continue;
+    st = gpufs_frame_pin(c, g, key, version);
+    if (st) {
+      gpufs_bucket_unlock(c, b);
+      gpufs_frame_put(c, nf);
+      *frame = g;
+      if (st == GPUFS_PG_VALID) gpufs_add_relaxed_u64_dev(&ring->hits, 1ull);
+      return st == GPUFS_PG_VALID ? GPUFS_GET_HIT : GPUFS_GET_WAIT;
+    }
+  }
+  struct gpufs_frame *fr = &c->frames[nf];
+  gpufs_st_relaxed_u64_dev(&fr->key, key);
+  gpufs_st_relaxed_u32_dev(&fr->version, version);
+  gpufs_st_relaxed_u32_dev(&fr->len, 0u);
+  gpufs_st_relaxed_u32_dev(&fr->next, gpufs_ld_relaxed_u32_dev(&c->heads[b]));
+  /* acq_rel: release publishes key and version to pinners (pairs with the
+   * acquire in gpufs_frame_pin); OWNED -> LOADING with our own pin */
+  gpufs_add_acqrel_u32_dev(&fr->state,
+                           ((uint32_t)(GPUFS_PG_LOADING - GPUFS_PG_OWNED) << GPUFS_PG_SHIFT) + 1u);
+  /* release: publishes key, version and next to lock-free walkers; pairs
+   * with the acquire of the head in gpufs_chain_find */
+  gpufs_st_release_u32_dev(&c->heads[b], nf);
+  gpufs_bucket_unlock(c, b);
+  gpufs_add_relaxed_u64_dev(&ring->misses, 1ull);
+  *frame = nf;
+  return GPUFS_GET_LOAD;
+}
+
+/* The loader filled bytes [0, len) of frame f. */
+GPUFS_HD void gpufs_frame_loaded(const struct gpufs_cache *c, uint32_t f, uint32_t len)
+{
+  struct gpufs_frame *fr = &c->frames[f];
+  gpufs_st_relaxed_u32_dev(&fr->len, len);
+  /* release: publishes the frame's bytes (written by the whole group before
+   * its barrier) and len; pairs with the acquire in gpufs_frame_wait and
+   * gpufs_frame_pin */
+  gpufs_add_acqrel_u32_dev(&fr->state, (uint32_t)(GPUFS_PG_VALID - GPUFS_PG_LOADING)
+                                           << GPUFS_PG_SHIFT);
+}
+
+/* The load of frame f failed with err (< 0): unchain it, wake its waiters. */
+GPUFS_HD void gpufs_frame_failed(const struct gpufs_cache *c, uint32_t f, int32_t err)
+{
+  struct gpufs_frame *fr = &c->frames[f];
+  gpufs_chain_unlink(c, f);
+  gpufs_st_relaxed_u32_dev((uint32_t *)&fr->err, (uint32_t)err);
+  /* release: publishes err; pairs with the acquire in gpufs_frame_wait */
+  gpufs_add_acqrel_u32_dev(&fr->state, (uint32_t)(GPUFS_PG_ERROR - GPUFS_PG_LOADING)
+                                           << GPUFS_PG_SHIFT);
+}
+
+/* Wait while a pinned frame loads.  Returns 0 when VALID, else the error of
+ * the load, or -ESHUTDOWN once *stop becomes nonzero. */
+GPUFS_HD int gpufs_frame_wait(const struct gpufs_cache *c, uint32_t f, const uint32_t *stop_word,
+                              uint32_t stop_value)
+{
+  struct gpufs_frame *fr = &c->frames[f];
+  uint32_t ns = 64;
+  for (;;) {
+    /* acquire: pairs with the release in gpufs_frame_loaded/failed */
+    uint32_t st = gpufs_pg_state(gpufs_ld_acquire_u32_dev(&fr->state));
+    if (st == GPUFS_PG_VALID) return 0;
+    if (st == GPUFS_PG_ERROR) return (int)gpufs_ld_relaxed_u32_dev((uint32_t *)&fr->err);
+    /* relaxed: a plain signal */
+    if (gpufs_ld_relaxed_u32_sys((uint32_t *)stop_word) == stop_value) return -GPUFS_ESHUTDOWN;
+#if defined(__CUDA_ARCH__)
+    __nanosleep(ns);
+    if (ns < 1024) ns *= 2;
+#else
+    (void)ns;
+    sched_yield();
+#endif
+  }
+}
+
+#endif /* GPUFS_COMMON_CACHE_H */

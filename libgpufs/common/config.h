@@ -1,0 +1,59 @@
+/*
+ * config.h - the run-time configuration of one libgpufs instance.
+ *
+ * Plain C, shared by the host API (which fills and validates it) and by the
+ * daemon and tests.  Every field has a default (gpufs_config_default) and a
+ * GPUFS_* environment override (gpufs_config_from_env); gpufs_config_check
+ * refuses a bad one with -EINVAL and names the field.
+ */
+#ifndef GPUFS_COMMON_CONFIG_H
+#define GPUFS_COMMON_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* How a worker moves file bytes from host staging into the GPU. */
+enum gpufs_xfer {
+  GPUFS_XFER_PULL = 0, /* the waiting group copies from mapped pinned staging */
+  GPUFS_XFER_DMA = 1   /* the worker cudaMemcpyAsyncs a batch to device staging */
+};
+
+struct gpufs_config {
+  int device;               /* CUDA device ordinal                 GPUFS_DEVICE */
+  uint32_t page_size;       /* bytes, power of two, 4 KiB..2 MiB   GPUFS_PAGE_SIZE */
+  uint64_t cache_size;      /* bytes of GPU page frames            GPUFS_CACHE_SIZE */
+  uint32_t nrings;          /* frame allocator rings               GPUFS_RINGS */
+  uint32_t daemon_threads;  /* host worker threads                 GPUFS_DAEMON_THREADS */
+  uint64_t staging_size;    /* bytes of pinned staging (slots)     GPUFS_STAGING_SIZE */
+  uint32_t max_open_files;  /* distinct open files at once         GPUFS_MAX_OPEN_FILES */
+  uint32_t max_batch;       /* requests one worker takes at once   GPUFS_MAX_BATCH */
+  uint32_t xfer;            /* enum gpufs_xfer                     GPUFS_XFER (pull|dma) */
+  uint32_t alloc_timeout_ms;/* wait for a free frame, then -ENOMEM GPUFS_ALLOC_TIMEOUT_MS */
+};
+
+/* Limits the checks enforce. */
+#define GPUFS_PAGE_MIN (4u << 10)
+#define GPUFS_PAGE_MAX (2u << 20)
+#define GPUFS_MIN_SLOTS 128u      /* staging_size / page_size at least this */
+#define GPUFS_MAX_FILES_LIMIT 4096u
+#define GPUFS_PATH_MAX 4096u      /* including the terminating NUL */
+
+void gpufs_config_default(struct gpufs_config *cfg);
+
+/* Apply GPUFS_* environment variables over *cfg.  Sizes accept K, M, G
+ * suffixes.  Returns 0, or -EINVAL with *bad_field set to the variable's name
+ * when a value does not parse. */
+int gpufs_config_from_env(struct gpufs_config *cfg, const char **bad_field);
+
+/* 0 if usable; else -EINVAL and *bad_field names the offending field and
+ * *why says what is wrong (static strings). */
+int gpufs_config_check(const struct gpufs_config *cfg, const char **bad_field, const char **why);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* GPUFS_COMMON_CONFIG_H */

@@ -1,0 +1,54 @@
+/*
+ * devstate.h - everything a kernel's file calls reach, in one plain struct.
+ *
+ * gpufs_start builds it on the host and copies it into the device global
+ * `gpufs_dev` (libgpufs/device/state.cu); device calls read it from there.
+ * It holds only pointers and sizes: the memory it points to is owned by the
+ * host instance (libgpufs/host/api.c).
+ */
+#ifndef GPUFS_COMMON_DEVSTATE_H
+#define GPUFS_COMMON_DEVSTATE_H
+
+#include <stdint.h>
+#include "cache.h"
+#include "queue.h"
+
+/* GPU file table entry state. */
+enum gpufs_gfile_state {
+  GPUFS_GF_FREE = 0,
+  GPUFS_GF_OPENING = 1, /* its first opener talks to the host; others wait */
+  GPUFS_GF_OPEN = 2,
+  GPUFS_GF_ERROR = 3,   /* the open failed (err); freed when the last ref goes */
+  GPUFS_GF_CLOSING = 4  /* last ref gone; its closer talks to the host */
+};
+
+/* One distinct open file, shared by every group that opened the same path
+ * with the same flags.  The descriptor a kernel sees is the entry's index. */
+struct gpufs_gfile {
+  uint32_t state;   /* enum gpufs_gfile_state: under the table lock, read with acquire */
+  uint32_t refs;    /* opens not yet closed; under the table lock */
+  int32_t hfid;     /* host file index */
+  uint32_t cid;     /* cache identity of the file (same inode, same cid) */
+  uint32_t version; /* file version at open */
+  uint32_t flags;
+  int32_t err;
+  uint32_t pad;
+  uint64_t size;    /* bytes at open */
+  char path[GPUFS_PATH_MAX];
+};
+
+struct gpufs_ftab {
+  struct gpufs_gfile *files;
+  uint32_t *lock; /* one lock for the table: opens and closes are rare */
+  uint32_t nfiles;
+};
+
+struct gpufs_dev {
+  struct gpufs_cache cache;
+  struct gpufs_queue_ref q;
+  struct gpufs_ftab ftab;
+  uint32_t alloc_timeout_us; /* how long a group waits for a frame before -ENOMEM */
+  uint32_t pad;
+};
+
+#endif /* GPUFS_COMMON_DEVSTATE_H */

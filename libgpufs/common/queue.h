@@ -1,0 +1,213 @@
+/*
+ * queue.h - the request queue between GPU groups and host workers.
+ *
+ * Layout: an array of nslots request slots and one header, both in pinned,
+ * GPU-mapped host memory, plus two words per slot in device memory.  Each slot
+ * owns `stride` bytes of staging (stride == page size): slot i's bytes start
+ * at staging + i * stride, so consecutive slots have adjacent staging and a
+ * worker can serve a run of page requests with one pread and one copy.
+ *
+ * Protocol: a bounded MPMC sequence queue (after Vyukov), with tickets.
+ *
+ *   GPU group (producer)                        host worker (consumer)
+ *   t = tail += k          (device atomic)
+ *   wait free_seq[t%N] == t  (acquire, dev) <-+
+ *   fill slot fields, path bytes              |   h = host_head
+ *   req_seq = t+1          (release, sys) ----+-> sees req_seq == h+1 (acquire)
+ *                                             |   CAS host_head h -> h+k
+ *                                             |   pread into staging, copy
+ *   wait done_seq == t+1   (acquire, sys) <---+-- done_seq = t+1 (release)
+ *   copy result + staging out of the slot     |
+ *   free_seq[t%N] = t+N    (release, dev) ----+ (pairs with the wait of t+N)
+ *
+ * Only stores and loads cross PCIe: no read-modify-write touches host memory
+ * from the GPU.  Everything a producer needs is copied out of the slot before
+ * free_seq releases it (the original GPUfs hung by reading a slot it had
+ * already given back).  A group never holds more than N tickets, so every
+ * wait is for a strictly lower ticket and the queue cannot deadlock.
+ */
+#ifndef GPUFS_COMMON_QUEUE_H
+#define GPUFS_COMMON_QUEUE_H
+
+#include <stdint.h>
+#include "atomics.h"
+#include "errors.h"
+
+#if !defined(__CUDA_ARCH__)
+#include <sched.h>
+#endif
+
+enum gpufs_op {
+  GPUFS_OP_NONE = 0,
+  GPUFS_OP_OPEN = 1,  /* path in staging; arg = flags, offset = mode.
+                         result hfid; out[0] size, out[1] cid, out[2] version */
+  GPUFS_OP_CLOSE = 2, /* hfid. result 0 or -errno */
+  GPUFS_OP_READ = 3,  /* hfid, offset, len. result bytes in staging, or -errno */
+  GPUFS_OP_FSTAT = 4  /* hfid. out[0] size, out[1] mode, out[2] mtime ns, out[3] ino */
+};
+
+enum gpufs_qstate {
+  GPUFS_Q_RUNNING = 1,
+  GPUFS_Q_STOPPED = 2 /* set by gpufs_stop: every waiting GPU call gives up */
+};
+
+struct gpufs_slot {
+  uint64_t req_seq;  /* ticket+1 once posted: GPU release, host acquire */
+  uint64_t done_seq; /* ticket+1 once served: host release, GPU acquire */
+  uint32_t op;       /* enum gpufs_op */
+  int32_t hfid;      /* host file index */
+  uint64_t offset;   /* file offset (READ), mode (OPEN) */
+  uint32_t len;      /* bytes asked (READ), path length (OPEN) */
+  uint32_t arg;      /* open flags */
+  int64_t result;    /* >= 0 on success, else -errno */
+  uint64_t out[4];   /* op-specific results, see enum gpufs_op */
+  uint64_t pad[6];
+};
+
+struct gpufs_queue_hdr {
+  uint64_t host_head; /* next ticket a worker claims; host threads only */
+  uint32_t state;     /* enum gpufs_qstate: host writes, GPU reads */
+  uint32_t nslots;
+  uint32_t stride;
+  uint32_t pad0;
+  uint64_t pad1[5];
+};
+
+#if defined(__cplusplus)
+static_assert(sizeof(struct gpufs_slot) == 128, "slot layout is part of the ABI");
+static_assert(sizeof(struct gpufs_queue_hdr) == 64, "header layout is part of the ABI");
+static_assert(__builtin_offsetof(struct gpufs_slot, req_seq) == 0, "req_seq first");
+static_assert(__builtin_offsetof(struct gpufs_slot, done_seq) == 8, "done_seq second");
+static_assert(__builtin_offsetof(struct gpufs_slot, result) == 40, "result at 40");
+#else
+_Static_assert(sizeof(struct gpufs_slot) == 128, "slot layout is part of the ABI");
+_Static_assert(sizeof(struct gpufs_queue_hdr) == 64, "header layout is part of the ABI");
+#endif
+
+/* What a producer (a GPU group leader, or the CPU test client) holds. */
+struct gpufs_queue_ref {
+  struct gpufs_slot *slots;    /* mapped host slots */
+  struct gpufs_queue_hdr *hdr; /* mapped host header */
+  uint64_t *tail;              /* next ticket (device memory) */
+  uint64_t *free_seq;          /* per slot: the ticket it is free for (device memory) */
+  uint8_t *staging_in;         /* where served bytes are read: mapped host or device staging */
+  uint8_t *staging_host;       /* mapped host staging (request payloads: paths) */
+  uint32_t nslots;
+  uint32_t stride;
+};
+
+GPUFS_HD uint32_t gpufs_q_index(const struct gpufs_queue_ref *q, uint64_t t)
+{
+  return (uint32_t)(t % q->nslots);
+}
+
+GPUFS_HD struct gpufs_slot *gpufs_q_slot(const struct gpufs_queue_ref *q, uint64_t t)
+{
+  return &q->slots[gpufs_q_index(q, t)];
+}
+
+GPUFS_HD int gpufs_q_stopped(const struct gpufs_queue_ref *q)
+{
+  /* relaxed: a plain signal; nothing is published with it */
+  return gpufs_ld_relaxed_u32_sys(&q->hdr->state) == GPUFS_Q_STOPPED;
+}
+
+GPUFS_HD void gpufs_q_pause(uint32_t *ns)
+{
+#if defined(__CUDA_ARCH__)
+  __nanosleep(*ns);
+  if (*ns < 2048) *ns *= 2;
+#else
+  (void)ns;
+  sched_yield();
+#endif
+}
+
+/* Take k consecutive tickets (k <= nslots).  Relaxed: the ticket orders
+ * nothing by itself; free_seq does. */
+GPUFS_HD uint64_t gpufs_q_reserve(const struct gpufs_queue_ref *q, uint32_t k)
+{
+  return gpufs_add_relaxed_u64_dev(q->tail, (uint64_t)k);
+}
+
+/* Wait until ticket t owns its slot.  0, or -ESHUTDOWN once stopped. */
+GPUFS_HD int gpufs_q_wait_free(const struct gpufs_queue_ref *q, uint64_t t)
+{
+  uint32_t ns = 64;
+  /* acquire: pairs with gpufs_q_release of ticket t - nslots, so that
+   * producer's reads of the slot and its staging are finished before ours
+   * (and the host's next writes) begin */
+  while (gpufs_ld_acquire_u64_dev(&q->free_seq[gpufs_q_index(q, t)]) != t) {
+    if (gpufs_q_stopped(q)) return -GPUFS_ESHUTDOWN;
+    gpufs_q_pause(&ns);
+  }
+  return 0;
+}
+
+/* Hand the filled slot of ticket t to the host. */
+GPUFS_HD void gpufs_q_post(const struct gpufs_queue_ref *q, uint64_t t)
+{
+  /* release, system scope: publishes the slot's fields and its staging
+   * payload; pairs with the acquire load of req_seq in gpufs_q_claim */
+  gpufs_st_release_u64_sys(&gpufs_q_slot(q, t)->req_seq, t + 1);
+}
+
+/* Wait until the host served ticket t.  0, or -ESHUTDOWN once stopped. */
+GPUFS_HD int gpufs_q_wait_done(const struct gpufs_queue_ref *q, uint64_t t)
+{
+  uint32_t ns = 128;
+  /* acquire, system scope: pairs with the release in gpufs_q_complete, so
+   * the result fields and the staging bytes are visible after it */
+  while (gpufs_ld_acquire_u64_sys(&gpufs_q_slot(q, t)->done_seq) != t + 1) {
+    if (gpufs_q_stopped(q)) return -GPUFS_ESHUTDOWN;
+    gpufs_q_pause(&ns);
+  }
+  return 0;
+}
+
+/* Give the slot of ticket t to ticket t + nslots.  Call only after every
+ * read of the slot and of its staging is done. */
+GPUFS_HD void gpufs_q_release(const struct gpufs_queue_ref *q, uint64_t t)
+{
+  /* release: publishes that this producer is finished with the slot and its
+   * staging; pairs with the acquire in gpufs_q_wait_free of ticket t + N */
+  gpufs_st_release_u64_dev(&q->free_seq[gpufs_q_index(q, t)], t + q->nslots);
+}
+
+/* ---- consumer side (host workers) ---- */
+
+/* Claim up to max consecutive posted tickets.  Returns how many (0 if none
+ * is posted at the head) and the first ticket in *first.  Runs never wrap
+ * around the end of the slot array, so their staging is contiguous. */
+GPUFS_HD uint32_t gpufs_q_claim(struct gpufs_queue_hdr *hdr, struct gpufs_slot *slots,
+                                uint32_t nslots, uint32_t max, uint64_t *first)
+{
+  for (;;) {
+    /* relaxed: host_head only hands out tickets; the slot contents are
+     * ordered by the acquire of req_seq below */
+    uint64_t h = gpufs_ld_relaxed_u64_sys(&hdr->host_head);
+    uint32_t k = 0;
+    uint32_t room = nslots - (uint32_t)(h % nslots);
+    if (max > room) max = room;
+    /* acquire: pairs with gpufs_q_post; the fields and payload of each
+     * counted slot are visible to this worker */
+    while (k < max && gpufs_ld_acquire_u64_sys(&slots[(h + k) % nslots].req_seq) == h + k + 1)
+      k++;
+    if (k == 0) return 0;
+    if (gpufs_cas_acqrel_u64_sys(&hdr->host_head, &h, h + k)) {
+      *first = h;
+      return k;
+    }
+  }
+}
+
+/* Finish ticket t: its result fields and staging bytes are in place. */
+GPUFS_HD void gpufs_q_complete(struct gpufs_slot *s, uint64_t t)
+{
+  /* release, system scope: publishes result, out[] and the staging bytes
+   * (for the DMA path, after the copy to device staging has completed);
+   * pairs with the acquire in gpufs_q_wait_done */
+  gpufs_st_release_u64_sys(&s->done_seq, t + 1);
+}
+
+#endif /* GPUFS_COMMON_QUEUE_H */

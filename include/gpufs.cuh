@@ -1,0 +1,140 @@
+/*
+ * gpufs.cuh - libgpufs: POSIX-like file calls for CUDA kernels.
+ *
+ * Host code starts an instance (gpufs_start: picks the device, allocates the
+ * page cache, starts the host daemon); kernels then open and read ordinary
+ * host files with gopen/gread/gfstat/gclose; host code stops it (gpufs_stop).
+ * Build your program with nvcc -rdc=true and link libgpufs.a:
+ *
+ *   nvcc -arch=sm_90 -rdc=true -I$PREFIX/include app.cu -L$PREFIX/lib -lgpufs
+ *
+ * Two granularities of every device call:
+ *   block-level  (gopen, gread, ...):  every thread of the threadblock calls
+ *                 it, at the same point, with equal arguments, like
+ *                 __syncthreads(); it synchronizes the block.
+ *   warp-level   (gopen_warp, gread_warp, ...): every thread of one warp
+ *                 calls it with equal arguments, the warp converged; it
+ *                 synchronizes the warp only.  Blocks may mix both, but a
+ *                 block-level call needs the whole block.
+ * The result is returned to every calling thread.
+ *
+ * Errors are negative errno values (-EBADF, -ENOENT, ...; gpufs_strerror
+ * names them).  docs/api.md has the full contracts.
+ */
+#ifndef GPUFS_CUH
+#define GPUFS_CUH
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <libgpufs/common/config.h>
+#include <libgpufs/common/errors.h>
+
+/* ---------------- host API (C linkage) ---------------- */
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct gpufs_stats {
+  /* page cache (GPU) */
+  uint64_t hits;        /* pages found VALID */
+  uint64_t misses;      /* pages this instance loaded */
+  uint64_t evictions;   /* VALID pages whose frame was reused */
+  uint64_t scanned;     /* frames looked at by allocations */
+  uint64_t nofree;      /* allocations that found every frame pinned or loading */
+  /* daemon (host) */
+  uint64_t requests;    /* requests served */
+  uint64_t batches;     /* claims of one or more requests */
+  uint64_t preads;      /* pread calls after merging */
+  uint64_t merged;      /* page requests served by an earlier request's pread */
+  uint64_t bytes_read;  /* bytes preaded */
+  uint64_t transfers;   /* host-to-GPU copy calls (DMA path) */
+  uint64_t opens;       /* host opens */
+  uint64_t errors;      /* requests that failed */
+};
+
+/* Start libgpufs on cfg->device.  cfg NULL: defaults, then GPUFS_* environment
+ * overrides.  Returns 0, -EINVAL for a bad configuration (gpufs_error_detail
+ * names the field), -EBUSY if already started, -ENODEV without a CUDA
+ * device, -ENOMEM when the cache or staging cannot be allocated. */
+int gpufs_start(const struct gpufs_config *cfg);
+
+/* Stop: GPU calls still waiting on the host return -ESHUTDOWN; waits for
+ * running kernels, joins the daemon, frees everything.  Safe to call twice
+ * and without a start (returns 0). */
+int gpufs_stop(void);
+
+/* Counters since gpufs_start.  0, or -EINVAL when not started. */
+int gpufs_get_stats(struct gpufs_stats *st);
+
+/* A human-readable name of a (negative) libgpufs error. */
+const char *gpufs_strerror(int err);
+
+/* Why the last host API call failed (e.g. "page_size: must be a power of two
+ * between 4 KiB and 2 MiB"); empty string when it did not. */
+const char *gpufs_error_detail(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+/* ---------------- device calls ---------------- */
+
+/* Open flags: the Linux values, shared with the host's open(2). */
+#define GPUFS_O_RDONLY 00
+#define GPUFS_O_WRONLY 01
+#define GPUFS_O_RDWR 02
+#define GPUFS_O_CREAT 0100
+#define GPUFS_O_EXCL 0200
+#define GPUFS_O_TRUNC 01000
+
+struct gstat {
+  int64_t st_size;      /* bytes */
+  uint32_t st_mode;     /* as stat(2) */
+  uint64_t st_ino;
+  int64_t st_mtime_ns;  /* modification time, ns since the epoch */
+};
+
+#if defined(__CUDACC__)
+/*
+ * gopen: open the host file `path` (NUL-terminated, < GPUFS_PATH_MAX bytes).
+ *   flags: GPUFS_O_RDONLY (the only mode served by this version).
+ *   Returns a descriptor >= 0, shared by every group that opens the same path
+ *   with the same flags (reference counted: each successful gopen needs one
+ *   gclose).  Errors: -ENOENT, -EACCES, -EISDIR..., as the host's open(2);
+ *   -EMFILE when max_open_files distinct files are open; -ENAMETOOLONG;
+ *   -EINVAL for unsupported flags; -ESHUTDOWN when libgpufs stopped.
+ *   Differences to POSIX: descriptors are shared, not per caller; the file's
+ *   size is sampled at open (close-to-open consistency).
+ */
+__device__ int gopen(const char *path, int flags);
+__device__ int gopen_warp(const char *path, int flags);
+
+/*
+ * gclose: drop one reference to fd; the host file is closed with the last.
+ *   Returns 0, or -EBADF for a descriptor that is not open.
+ */
+__device__ int gclose(int fd);
+__device__ int gclose_warp(int fd);
+
+/*
+ * gread: read up to size bytes at offset of fd into buf (device memory,
+ *   visible to the whole group), through the page cache: pread semantics.
+ *   Returns the bytes read: size, fewer at end of file (size at open), 0 at
+ *   or past it.  Errors: -EBADF (fd not open), -EINVAL (offset < 0), -EIO and
+ *   other errors of the host's pread, -ENOMEM (no frame could be had within
+ *   alloc_timeout_ms: every frame pinned or loading), -ESHUTDOWN.
+ *   On an error no byte count is returned, though part of buf may be written.
+ *   Differences to POSIX: no file position; buf must not overlap the cache.
+ */
+__device__ ssize_t gread(int fd, int64_t offset, size_t size, void *buf);
+__device__ ssize_t gread_warp(int fd, int64_t offset, size_t size, void *buf);
+
+/*
+ * gfstat: fresh stat of fd from the host.  0, -EBADF, -EIO, -ESHUTDOWN.
+ */
+__device__ int gfstat(int fd, struct gstat *st);
+__device__ int gfstat_warp(int fd, struct gstat *st);
+#endif /* __CUDACC__ */
+
+#endif /* GPUFS_CUH */

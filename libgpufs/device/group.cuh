@@ -1,0 +1,151 @@
+/*
+ * group.cuh - the two granularities of device calls, as compile-time types.
+ *
+ * A device call is made by a group: the whole threadblock (block-level
+ * calls) or one warp (warp-level calls).  Metadata work (cache lookups,
+ * requests to the host) is always done by one warp of the group, one lane per
+ * page; bulk copies are done by every thread of the group.  The two group
+ * types provide the few operations that differ:
+ *
+ *   rank/size   the thread's index in the group and the group's size
+ *   meta()      true in the warp that does the metadata work
+ *   sync()      barrier over the group (orders shared-memory and global
+ *               accesses among its threads)
+ *   id()        a number spreading groups over allocator rings
+ *   put/get     per-page values computed by lane j of the meta warp, read
+ *               by every thread of the group: registers + shuffle for a
+ *               warp, a shared-memory array for a block
+ */
+#ifndef GPUFS_DEVICE_GROUP_CUH
+#define GPUFS_DEVICE_GROUP_CUH
+
+#include <stdint.h>
+
+#define GPUFS_FULL_MASK 0xffffffffu
+#define GPUFS_CHUNK 32 /* pages one group handles per round: one per meta lane */
+
+__device__ __forceinline__ uint32_t gpufs_lane(void)
+{
+  uint32_t l;
+  asm volatile("mov.u32 %0, %%laneid;" : "=r"(l));
+  return l;
+}
+
+__device__ __forceinline__ uint32_t gpufs_lanemask_lt(void)
+{
+  uint32_t m;
+  asm volatile("mov.u32 %0, %%lanemask_lt;" : "=r"(m));
+  return m;
+}
+
+__device__ __forceinline__ uint64_t gpufs_now_ns(void)
+{
+  uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+__device__ __forceinline__ uint32_t gpufs_block_rank(void)
+{
+  return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+}
+
+__device__ __forceinline__ uint32_t gpufs_block_id(void)
+{
+  return blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+}
+
+/* Shared scratch of a block-level call: the meta warp's per-page values. */
+struct gpufs_block_scratch {
+  uint64_t v64[2][GPUFS_CHUNK];
+  uint32_t v32[2][GPUFS_CHUNK];
+  int64_t ret;
+};
+
+struct gpufs_block_group {
+  struct gpufs_block_scratch *sh;
+  __device__ uint32_t rank() const { return gpufs_block_rank(); }
+  __device__ uint32_t size() const { return blockDim.x * blockDim.y * blockDim.z; }
+  __device__ bool meta() const { return gpufs_block_rank() < 32; }
+  __device__ void sync() const { __syncthreads(); }
+  __device__ uint32_t id() const { return gpufs_block_id(); }
+  /* meta lanes publish; valid after the next sync() */
+  __device__ void put32(int k, uint32_t v) const { sh->v32[k][gpufs_lane()] = v; }
+  __device__ void put64(int k, uint64_t v) const { sh->v64[k][gpufs_lane()] = v; }
+  __device__ uint32_t get32(int k, uint32_t, uint32_t j) const { return sh->v32[k][j]; }
+  __device__ uint64_t get64(int k, uint64_t, uint32_t j) const { return sh->v64[k][j]; }
+  /* a block needs whole warps: the meta warp is its first */
+  __device__ bool shape_ok() const { return size() >= 32 && size() % 32 == 0; }
+  /* value of the meta warp's lane 0, to every thread; includes a sync() */
+  __device__ int64_t bcast(int64_t v) const
+  {
+    if (gpufs_block_rank() == 0) sh->ret = v;
+    __syncthreads();
+    int64_t r = sh->ret;
+    __syncthreads();
+    return r;
+  }
+};
+
+struct gpufs_warp_group {
+  __device__ uint32_t rank() const { return gpufs_lane(); }
+  __device__ uint32_t size() const { return 32; }
+  __device__ bool meta() const { return true; }
+  __device__ void sync() const { __syncwarp(); }
+  __device__ uint32_t id() const
+  {
+    return gpufs_block_id() * ((blockDim.x * blockDim.y * blockDim.z + 31) / 32) +
+           gpufs_block_rank() / 32;
+  }
+  __device__ void put32(int, uint32_t) const {}
+  __device__ void put64(int, uint64_t) const {}
+  __device__ uint32_t get32(int, uint32_t mine, uint32_t j) const
+  {
+    return __shfl_sync(GPUFS_FULL_MASK, mine, j);
+  }
+  __device__ uint64_t get64(int, uint64_t mine, uint32_t j) const
+  {
+    return __shfl_sync(GPUFS_FULL_MASK, mine, j);
+  }
+  /* a warp call needs the whole warp, converged */
+  __device__ bool shape_ok() const { return __activemask() == GPUFS_FULL_MASK; }
+  __device__ int64_t bcast(int64_t v) const { return __shfl_sync(GPUFS_FULL_MASK, v, 0); }
+};
+
+/* Copy n bytes with every thread of a group, widest words the alignment of
+ * dst and src allows. */
+template <typename W>
+__device__ __forceinline__ void gpufs_copy_words(uint8_t *dst, const uint8_t *src, size_t n,
+                                                 uint32_t rank, uint32_t size)
+{
+  size_t head = (sizeof(W) - ((uintptr_t)dst & (sizeof(W) - 1))) & (sizeof(W) - 1);
+  if (head > n) head = n;
+  for (size_t i = rank; i < head; i += size) dst[i] = src[i];
+  W *d = (W *)(dst + head);
+  const W *s = (const W *)(src + head);
+  size_t nw = (n - head) / sizeof(W);
+  size_t i = rank;
+  for (; i + 3 * (size_t)size < nw; i += 4 * (size_t)size) {
+    W a = s[i], b = s[i + size], c = s[i + 2 * size], e = s[i + 3 * size];
+    d[i] = a;
+    d[i + size] = b;
+    d[i + 2 * size] = c;
+    d[i + 3 * size] = e;
+  }
+  for (; i < nw; i += size) d[i] = s[i];
+  for (size_t k = head + nw * sizeof(W) + rank; k < n; k += size) dst[k] = src[k];
+}
+
+__device__ __forceinline__ void gpufs_group_copy(void *dst, const void *src, size_t n,
+                                                 uint32_t rank, uint32_t size)
+{
+  uintptr_t x = (uintptr_t)dst ^ (uintptr_t)src;
+  uint8_t *d = (uint8_t *)dst;
+  const uint8_t *s = (const uint8_t *)src;
+  if ((x & 15) == 0) gpufs_copy_words<uint4>(d, s, n, rank, size);
+  else if ((x & 7) == 0) gpufs_copy_words<uint64_t>(d, s, n, rank, size);
+  else if ((x & 3) == 0) gpufs_copy_words<uint32_t>(d, s, n, rank, size);
+  else gpufs_copy_words<uint8_t>(d, s, n, rank, size);
+}
+
+#endif /* GPUFS_DEVICE_GROUP_CUH */

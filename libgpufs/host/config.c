@@ -1,0 +1,136 @@
+/*
+ * config.c - defaults, GPUFS_* environment overrides and validation of
+ * struct gpufs_config.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "libgpufs/common/config.h"
+
+void gpufs_config_default(struct gpufs_config *cfg)
+{
+  memset(cfg, 0, sizeof(*cfg));
+  cfg->device = 0;
+  cfg->page_size = 64u << 10;
+  cfg->cache_size = 2ull << 30;
+  cfg->nrings = 64;
+  cfg->daemon_threads = 8;
+  cfg->staging_size = 256ull << 20;
+  cfg->max_open_files = 128;
+  cfg->max_batch = 256;
+  cfg->xfer = GPUFS_XFER_PULL;
+  cfg->alloc_timeout_ms = 2000;
+}
+
+/* "123", "64K", "2M", "1G" -> bytes.  0 on success. */
+static int parse_size(const char *s, uint64_t *out)
+{
+  char *end = NULL;
+  errno = 0;
+  unsigned long long v = strtoull(s, &end, 0);
+  if (errno != 0 || end == s || s[0] == '-') return -EINVAL;
+  uint64_t mul = 1;
+  switch (*end) {
+  case '\0': break;
+  case 'k': case 'K': mul = 1ull << 10; end++; break;
+  case 'm': case 'M': mul = 1ull << 20; end++; break;
+  case 'g': case 'G': mul = 1ull << 30; end++; break;
+  default: return -EINVAL;
+  }
+  if (*end == 'i' || *end == 'B') end++; /* accept KiB, MB ... */
+  if (*end == 'B') end++;
+  if (*end != '\0') return -EINVAL;
+  if (v > UINT64_MAX / mul) return -EINVAL;
+  *out = v * mul;
+  return 0;
+}
+
+static int env_u64(const char *name, uint64_t *field, const char **bad)
+{
+  const char *s = getenv(name);
+  uint64_t v;
+  if (s == NULL) return 0;
+  if (parse_size(s, &v) != 0) {
+    *bad = name;
+    return -EINVAL;
+  }
+  *field = v;
+  return 0;
+}
+
+static int env_u32(const char *name, uint32_t *field, const char **bad)
+{
+  uint64_t v = *field;
+  int rc = env_u64(name, &v, bad);
+  if (rc != 0) return rc;
+  if (v > UINT32_MAX) {
+    *bad = name;
+    return -EINVAL;
+  }
+  *field = (uint32_t)v;
+  return 0;
+}
+
+int gpufs_config_from_env(struct gpufs_config *cfg, const char **bad_field)
+{
+  const char *bad = NULL;
+  uint32_t dev = (uint32_t)cfg->device;
+  int rc = 0;
+  rc = rc ? rc : env_u32("GPUFS_DEVICE", &dev, &bad);
+  rc = rc ? rc : env_u32("GPUFS_PAGE_SIZE", &cfg->page_size, &bad);
+  rc = rc ? rc : env_u64("GPUFS_CACHE_SIZE", &cfg->cache_size, &bad);
+  rc = rc ? rc : env_u32("GPUFS_RINGS", &cfg->nrings, &bad);
+  rc = rc ? rc : env_u32("GPUFS_DAEMON_THREADS", &cfg->daemon_threads, &bad);
+  rc = rc ? rc : env_u64("GPUFS_STAGING_SIZE", &cfg->staging_size, &bad);
+  rc = rc ? rc : env_u32("GPUFS_MAX_OPEN_FILES", &cfg->max_open_files, &bad);
+  rc = rc ? rc : env_u32("GPUFS_MAX_BATCH", &cfg->max_batch, &bad);
+  rc = rc ? rc : env_u32("GPUFS_ALLOC_TIMEOUT_MS", &cfg->alloc_timeout_ms, &bad);
+  if (rc == 0) {
+    const char *x = getenv("GPUFS_XFER");
+    if (x != NULL) {
+      if (strcmp(x, "pull") == 0) cfg->xfer = GPUFS_XFER_PULL;
+      else if (strcmp(x, "dma") == 0) cfg->xfer = GPUFS_XFER_DMA;
+      else { bad = "GPUFS_XFER"; rc = -EINVAL; }
+    }
+  }
+  if (rc == 0 && dev > INT32_MAX) { bad = "GPUFS_DEVICE"; rc = -EINVAL; }
+  if (rc == 0) cfg->device = (int)dev;
+  if (bad_field) *bad_field = bad;
+  return rc;
+}
+
+static int is_pow2(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
+
+int gpufs_config_check(const struct gpufs_config *cfg, const char **bad_field, const char **why)
+{
+  const char *f = NULL, *w = NULL;
+  if (cfg->device < 0) {
+    f = "device"; w = "must be >= 0";
+  } else if (!is_pow2(cfg->page_size) || cfg->page_size < GPUFS_PAGE_MIN ||
+             cfg->page_size > GPUFS_PAGE_MAX) {
+    f = "page_size"; w = "must be a power of two between 4 KiB and 2 MiB";
+  } else if (cfg->cache_size < 4ull * cfg->page_size ||
+             cfg->cache_size / cfg->page_size > 0xfffffff0ull) {
+    f = "cache_size"; w = "must hold at least 4 pages and fewer than 2^32 pages";
+  } else if (cfg->nrings == 0 || cfg->nrings > cfg->cache_size / cfg->page_size / 4) {
+    f = "nrings"; w = "must be at least 1 and leave every ring 4 frames or more";
+  } else if (cfg->daemon_threads == 0 || cfg->daemon_threads > 256) {
+    f = "daemon_threads"; w = "must be between 1 and 256";
+  } else if (cfg->staging_size / cfg->page_size < GPUFS_MIN_SLOTS ||
+             cfg->staging_size / cfg->page_size > (1u << 24)) {
+    f = "staging_size"; w = "must hold between 128 and 2^24 pages";
+  } else if (cfg->max_open_files == 0 || cfg->max_open_files > GPUFS_MAX_FILES_LIMIT) {
+    f = "max_open_files"; w = "must be between 1 and 4096";
+  } else if (cfg->max_batch == 0 || cfg->max_batch > cfg->staging_size / cfg->page_size) {
+    f = "max_batch"; w = "must be between 1 and the number of staging pages";
+  } else if (cfg->xfer != GPUFS_XFER_PULL && cfg->xfer != GPUFS_XFER_DMA) {
+    f = "xfer"; w = "must be GPUFS_XFER_PULL or GPUFS_XFER_DMA";
+  } else if (cfg->alloc_timeout_ms == 0 || cfg->alloc_timeout_ms > 3600u * 1000u) {
+    f = "alloc_timeout_ms"; w = "must be between 1 ms and one hour";
+  }
+  if (bad_field) *bad_field = f;
+  if (why) *why = w;
+  return f ? -EINVAL : 0;
+}

@@ -1,0 +1,348 @@
+/*
+ * cuda_api.c - gpufs_start / gpufs_stop / gpufs_get_stats: one libgpufs
+ * instance per process, its GPU and pinned memory, and the CUDA transfer
+ * hooks of the daemon.
+ *
+ *   device memory          page frames, frame table, hash heads + locks,
+ *                          rings, file table, queue tail + free_seq,
+ *                          device staging (DMA path)
+ *   pinned mapped host     queue slots + header, host staging
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "include/gpufs.cuh"
+#include "libgpufs/common/devstate.h"
+#include "libgpufs/host/cuda_glue.h"
+#include "libgpufs/host/daemon.h"
+#include "libgpufs/host/detail.h"
+
+struct gpufs_instance {
+  struct gpufs_config cfg;
+  struct gpufs_dev dev;       /* what the device calls see (device pointers) */
+  struct gpufs_queue_hdr *hdr;/* host pointers of the mapped memory */
+  struct gpufs_slot *slots;
+  uint8_t *staging;
+  uint8_t *dev_staging;       /* DMA path only */
+  cudaStream_t *streams;      /* DMA path: one per worker */
+  cudaStream_t stats_stream;
+  struct gpufs_daemon *daemon;
+};
+
+static pthread_mutex_t inst_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct gpufs_instance *inst;
+static const struct gpufs_io_ops *test_io; /* fault injection, under inst_lock */
+
+void gpufs_test_set_io_ops(const struct gpufs_io_ops *io)
+{
+  pthread_mutex_lock(&inst_lock);
+  test_io = io;
+  pthread_mutex_unlock(&inst_lock);
+}
+
+static int cuda_fail(cudaError_t e, const char *what)
+{
+  gpufs_set_detail("%s: %s", what, cudaGetErrorString(e));
+  return e == cudaErrorMemoryAllocation ? -ENOMEM : -EIO;
+}
+
+#define CU(call)                                                                              \
+  do {                                                                                        \
+    cudaError_t e_ = (call);                                                                  \
+    if (e_ != cudaSuccess) {                                                                  \
+      rc = cuda_fail(e_, #call);                                                              \
+      goto fail;                                                                              \
+    }                                                                                         \
+  } while (0)
+
+/* DMA hooks: each worker copies with its own stream. */
+static int dma_worker_init(void *ctx, uint32_t w)
+{
+  struct gpufs_instance *in = ctx;
+  if (cudaSetDevice(in->cfg.device) != cudaSuccess) return -EIO;
+  if (in->streams == NULL) return 0;
+  return cudaStreamCreateWithFlags(&in->streams[w], cudaStreamNonBlocking) == cudaSuccess ? 0
+                                                                                          : -EIO;
+}
+
+static void dma_worker_fini(void *ctx, uint32_t w)
+{
+  struct gpufs_instance *in = ctx;
+  if (in->streams && in->streams[w]) cudaStreamDestroy(in->streams[w]);
+}
+
+static int dma_to_device(void *ctx, uint32_t w, uint64_t off, uint64_t len)
+{
+  struct gpufs_instance *in = ctx;
+  if (cudaMemcpyAsync(in->dev_staging + off, in->staging + off, len, cudaMemcpyHostToDevice,
+                      in->streams[w]) != cudaSuccess)
+    return -EIO;
+  return cudaStreamSynchronize(in->streams[w]) == cudaSuccess ? 0 : -EIO;
+}
+
+static uint32_t pow2_at_least(uint64_t v)
+{
+  uint32_t p = 1;
+  while (p < v && p < (1u << 31)) p <<= 1;
+  return p;
+}
+
+static void instance_free(struct gpufs_instance *in)
+{
+  struct gpufs_dev *d = &in->dev;
+  cudaFree(d->cache.data);
+  cudaFree(d->cache.frames);
+  cudaFree(d->cache.heads);
+  cudaFree(d->cache.locks);
+  cudaFree(d->cache.rings);
+  cudaFree(d->ftab.files);
+  cudaFree(d->ftab.lock);
+  cudaFree(d->q.tail);
+  cudaFree(d->q.free_seq);
+  cudaFree(in->dev_staging);
+  cudaFreeHost(in->hdr);
+  cudaFreeHost(in->slots);
+  cudaFreeHost(in->staging);
+  if (in->stats_stream) cudaStreamDestroy(in->stats_stream);
+  free(in->streams);
+  free(in);
+}
+
+/* Frame table, hash, rings: initial contents built on the host. */
+static int cache_init(struct gpufs_instance *in)
+{
+  struct gpufs_cache *c = &in->dev.cache;
+  int rc = 0;
+  struct gpufs_frame *fr = NULL;
+  struct gpufs_ring *rings = NULL;
+  c->page_size = in->cfg.page_size;
+  c->nframes = (uint32_t)(in->cfg.cache_size / in->cfg.page_size);
+  c->nbuckets = pow2_at_least(2ull * c->nframes);
+  c->nrings = in->cfg.nrings;
+  CU(cudaMalloc((void **)&c->data, (size_t)c->nframes * c->page_size));
+  CU(cudaMalloc((void **)&c->frames, (size_t)c->nframes * sizeof(*fr)));
+  CU(cudaMalloc((void **)&c->heads, (size_t)c->nbuckets * sizeof(uint32_t)));
+  CU(cudaMalloc((void **)&c->locks, (size_t)c->nbuckets * sizeof(uint32_t)));
+  CU(cudaMalloc((void **)&c->rings, (size_t)c->nrings * sizeof(*rings)));
+  CU(cudaMemset(c->heads, 0xff, (size_t)c->nbuckets * sizeof(uint32_t))); /* GPUFS_NIL */
+  CU(cudaMemset(c->locks, 0, (size_t)c->nbuckets * sizeof(uint32_t)));
+  fr = calloc(c->nframes, sizeof(*fr));
+  rings = calloc(c->nrings, sizeof(*rings));
+  if (!fr || !rings) {
+    rc = -ENOMEM;
+    goto fail;
+  }
+  for (uint32_t i = 0; i < c->nframes; i++) fr[i].next = GPUFS_NIL;
+  for (uint32_t r = 0; r < c->nrings; r++) {
+    uint64_t a = (uint64_t)r * c->nframes / c->nrings, b = (uint64_t)(r + 1) * c->nframes / c->nrings;
+    rings[r].first = (uint32_t)a;
+    rings[r].count = (uint32_t)(b - a);
+  }
+  CU(cudaMemcpy(c->frames, fr, (size_t)c->nframes * sizeof(*fr), cudaMemcpyHostToDevice));
+  CU(cudaMemcpy(c->rings, rings, (size_t)c->nrings * sizeof(*rings), cudaMemcpyHostToDevice));
+fail:
+  free(fr);
+  free(rings);
+  return rc;
+}
+
+static int queue_init(struct gpufs_instance *in)
+{
+  struct gpufs_queue_ref *q = &in->dev.q;
+  int rc = 0;
+  uint64_t *seq = NULL;
+  q->nslots = (uint32_t)(in->cfg.staging_size / in->cfg.page_size);
+  q->stride = in->cfg.page_size;
+  size_t stage_bytes = (size_t)q->nslots * q->stride;
+  CU(cudaHostAlloc((void **)&in->hdr, sizeof(*in->hdr), cudaHostAllocMapped));
+  CU(cudaHostAlloc((void **)&in->slots, (size_t)q->nslots * sizeof(struct gpufs_slot),
+                   cudaHostAllocMapped));
+  CU(cudaHostAlloc((void **)&in->staging, stage_bytes, cudaHostAllocMapped));
+  memset(in->hdr, 0, sizeof(*in->hdr));
+  memset(in->slots, 0, (size_t)q->nslots * sizeof(struct gpufs_slot));
+  in->hdr->nslots = q->nslots;
+  in->hdr->stride = q->stride;
+  CU(cudaHostGetDevicePointer((void **)&q->hdr, in->hdr, 0));
+  CU(cudaHostGetDevicePointer((void **)&q->slots, in->slots, 0));
+  CU(cudaHostGetDevicePointer((void **)&q->staging_host, in->staging, 0));
+  q->staging_in = q->staging_host;
+  if (in->cfg.xfer == GPUFS_XFER_DMA) {
+    CU(cudaMalloc((void **)&in->dev_staging, stage_bytes));
+    q->staging_in = in->dev_staging;
+  }
+  CU(cudaMalloc((void **)&q->tail, sizeof(uint64_t)));
+  CU(cudaMemset(q->tail, 0, sizeof(uint64_t)));
+  CU(cudaMalloc((void **)&q->free_seq, (size_t)q->nslots * sizeof(uint64_t)));
+  seq = malloc((size_t)q->nslots * sizeof(uint64_t));
+  if (!seq) {
+    rc = -ENOMEM;
+    goto fail;
+  }
+  for (uint32_t i = 0; i < q->nslots; i++) seq[i] = i; /* slot i is free for ticket i */
+  CU(cudaMemcpy(q->free_seq, seq, (size_t)q->nslots * sizeof(uint64_t), cudaMemcpyHostToDevice));
+fail:
+  free(seq);
+  return rc;
+}
+
+static int ftab_init(struct gpufs_instance *in)
+{
+  struct gpufs_ftab *t = &in->dev.ftab;
+  int rc = 0;
+  t->nfiles = in->cfg.max_open_files;
+  CU(cudaMalloc((void **)&t->files, (size_t)t->nfiles * sizeof(struct gpufs_gfile)));
+  CU(cudaMemset(t->files, 0, (size_t)t->nfiles * sizeof(struct gpufs_gfile))); /* all FREE */
+  CU(cudaMalloc((void **)&t->lock, sizeof(uint32_t)));
+  CU(cudaMemset(t->lock, 0, sizeof(uint32_t)));
+fail:
+  return rc;
+}
+
+int gpufs_start(const struct gpufs_config *user_cfg)
+{
+  struct gpufs_config cfg;
+  const char *field = NULL, *why = NULL;
+  int rc, ndev = 0;
+  gpufs_clear_detail();
+  if (user_cfg) {
+    cfg = *user_cfg;
+  } else {
+    gpufs_config_default(&cfg);
+    if (gpufs_config_from_env(&cfg, &field) != 0) {
+      gpufs_set_detail("%s: not a valid value", field);
+      return -EINVAL;
+    }
+  }
+  if (gpufs_config_check(&cfg, &field, &why) != 0) {
+    gpufs_set_detail("%s: %s", field, why);
+    return -EINVAL;
+  }
+  if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
+    gpufs_set_detail("no CUDA device");
+    return -ENODEV;
+  }
+  if (cfg.device >= ndev) {
+    gpufs_set_detail("device: %d, but only %d CUDA devices", cfg.device, ndev);
+    return -EINVAL;
+  }
+  pthread_mutex_lock(&inst_lock);
+  if (inst) {
+    pthread_mutex_unlock(&inst_lock);
+    gpufs_set_detail("libgpufs is already started");
+    return -EBUSY;
+  }
+  struct gpufs_instance *in = calloc(1, sizeof(*in));
+  if (!in) {
+    pthread_mutex_unlock(&inst_lock);
+    return -ENOMEM;
+  }
+  in->cfg = cfg;
+  rc = 0;
+  CU(cudaSetDevice(cfg.device));
+  CU(cudaStreamCreateWithFlags(&in->stats_stream, cudaStreamNonBlocking));
+  if ((rc = cache_init(in)) != 0) goto fail;
+  if ((rc = queue_init(in)) != 0) goto fail;
+  if ((rc = ftab_init(in)) != 0) goto fail;
+  in->dev.alloc_timeout_us = cfg.alloc_timeout_ms * 1000u;
+  CU(cudaDeviceSynchronize());
+  if ((rc = gpufs_dev_publish(&in->dev)) != 0) {
+    gpufs_set_detail("cannot publish the device state");
+    goto fail;
+  }
+  if (cfg.xfer == GPUFS_XFER_DMA) {
+    in->streams = calloc(cfg.daemon_threads, sizeof(cudaStream_t));
+    if (!in->streams) {
+      rc = -ENOMEM;
+      goto fail;
+    }
+  }
+  struct gpufs_daemon_params p = {
+      .hdr = in->hdr,
+      .slots = in->slots,
+      .staging = in->staging,
+      .nslots = in->dev.q.nslots,
+      .stride = in->dev.q.stride,
+      .nthreads = cfg.daemon_threads,
+      .max_batch = cfg.max_batch,
+      .max_open_files = cfg.max_open_files,
+      .to_device = cfg.xfer == GPUFS_XFER_DMA ? dma_to_device : NULL,
+      .worker_init = dma_worker_init,
+      .worker_fini = dma_worker_fini,
+      .ctx = in,
+      .io = test_io,
+  };
+  if ((rc = gpufs_daemon_start(&p, &in->daemon)) != 0) {
+    gpufs_set_detail("cannot start the daemon: %s", gpufs_strerror(rc));
+    goto fail;
+  }
+  inst = in;
+  pthread_mutex_unlock(&inst_lock);
+  return 0;
+fail:
+  instance_free(in);
+  pthread_mutex_unlock(&inst_lock);
+  return rc;
+}
+
+int gpufs_stop(void)
+{
+  pthread_mutex_lock(&inst_lock);
+  struct gpufs_instance *in = inst;
+  inst = NULL;
+  pthread_mutex_unlock(&inst_lock);
+  if (!in) return 0;
+  /* waiting device calls see STOPPED and return -ESHUTDOWN; then the
+   * kernels can finish and the memory they use can go */
+  gpufs_daemon_stop(in->daemon);
+  cudaError_t e = cudaDeviceSynchronize();
+  instance_free(in);
+  return e == cudaSuccess ? 0 : -EIO;
+}
+
+int gpufs_get_stats(struct gpufs_stats *st)
+{
+  int rc = 0;
+  struct gpufs_ring *rings = NULL;
+  pthread_mutex_lock(&inst_lock);
+  struct gpufs_instance *in = inst;
+  if (!in || !st) {
+    pthread_mutex_unlock(&inst_lock);
+    return -EINVAL;
+  }
+  memset(st, 0, sizeof(*st));
+  uint32_t n = in->dev.cache.nrings;
+  rings = malloc(n * sizeof(*rings));
+  if (!rings) {
+    rc = -ENOMEM;
+    goto fail;
+  }
+  /* a side stream: the counters can be read while kernels run */
+  CU(cudaMemcpyAsync(rings, in->dev.cache.rings, n * sizeof(*rings), cudaMemcpyDeviceToHost,
+                     in->stats_stream));
+  CU(cudaStreamSynchronize(in->stats_stream));
+  for (uint32_t r = 0; r < n; r++) {
+    st->hits += rings[r].hits;
+    st->misses += rings[r].misses;
+    st->evictions += rings[r].evictions;
+    st->scanned += rings[r].scanned;
+    st->nofree += rings[r].nofree;
+  }
+  struct gpufs_daemon_stats ds;
+  gpufs_daemon_get_stats(in->daemon, &ds);
+  st->requests = ds.requests;
+  st->batches = ds.batches;
+  st->preads = ds.preads;
+  st->merged = ds.merged;
+  st->bytes_read = ds.bytes_read;
+  st->transfers = ds.transfers;
+  st->opens = ds.opens;
+  st->errors = ds.errors;
+fail:
+  free(rings);
+  pthread_mutex_unlock(&inst_lock);
+  return rc;
+}

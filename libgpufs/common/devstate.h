@@ -11,6 +11,7 @@
 
 #include <stdint.h>
 #include "cache.h"
+#include "config.h"
 #include "queue.h"
 
 /* GPU file table entry state. */

@@ -106,6 +106,10 @@ static __device__ ssize_t gread_group(G g, int fd, int64_t offset, size_t size, 
   const uint64_t end = size > fi.size - (uint64_t)offset ? fi.size : (uint64_t)offset + size;
   const uint32_t S = d->cache.page_size;
   const uint32_t ring = g.id() % d->cache.nrings;
+  /* a round takes at most a quarter of its ring, so that groups sharing a
+   * small ring all make progress */
+  const uint32_t ring_cap = d->cache.rings[ring].count / 4 ? d->cache.rings[ring].count / 4 : 1;
+  const uint32_t chunk = ring_cap < GPUFS_CHUNK ? ring_cap : GPUFS_CHUNK;
   uint8_t *out = (uint8_t *)buf;
   uint64_t pos = (uint64_t)offset;
   uint64_t stall_since = 0;
@@ -113,7 +117,7 @@ static __device__ ssize_t gread_group(G g, int fd, int64_t offset, size_t size, 
   while (pos < end) {
     const uint64_t p0 = pos / S;
     const uint64_t span = (end - 1) / S - p0 + 1;
-    const uint32_t np = span < GPUFS_CHUNK ? (uint32_t)span : GPUFS_CHUNK;
+    const uint32_t np = span < chunk ? (uint32_t)span : chunk;
     uint32_t frame = GPUFS_NIL;
     int32_t kind = 0;
     uint64_t ticket = 0;

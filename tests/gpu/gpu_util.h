@@ -1,0 +1,112 @@
+/*
+ * gpu_util.h - what the GPU tests share: skipping without a GPU, files of
+ * known content, a libgpufs instance per test.
+ */
+#ifndef GPUFS_TESTS_GPU_UTIL_H
+#define GPUFS_TESTS_GPU_UTIL_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <string>
+#include <vector>
+
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include "include/gpufs.cuh"
+
+/* Byte at offset off of a test file made with seed. */
+__host__ __device__ inline uint8_t tpat(uint64_t seed, uint64_t off)
+{
+  uint64_t z = (seed * 0x9e3779b97f4a7c15ull) ^ (off >> 3);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  z ^= z >> 31;
+  return (uint8_t)(z >> ((off & 7) * 8));
+}
+
+inline bool gpu_present()
+{
+  static int have = -1;
+  if (have < 0) {
+    int n = 0;
+    have = cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
+  }
+  return have == 1;
+}
+
+#define REQUIRE_GPU()                                         \
+  do {                                                        \
+    if (!gpu_present()) GTEST_SKIP() << "no CUDA GPU here";   \
+  } while (0)
+
+#define CUDA_OK(call) ASSERT_EQ(cudaSuccess, (call)) << #call
+
+/* A directory of test files, removed at the end. */
+struct tdir {
+  std::string path;
+  std::vector<std::string> files;
+  tdir()
+  {
+    char tmpl[] = "/tmp/gpufs_gpu_XXXXXX";
+    const char *p = mkdtemp(tmpl);
+    path = p ? p : "";
+  }
+  ~tdir()
+  {
+    for (auto &f : files) {
+      chmod(f.c_str(), 0644);
+      unlink(f.c_str());
+    }
+    rmdir(path.c_str());
+  }
+  /* A file of `size` pattern bytes; returns its path. */
+  std::string make(const char *name, uint64_t size, uint64_t seed)
+  {
+    std::string f = path + "/" + name;
+    FILE *fp = fopen(f.c_str(), "wb");
+    std::vector<uint8_t> buf(1 << 20);
+    for (uint64_t off = 0; fp && off < size;) {
+      size_t n = (size_t)std::min<uint64_t>(buf.size(), size - off);
+      for (size_t i = 0; i < n; i++) buf[i] = tpat(seed, off + i);
+      fwrite(buf.data(), 1, n, fp);
+      off += n;
+    }
+    if (fp) fclose(fp);
+    files.push_back(f);
+    return f;
+  }
+};
+
+/* A device copy of a path string. */
+struct dpath {
+  char *d = nullptr;
+  explicit dpath(const std::string &s)
+  {
+    cudaMalloc(&d, s.size() + 1);
+    cudaMemcpy(d, s.c_str(), s.size() + 1, cudaMemcpyHostToDevice);
+  }
+  ~dpath() { cudaFree(d); }
+};
+
+inline struct gpufs_config small_config(uint32_t page, uint64_t cache)
+{
+  struct gpufs_config c;
+  gpufs_config_default(&c);
+  c.page_size = page;
+  c.cache_size = cache;
+  c.nrings = 16;
+  c.daemon_threads = 4;
+  c.staging_size = 256ull * page;
+  c.max_open_files = 64;
+  return c;
+}
+
+#endif

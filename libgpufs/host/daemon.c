@@ -1,0 +1,483 @@
+/*
+ * daemon.c - host workers that serve the request queue (see queue.h).
+ *
+ * Any worker serves any request: each loops on gpufs_q_claim, which hands it
+ * a run of consecutive posted tickets that never wraps around the slot array,
+ * so the run's staging is one contiguous span.  A run is served in three
+ * steps, and only the last one touches a slot the GPU may reuse:
+ *
+ *   slots[s..s+k)  --copy fields-->  tickets[0..k)   (the worker's own memory)
+ *       READs of one hfid at contiguous offsets, each but the last a full
+ *       page, are merged into one pread into the first slot's staging:
+ *
+ *       staging  | slot s      | slot s+1    | slot s+2 |
+ *                |<---------- one pread ----------->|
+ *
+ *   DMA path: one to_device call for the span the run's READs filled
+ *   then, per ticket: result and out[] into the slot, gpufs_q_complete
+ *
+ * Batching is opportunistic: a worker takes what is posted and never waits
+ * for more.  An idle worker spins a little (low latency under load), then
+ * naps (an idle daemon costs next to no CPU).
+ */
+#include "daemon.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "hostfiles.h"
+
+#define IDLE_SPINS 2048u     /* sched_yield polls before an idle worker naps */
+#define IDLE_NAP_NS 50000L   /* then it polls every 50 us */
+
+enum gate {
+  GATE_WAIT = 0,  /* workers wait until every worker_init has answered */
+  GATE_SERVE = 1,
+  GATE_ABORT = 2  /* some worker_init failed: leave without serving */
+};
+
+/* The fields of one claimed ticket, copied out of its slot. */
+struct ticket {
+  uint32_t op;
+  int32_t hfid;
+  uint64_t offset;
+  uint32_t len;
+  uint32_t arg;
+  int64_t result;
+  uint64_t out[4];
+};
+
+struct worker {
+  /* Written by this worker only, with relaxed atomics; summed by
+   * gpufs_daemon_get_stats.  Own cache line: workers do not share one. */
+  _Alignas(64) struct gpufs_daemon_stats stats;
+  struct gpufs_daemon *d;
+  struct ticket *tickets; /* room for one claimed run */
+  pthread_t thread;
+  uint32_t id;
+  int init_rc;
+};
+
+struct gpufs_daemon {
+  struct gpufs_daemon_params p;
+  struct gpufs_io_ops io;
+  struct gpufs_hostfiles *files;
+  struct worker *workers;
+  uint32_t nstarted;
+  uint32_t stop; /* set once by gpufs_daemon_stop; atomics only */
+  uint32_t batch_max; /* tickets one claim can return */
+  pthread_mutex_t gate_lock;
+  pthread_cond_t gate_cond;
+  uint32_t ninit; /* workers whose worker_init answered; under gate_lock */
+  int init_rc;    /* first worker_init error; under gate_lock */
+  int gate;       /* enum gate; under gate_lock */
+};
+
+/* ---- the C library behind gpufs_io_ops ---- */
+
+static int libc_open(const char *path, int flags, mode_t mode)
+{
+  return open(path, flags, mode);
+}
+
+static ssize_t libc_pread(int fd, void *buf, size_t len, off_t off)
+{
+  return pread(fd, buf, len, off);
+}
+
+static int libc_close(int fd)
+{
+  return close(fd);
+}
+
+static const struct gpufs_io_ops libc_io = {libc_open, libc_pread, libc_close};
+
+/* ---- statistics ---- */
+
+static void stat_add(uint64_t *counter, uint64_t v)
+{
+  /* relaxed: a counter of one writer; readers only want a recent value */
+  if (v) gpufs_st_relaxed_u64_dev(counter, gpufs_ld_relaxed_u64_dev(counter) + v);
+}
+
+static void stats_flush(struct worker *w, const struct gpufs_daemon_stats *a)
+{
+  stat_add(&w->stats.requests, a->requests);
+  stat_add(&w->stats.batches, a->batches);
+  stat_add(&w->stats.preads, a->preads);
+  stat_add(&w->stats.merged, a->merged);
+  stat_add(&w->stats.bytes_read, a->bytes_read);
+  stat_add(&w->stats.transfers, a->transfers);
+  stat_add(&w->stats.opens, a->opens);
+  stat_add(&w->stats.errors, a->errors);
+}
+
+void gpufs_daemon_get_stats(struct gpufs_daemon *d, struct gpufs_daemon_stats *s)
+{
+  memset(s, 0, sizeof(*s));
+  for (uint32_t i = 0; i < d->nstarted; i++) {
+    struct gpufs_daemon_stats *c = &d->workers[i].stats;
+    s->requests += gpufs_ld_relaxed_u64_dev(&c->requests);
+    s->batches += gpufs_ld_relaxed_u64_dev(&c->batches);
+    s->preads += gpufs_ld_relaxed_u64_dev(&c->preads);
+    s->merged += gpufs_ld_relaxed_u64_dev(&c->merged);
+    s->bytes_read += gpufs_ld_relaxed_u64_dev(&c->bytes_read);
+    s->transfers += gpufs_ld_relaxed_u64_dev(&c->transfers);
+    s->opens += gpufs_ld_relaxed_u64_dev(&c->opens);
+    s->errors += gpufs_ld_relaxed_u64_dev(&c->errors);
+  }
+}
+
+/* ---- serving one claimed run ---- */
+
+static int read_valid(const struct ticket *t, uint32_t stride)
+{
+  return t->len <= stride && t->offset <= (uint64_t)INT64_MAX - t->len;
+}
+
+/* How many tickets from t[0] one pread serves: each next one reads the same
+ * file right after a full page, so its bytes belong where its slot expects
+ * them. */
+static uint32_t merge_len(const struct ticket *t, uint32_t avail, uint32_t stride)
+{
+  uint32_t n = 1;
+  if (!read_valid(&t[0], stride)) return 1;
+  while (n < avail && t[n].op == GPUFS_OP_READ && t[n].hfid == t[0].hfid &&
+         t[n - 1].len == stride && t[n].offset == t[n - 1].offset + stride &&
+         read_valid(&t[n], stride))
+    n++;
+  return n;
+}
+
+/* pread until len bytes or EOF.  Bytes read, and *err = -errno if a pread
+ * failed before that (the bytes before it are good). */
+static uint64_t pread_full(struct gpufs_daemon *d, int fd, uint8_t *buf, uint64_t len,
+                           uint64_t off, struct gpufs_daemon_stats *acc, int *err)
+{
+  uint64_t got = 0;
+  *err = 0;
+  while (got < len) {
+    errno = 0;
+    ssize_t r = d->io.pread(fd, buf + got, len - got, (off_t)(off + got));
+    acc->preads++;
+    if (r > 0) {
+      got += (uint64_t)r;
+    } else if (r == 0) {
+      break;
+    } else if (errno != EINTR) {
+      *err = errno > 0 ? -errno : -GPUFS_EIO;
+      break;
+    }
+  }
+  return got;
+}
+
+/* Serve n merged READs t[0..n) whose first slot is s. */
+static void serve_reads(struct worker *w, struct ticket *t, uint32_t n, uint32_t s,
+                        struct gpufs_daemon_stats *acc)
+{
+  struct gpufs_daemon *d = w->d;
+  uint32_t stride = d->p.stride;
+  if (!read_valid(&t[0], stride)) {
+    t[0].result = -GPUFS_EINVAL;
+    return;
+  }
+  int fd = gpufs_hostfiles_pin(d->files, t[0].hfid);
+  if (fd < 0) {
+    for (uint32_t j = 0; j < n; j++) t[j].result = fd;
+    return;
+  }
+  uint64_t total = (uint64_t)(n - 1) * stride + t[n - 1].len;
+  int err = 0;
+  uint64_t got = 0;
+  if (total > 0)
+    got = pread_full(d, fd, d->p.staging + (uint64_t)s * stride, total, t[0].offset, acc, &err);
+  gpufs_hostfiles_unpin(d->files, t[0].hfid);
+
+  /* Each ticket gets what an unmerged pread would have: its bytes, fewer at
+   * EOF, none past it; the error if the failure hit its bytes. */
+  for (uint32_t j = 0; j < n; j++) {
+    uint64_t rel = (uint64_t)j * stride;
+    if (err < 0 && rel + t[j].len > got)
+      t[j].result = err;
+    else
+      t[j].result = got > rel ? (int64_t)(got - rel < t[j].len ? got - rel : t[j].len) : 0;
+  }
+  acc->merged += n - 1;
+  acc->bytes_read += got;
+}
+
+static void serve_open(struct worker *w, struct ticket *t, uint32_t s,
+                       struct gpufs_daemon_stats *acc)
+{
+  struct gpufs_daemon *d = w->d;
+  const char *path = (const char *)d->p.staging + (uint64_t)s * d->p.stride;
+  const char *nul = memchr(path, '\0', d->p.stride);
+  if (!nul) {
+    t->result = -GPUFS_ENAMETOOLONG;
+    return;
+  }
+  if ((uint64_t)(nul - path) != t->len) {
+    t->result = -GPUFS_EINVAL;
+    return;
+  }
+  struct gpufs_hostfile_id id;
+  int hfid = gpufs_hostfiles_open(d->files, path, (int)t->arg, (mode_t)t->offset, &id);
+  t->result = hfid;
+  if (hfid < 0) return;
+  t->out[0] = id.size;
+  t->out[1] = id.cid;
+  t->out[2] = id.version;
+  acc->opens++;
+}
+
+static void serve_fstat(struct worker *w, struct ticket *t)
+{
+  struct stat st;
+  int rc = gpufs_hostfiles_fstat(w->d->files, t->hfid, &st);
+  t->result = rc;
+  if (rc < 0) return;
+  t->out[0] = (uint64_t)st.st_size;
+  t->out[1] = (uint64_t)st.st_mode;
+  t->out[2] = (uint64_t)gpufs_timespec_ns(st.st_mtim);
+  t->out[3] = (uint64_t)st.st_ino;
+}
+
+/* DMA path: one copy for the span from the first READ with bytes to the end
+ * of the last one's.  Slots in between belong to this run too, so copying
+ * their bytes is harmless, and one call costs less than several. */
+static void transfer_run(struct worker *w, struct ticket *t, uint32_t k, uint32_t s,
+                         struct gpufs_daemon_stats *acc)
+{
+  struct gpufs_daemon *d = w->d;
+  uint32_t lo = k, hi = 0;
+  for (uint32_t r = 0; r < k; r++) {
+    if (t[r].op == GPUFS_OP_READ && t[r].result > 0) {
+      if (lo == k) lo = r;
+      hi = r;
+    }
+  }
+  if (lo == k) return;
+  uint64_t off = (uint64_t)(s + lo) * d->p.stride;
+  uint64_t end = (uint64_t)(s + hi) * d->p.stride + (uint64_t)t[hi].result;
+  int rc = d->p.to_device(d->p.ctx, w->id, off, end - off);
+  acc->transfers++;
+  if (rc == 0) return;
+  for (uint32_t r = lo; r <= hi; r++)
+    if (t[r].op == GPUFS_OP_READ && t[r].result > 0) t[r].result = rc < 0 ? rc : -GPUFS_EIO;
+}
+
+static void serve_run(struct worker *w, uint64_t first, uint32_t k)
+{
+  struct gpufs_daemon *d = w->d;
+  struct gpufs_slot *slots = d->p.slots;
+  struct ticket *t = w->tickets;
+  uint32_t s = (uint32_t)(first % d->p.nslots);
+  struct gpufs_daemon_stats acc = {0};
+  acc.batches = 1;
+  acc.requests = k;
+
+  /* Plain reads: gpufs_q_claim's acquire of req_seq made them visible. */
+  for (uint32_t r = 0; r < k; r++) {
+    const struct gpufs_slot *sl = &slots[s + r];
+    t[r] = (struct ticket){.op = sl->op, .hfid = sl->hfid, .offset = sl->offset,
+                           .len = sl->len, .arg = sl->arg};
+  }
+  for (uint32_t r = 0; r < k;) {
+    uint32_t n = 1;
+    switch (t[r].op) {
+    case GPUFS_OP_READ:
+      n = merge_len(&t[r], k - r, d->p.stride);
+      serve_reads(w, &t[r], n, s + r, &acc);
+      break;
+    case GPUFS_OP_OPEN:
+      serve_open(w, &t[r], s + r, &acc);
+      break;
+    case GPUFS_OP_CLOSE:
+      t[r].result = gpufs_hostfiles_close(d->files, t[r].hfid);
+      break;
+    case GPUFS_OP_FSTAT:
+      serve_fstat(w, &t[r]);
+      break;
+    default:
+      t[r].result = -GPUFS_ENOSYS;
+      break;
+    }
+    r += n;
+  }
+  if (d->p.to_device) transfer_run(w, t, k, s, &acc);
+
+  for (uint32_t r = 0; r < k; r++) {
+    struct gpufs_slot *sl = &slots[s + r];
+    if (t[r].result < 0) acc.errors++;
+    sl->result = t[r].result;
+    memcpy(sl->out, t[r].out, sizeof(sl->out));
+    /* After this the slot and its staging are the GPU's again: not touched. */
+    gpufs_q_complete(sl, first + r);
+  }
+  stats_flush(w, &acc);
+}
+
+/* ---- workers ---- */
+
+static void idle_wait(uint32_t *idle)
+{
+  if (*idle < IDLE_SPINS) {
+    (*idle)++;
+    sched_yield();
+    return;
+  }
+  struct timespec nap = {0, IDLE_NAP_NS};
+  nanosleep(&nap, NULL);
+}
+
+static void serve_loop(struct worker *w)
+{
+  struct gpufs_daemon *d = w->d;
+  uint32_t idle = 0;
+  /* relaxed: stop is a plain signal; what the worker did before it exits is
+   * ordered for gpufs_daemon_stop by pthread_join */
+  while (!gpufs_ld_relaxed_u32_dev(&d->stop)) {
+    uint64_t first;
+    uint32_t k = gpufs_q_claim(d->p.hdr, d->p.slots, d->p.nslots, d->batch_max, &first);
+    if (k == 0) {
+      idle_wait(&idle);
+      continue;
+    }
+    idle = 0;
+    serve_run(w, first, k);
+  }
+}
+
+static void *worker_main(void *arg)
+{
+  struct worker *w = arg;
+  struct gpufs_daemon *d = w->d;
+  int rc = d->p.worker_init ? d->p.worker_init(d->p.ctx, w->id) : 0;
+
+  pthread_mutex_lock(&d->gate_lock);
+  if (rc < 0 && d->init_rc == 0) d->init_rc = rc;
+  d->ninit++;
+  pthread_cond_broadcast(&d->gate_cond);
+  while (d->gate == GATE_WAIT) pthread_cond_wait(&d->gate_cond, &d->gate_lock);
+  int gate = d->gate;
+  pthread_mutex_unlock(&d->gate_lock);
+
+  if (rc < 0) return NULL;
+  if (gate == GATE_SERVE) serve_loop(w);
+  if (d->p.worker_fini) d->p.worker_fini(d->p.ctx, w->id);
+  return NULL;
+}
+
+static void daemon_free(struct gpufs_daemon *d)
+{
+  if (d->workers)
+    for (uint32_t i = 0; i < d->p.nthreads; i++) free(d->workers[i].tickets);
+  free(d->workers);
+  gpufs_hostfiles_destroy(d->files);
+  pthread_cond_destroy(&d->gate_cond);
+  pthread_mutex_destroy(&d->gate_lock);
+  free(d);
+}
+
+static void open_gate(struct gpufs_daemon *d, int gate)
+{
+  pthread_mutex_lock(&d->gate_lock);
+  d->gate = gate;
+  pthread_cond_broadcast(&d->gate_cond);
+  pthread_mutex_unlock(&d->gate_lock);
+}
+
+static int params_valid(const struct gpufs_daemon_params *p)
+{
+  return p && p->hdr && p->slots && p->staging && p->nslots > 0 && p->stride > 0 &&
+         p->nthreads > 0 && p->max_batch > 0 && p->max_open_files > 0 &&
+         p->max_open_files <= (uint32_t)INT32_MAX;
+}
+
+int gpufs_daemon_start(const struct gpufs_daemon_params *p, struct gpufs_daemon **out)
+{
+  if (!params_valid(p) || !out) return -GPUFS_EINVAL;
+  struct gpufs_daemon *d = calloc(1, sizeof(*d));
+  if (!d) return -GPUFS_ENOMEM;
+  if (pthread_mutex_init(&d->gate_lock, NULL) != 0) {
+    free(d);
+    return -GPUFS_ENOMEM;
+  }
+  if (pthread_cond_init(&d->gate_cond, NULL) != 0) {
+    pthread_mutex_destroy(&d->gate_lock);
+    free(d);
+    return -GPUFS_ENOMEM;
+  }
+  d->p = *p;
+  d->io = p->io ? *p->io : libc_io;
+  d->batch_max = p->max_batch < p->nslots ? p->max_batch : p->nslots;
+  d->workers = aligned_alloc(_Alignof(struct worker), p->nthreads * sizeof(struct worker));
+  int rc = d->workers ? gpufs_hostfiles_create(p->max_open_files, &d->io, &d->files)
+                      : -GPUFS_ENOMEM;
+  if (rc == 0) {
+    memset(d->workers, 0, p->nthreads * sizeof(struct worker));
+    for (uint32_t i = 0; i < p->nthreads && rc == 0; i++) {
+      d->workers[i].tickets = calloc(d->batch_max, sizeof(struct ticket));
+      if (!d->workers[i].tickets) rc = -GPUFS_ENOMEM;
+    }
+  }
+  if (rc < 0) {
+    daemon_free(d);
+    return rc;
+  }
+
+  /* relaxed: the workers are created below (pthread_create orders these
+   * stores before them), and the GPU starts after gpufs_daemon_start */
+  gpufs_st_relaxed_u64_sys(&p->hdr->host_head, 0);
+  gpufs_st_relaxed_u32_sys(&p->hdr->state, GPUFS_Q_RUNNING);
+
+  for (uint32_t i = 0; i < p->nthreads; i++) {
+    struct worker *w = &d->workers[i];
+    w->d = d;
+    w->id = i;
+    int e = pthread_create(&w->thread, NULL, worker_main, w);
+    if (e != 0) {
+      rc = -e;
+      break;
+    }
+    d->nstarted++;
+  }
+  if (rc == 0) {
+    pthread_mutex_lock(&d->gate_lock);
+    while (d->ninit < d->nstarted) pthread_cond_wait(&d->gate_cond, &d->gate_lock);
+    rc = d->init_rc;
+    pthread_mutex_unlock(&d->gate_lock);
+  }
+  open_gate(d, rc == 0 ? GATE_SERVE : GATE_ABORT);
+  if (rc < 0) {
+    for (uint32_t i = 0; i < d->nstarted; i++) pthread_join(d->workers[i].thread, NULL);
+    /* relaxed, as above: nothing is served, so nothing is published */
+    gpufs_st_relaxed_u32_sys(&p->hdr->state, GPUFS_Q_STOPPED);
+    daemon_free(d);
+    return rc;
+  }
+  *out = d;
+  return 0;
+}
+
+void gpufs_daemon_stop(struct gpufs_daemon *d)
+{
+  if (!d) return;
+  /* release, system scope: orders the stop after everything this thread
+   * did to the queue before it.  Waiters read the state relaxed
+   * (gpufs_q_stopped), so it publishes nothing to them: they only give up
+   * with -ESHUTDOWN and must not read the slot afterwards. */
+  gpufs_st_release_u32_sys(&d->p.hdr->state, GPUFS_Q_STOPPED);
+  /* relaxed: a plain signal to the workers; pthread_join below orders
+   * everything they did before this thread frees their memory */
+  gpufs_st_relaxed_u32_dev(&d->stop, 1);
+  for (uint32_t i = 0; i < d->nstarted; i++) pthread_join(d->workers[i].thread, NULL);
+  daemon_free(d);
+}

@@ -1,0 +1,271 @@
+/*
+ * hostfiles.c - host file table (hfid -> fd) and cache identities per inode.
+ *
+ * Entry life:
+ *
+ *   FREE --reserve--> OPENING --open ok--> OPEN --close, no pins--> FREE
+ *     ^                  |                   |
+ *     +----open failed---+                   +--close, pinned--> CLOSING
+ *     +-------------------------last unpin closes fd----------------+
+ *
+ * The entry is reserved before open(2) so that a full table answers -EMFILE
+ * without touching the file, and so that a slow open (a FIFO, a network file
+ * system) holds no lock.  Everything here is under hf->lock; descriptors are
+ * closed after it is dropped.
+ */
+#include "hostfiles.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+enum hf_state {
+  HF_FREE = 0,
+  HF_OPENING = 1, /* reserved by an open in progress */
+  HF_OPEN = 2,
+  HF_CLOSING = 3  /* closed by the GPU, still pinned by a worker */
+};
+
+struct hf_entry {
+  int fd;
+  uint32_t pins;
+  uint32_t state; /* enum hf_state */
+};
+
+/* What the previous open of an inode saw.  cid 0 marks an empty bucket. */
+struct hf_inode {
+  uint64_t dev;
+  uint64_t ino;
+  int64_t size;
+  int64_t mtime_ns;
+  int64_t ctime_ns;
+  uint32_t cid;
+  uint32_t version;
+};
+
+struct gpufs_hostfiles {
+  pthread_mutex_t lock;
+  const struct gpufs_io_ops *io;
+  struct hf_entry *files;
+  uint32_t nfiles;
+  uint32_t hint; /* where the next free-entry search starts: delays hfid reuse */
+  struct hf_inode *inodes; /* open addressing, linear probing */
+  uint32_t icap;           /* power of two */
+  uint32_t icount;
+  uint32_t next_cid;
+};
+
+#define HF_INODES_INIT 64u
+
+int gpufs_hostfiles_create(uint32_t max_open, const struct gpufs_io_ops *io,
+                           struct gpufs_hostfiles **out)
+{
+  struct gpufs_hostfiles *hf = calloc(1, sizeof(*hf));
+  if (!hf) return -ENOMEM;
+  hf->files = calloc(max_open, sizeof(*hf->files));
+  hf->inodes = calloc(HF_INODES_INIT, sizeof(*hf->inodes));
+  if (!hf->files || !hf->inodes || pthread_mutex_init(&hf->lock, NULL) != 0) {
+    free(hf->files);
+    free(hf->inodes);
+    free(hf);
+    return -ENOMEM;
+  }
+  hf->io = io;
+  hf->nfiles = max_open;
+  hf->icap = HF_INODES_INIT;
+  hf->next_cid = 1;
+  *out = hf;
+  return 0;
+}
+
+void gpufs_hostfiles_destroy(struct gpufs_hostfiles *hf)
+{
+  if (!hf) return;
+  for (uint32_t i = 0; i < hf->nfiles; i++) {
+    struct hf_entry *e = &hf->files[i];
+    if (e->state == HF_OPEN || e->state == HF_CLOSING) hf->io->close(e->fd);
+  }
+  pthread_mutex_destroy(&hf->lock);
+  free(hf->files);
+  free(hf->inodes);
+  free(hf);
+}
+
+static uint32_t hf_hash(uint64_t dev, uint64_t ino)
+{
+  uint64_t x = ino ^ (dev * 0x9e3779b97f4a7c15ull);
+  x ^= x >> 31;
+  x *= 0xbf58476d1ce4e5b9ull;
+  x ^= x >> 29;
+  return (uint32_t)x;
+}
+
+static struct hf_inode *hf_inode_find(struct hf_inode *tab, uint32_t cap, uint64_t dev,
+                                      uint64_t ino)
+{
+  uint32_t i = hf_hash(dev, ino) & (cap - 1);
+  while (tab[i].cid != 0 && (tab[i].dev != dev || tab[i].ino != ino))
+    i = (i + 1) & (cap - 1);
+  return &tab[i];
+}
+
+/* Keep the load at most one half, so probes stay short and a free bucket
+ * always exists.  0 or -ENOMEM. */
+static int hf_inodes_reserve(struct gpufs_hostfiles *hf)
+{
+  if ((uint64_t)(hf->icount + 1) * 2 <= hf->icap) return 0;
+  if (hf->icap > UINT32_MAX / 2) return -ENOMEM;
+  uint32_t cap = hf->icap * 2;
+  struct hf_inode *tab = calloc(cap, sizeof(*tab));
+  if (!tab) return -ENOMEM;
+  for (uint32_t i = 0; i < hf->icap; i++)
+    if (hf->inodes[i].cid != 0)
+      *hf_inode_find(tab, cap, hf->inodes[i].dev, hf->inodes[i].ino) = hf->inodes[i];
+  free(hf->inodes);
+  hf->inodes = tab;
+  hf->icap = cap;
+  return 0;
+}
+
+/* The cid and version of the inode st describes, as of this open.  Called
+ * with the lock held.  0 or -ENOMEM. */
+static int hf_identify(struct gpufs_hostfiles *hf, const struct stat *st,
+                       struct gpufs_hostfile_id *id)
+{
+  int64_t mtime = gpufs_timespec_ns(st->st_mtim);
+  int64_t ctime = gpufs_timespec_ns(st->st_ctim);
+  int rc = hf_inodes_reserve(hf);
+  if (rc < 0) return rc;
+  struct hf_inode *n = hf_inode_find(hf->inodes, hf->icap, (uint64_t)st->st_dev,
+                                     (uint64_t)st->st_ino);
+  if (n->cid == 0) {
+    n->dev = (uint64_t)st->st_dev;
+    n->ino = (uint64_t)st->st_ino;
+    n->cid = hf->next_cid++;
+    n->version = 1;
+    hf->icount++;
+  } else if (n->size != (int64_t)st->st_size || n->mtime_ns != mtime || n->ctime_ns != ctime) {
+    n->version++;
+  }
+  n->size = (int64_t)st->st_size;
+  n->mtime_ns = mtime;
+  n->ctime_ns = ctime;
+  id->size = (uint64_t)st->st_size;
+  id->cid = n->cid;
+  id->version = n->version;
+  return 0;
+}
+
+/* -errno of the call that just failed; -EIO if a hook forgot to set errno. */
+static int hf_errno(void)
+{
+  return errno > 0 ? -errno : -EIO;
+}
+
+int gpufs_hostfiles_open(struct gpufs_hostfiles *hf, const char *path, int flags,
+                         mode_t mode, struct gpufs_hostfile_id *id)
+{
+  int32_t hfid = -1;
+  pthread_mutex_lock(&hf->lock);
+  for (uint32_t n = 0; n < hf->nfiles; n++) {
+    uint32_t i = (hf->hint + n) % hf->nfiles;
+    if (hf->files[i].state == HF_FREE) {
+      hf->files[i].state = HF_OPENING;
+      hf->hint = (i + 1) % hf->nfiles;
+      hfid = (int32_t)i;
+      break;
+    }
+  }
+  pthread_mutex_unlock(&hf->lock);
+  if (hfid < 0) return -EMFILE;
+
+  /* The daemon's descriptors are its own: a program that forks and execs
+   * must not inherit them. */
+  errno = 0;
+  int fd = hf->io->open(path, flags | O_CLOEXEC, mode);
+  int rc = fd < 0 ? hf_errno() : 0;
+  struct stat st;
+  if (rc == 0 && fstat(fd, &st) != 0) rc = hf_errno();
+
+  pthread_mutex_lock(&hf->lock);
+  struct hf_entry *e = &hf->files[hfid];
+  if (rc == 0) rc = hf_identify(hf, &st, id);
+  if (rc == 0) {
+    e->fd = fd;
+    e->pins = 0;
+    e->state = HF_OPEN;
+  } else {
+    e->state = HF_FREE;
+  }
+  pthread_mutex_unlock(&hf->lock);
+  if (rc < 0) {
+    if (fd >= 0) hf->io->close(fd);
+    return rc;
+  }
+  return hfid;
+}
+
+static struct hf_entry *hf_lookup(struct gpufs_hostfiles *hf, int32_t hfid)
+{
+  if (hfid < 0 || (uint32_t)hfid >= hf->nfiles) return NULL;
+  struct hf_entry *e = &hf->files[hfid];
+  return e->state == HF_OPEN ? e : NULL;
+}
+
+int gpufs_hostfiles_close(struct gpufs_hostfiles *hf, int32_t hfid)
+{
+  int fd = -1;
+  pthread_mutex_lock(&hf->lock);
+  struct hf_entry *e = hf_lookup(hf, hfid);
+  if (!e) {
+    pthread_mutex_unlock(&hf->lock);
+    return -EBADF;
+  }
+  if (e->pins > 0) {
+    e->state = HF_CLOSING;
+  } else {
+    fd = e->fd;
+    e->state = HF_FREE;
+  }
+  pthread_mutex_unlock(&hf->lock);
+  errno = 0;
+  if (fd >= 0 && hf->io->close(fd) != 0) return hf_errno();
+  return 0;
+}
+
+int gpufs_hostfiles_pin(struct gpufs_hostfiles *hf, int32_t hfid)
+{
+  int fd = -EBADF;
+  pthread_mutex_lock(&hf->lock);
+  struct hf_entry *e = hf_lookup(hf, hfid);
+  if (e) {
+    e->pins++;
+    fd = e->fd;
+  }
+  pthread_mutex_unlock(&hf->lock);
+  return fd;
+}
+
+void gpufs_hostfiles_unpin(struct gpufs_hostfiles *hf, int32_t hfid)
+{
+  int fd = -1;
+  pthread_mutex_lock(&hf->lock);
+  struct hf_entry *e = &hf->files[hfid];
+  if (--e->pins == 0 && e->state == HF_CLOSING) {
+    fd = e->fd;
+    e->state = HF_FREE;
+  }
+  pthread_mutex_unlock(&hf->lock);
+  if (fd >= 0) hf->io->close(fd);
+}
+
+int gpufs_hostfiles_fstat(struct gpufs_hostfiles *hf, int32_t hfid, struct stat *st)
+{
+  int fd = gpufs_hostfiles_pin(hf, hfid);
+  if (fd < 0) return fd;
+  int rc = fstat(fd, st) == 0 ? 0 : hf_errno();
+  gpufs_hostfiles_unpin(hf, hfid);
+  return rc;
+}

@@ -1,0 +1,78 @@
+/*
+ * hostfiles.h - the daemon's host file table and cache identities.
+ *
+ * Two tables behind one mutex (opens and closes are rare):
+ *
+ *   hfid -> entry { fd, pins, state }        at most max_open_files at once
+ *   (st_dev, st_ino) -> { cid, version, size, mtime, ctime }   never shrinks
+ *
+ * An hfid is what the GPU names a host file by.  A worker that reads a file
+ * pins its entry for the length of the pread, so a concurrent CLOSE never
+ * closes (and the kernel never reuses) a descriptor under a pread: the last
+ * unpin of a closed entry closes its descriptor.
+ *
+ * The cid names the inode for the GPU page cache, whatever path or hfid it
+ * was opened by.  Its version changes when the inode's size, mtime or ctime
+ * (in nanoseconds) differ from what the previous open of it saw: pages cached
+ * under an older version are then stale (close-to-open consistency).  Both
+ * start at 1, so 0 never names a valid file or version.
+ */
+#ifndef GPUFS_HOST_HOSTFILES_H
+#define GPUFS_HOST_HOSTFILES_H
+
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include "daemon.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct gpufs_hostfiles;
+
+/* What an open tells the GPU about the file. */
+struct gpufs_hostfile_id {
+  uint64_t size;
+  uint32_t cid;
+  uint32_t version;
+};
+
+/* A table of max_open entries whose files are opened and closed through io
+ * (which must stay valid for the table's life).  0 or -ENOMEM. */
+int gpufs_hostfiles_create(uint32_t max_open, const struct gpufs_io_ops *io,
+                           struct gpufs_hostfiles **out);
+
+/* Closes every descriptor still open and frees the table.  No pin may be
+ * held (the workers are joined).  NULL is a no-op. */
+void gpufs_hostfiles_destroy(struct gpufs_hostfiles *hf);
+
+/* Open path with the caller's flags and mode.  Returns the hfid (>= 0) and
+ * fills *id, or -errno: -EMFILE when every entry is taken, or what open or
+ * fstat reported.  May block as long as open(2) does (a FIFO); the table is
+ * not locked meanwhile. */
+int gpufs_hostfiles_open(struct gpufs_hostfiles *hf, const char *path, int flags,
+                         mode_t mode, struct gpufs_hostfile_id *id);
+
+/* 0, or -EBADF for an hfid that is not open.  The descriptor is closed now,
+ * or by the last unpin if a worker still reads it. */
+int gpufs_hostfiles_close(struct gpufs_hostfiles *hf, int32_t hfid);
+
+/* The descriptor of an open hfid, pinned until gpufs_hostfiles_unpin; or
+ * -EBADF.  Every successful pin needs exactly one unpin. */
+int gpufs_hostfiles_pin(struct gpufs_hostfiles *hf, int32_t hfid);
+void gpufs_hostfiles_unpin(struct gpufs_hostfiles *hf, int32_t hfid);
+
+/* fstat of an open hfid: 0, -EBADF or fstat's -errno. */
+int gpufs_hostfiles_fstat(struct gpufs_hostfiles *hf, int32_t hfid, struct stat *st);
+
+/* A stat time in nanoseconds since the epoch. */
+static inline int64_t gpufs_timespec_ns(struct timespec ts)
+{
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* GPUFS_HOST_HOSTFILES_H */

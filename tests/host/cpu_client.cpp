@@ -1,0 +1,248 @@
+/*
+ * cpu_client.cpp - the CPU producer of the request queue (see cpu_client.h).
+ *
+ * It follows the GPU side of the protocol in queue.h step by step: reserve,
+ * wait_free, fill, post, wait_done, copy out, release.  Everything it needs
+ * from a slot is copied before the slot is released.
+ */
+#include "cpu_client.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <unistd.h>
+
+namespace gpufs_test {
+
+static int dma_hook(void *ctx, uint32_t, uint64_t off, uint64_t len)
+{
+  CpuQueue *q = static_cast<CpuQueue *>(ctx);
+  uint64_t size = (uint64_t)q->nslots * q->stride;
+  if (len == 0 || off > size || len > size - off) {
+    q->dma_bad.fetch_add(1);
+    return -EINVAL;
+  }
+  memcpy(q->dev_staging + off, q->staging + off, len);
+  q->dma_calls.fetch_add(1);
+  q->dma_bytes.fetch_add(len);
+  return 0;
+}
+
+static void *zalloc(size_t align, size_t size)
+{
+  size = (size + align - 1) / align * align;
+  void *p = aligned_alloc(align, size);
+  if (!p) abort();
+  memset(p, 0, size);
+  return p;
+}
+
+CpuQueue::CpuQueue(uint32_t nslots_, uint32_t stride_, bool dma_)
+    : nslots(nslots_), stride(stride_), dma(dma_)
+{
+  hdr = static_cast<gpufs_queue_hdr *>(zalloc(64, sizeof(gpufs_queue_hdr)));
+  slots = static_cast<gpufs_slot *>(zalloc(128, sizeof(gpufs_slot) * nslots));
+  tail = static_cast<uint64_t *>(zalloc(64, sizeof(uint64_t)));
+  free_seq = static_cast<uint64_t *>(zalloc(64, sizeof(uint64_t) * nslots));
+  for (uint32_t i = 0; i < nslots; i++) free_seq[i] = i; /* ticket i owns slot i first */
+  staging = static_cast<uint8_t *>(zalloc(4096, (size_t)nslots * stride));
+  dev_staging = nullptr;
+  if (dma) {
+    dev_staging = static_cast<uint8_t *>(zalloc(4096, (size_t)nslots * stride));
+    memset(dev_staging, 0xab, (size_t)nslots * stride);
+  }
+  hdr->nslots = nslots;
+  hdr->stride = stride;
+  ref.slots = slots;
+  ref.hdr = hdr;
+  ref.tail = tail;
+  ref.free_seq = free_seq;
+  ref.staging_in = dma ? dev_staging : staging;
+  ref.staging_host = staging;
+  ref.nslots = nslots;
+  ref.stride = stride;
+}
+
+CpuQueue::~CpuQueue()
+{
+  free(hdr);
+  free(slots);
+  free(tail);
+  free(free_seq);
+  free(staging);
+  free(dev_staging);
+}
+
+gpufs_daemon_params CpuQueue::params(uint32_t nthreads, uint32_t max_batch,
+                                     uint32_t max_open_files) const
+{
+  gpufs_daemon_params p;
+  memset(&p, 0, sizeof(p));
+  p.hdr = hdr;
+  p.slots = slots;
+  p.staging = staging;
+  p.nslots = nslots;
+  p.stride = stride;
+  p.nthreads = nthreads;
+  p.max_batch = max_batch;
+  p.max_open_files = max_open_files;
+  p.to_device = dma ? dma_hook : nullptr;
+  p.ctx = const_cast<CpuQueue *>(this);
+  return p;
+}
+
+Request read_req(int32_t hfid, uint64_t offset, uint32_t len)
+{
+  Request r;
+  r.op = GPUFS_OP_READ;
+  r.hfid = hfid;
+  r.offset = offset;
+  r.len = len;
+  return r;
+}
+
+int64_t client_post(CpuQueue &q, Request *reqs, uint32_t n, bool reverse)
+{
+  uint64_t first = gpufs_q_reserve(&q.ref, n);
+  for (uint32_t i = 0; i < n; i++) {
+    uint64_t t = first + i;
+    if (gpufs_q_wait_free(&q.ref, t) != 0) return -GPUFS_ESHUTDOWN;
+    gpufs_slot *s = gpufs_q_slot(&q.ref, t);
+    const Request &r = reqs[i];
+    s->op = r.op;
+    s->hfid = r.hfid;
+    s->offset = r.offset;
+    s->len = r.len;
+    s->arg = r.arg;
+    uint8_t *stg = q.staging + (size_t)gpufs_q_index(&q.ref, t) * q.stride;
+    if (r.op == GPUFS_OP_OPEN) {
+      if (r.unterminated) {
+        memset(stg, 'a', q.stride);
+        s->len = q.stride;
+      } else {
+        memcpy(stg, r.path.c_str(), r.path.size() + 1);
+        s->len = (uint32_t)r.path.size();
+      }
+    }
+    if (!reverse) gpufs_q_post(&q.ref, t);
+  }
+  if (reverse)
+    for (uint32_t i = n; i-- > 0;) gpufs_q_post(&q.ref, first + i);
+  return (int64_t)first;
+}
+
+int client_finish(CpuQueue &q, uint64_t first, Request *reqs, uint32_t n)
+{
+  for (uint32_t i = 0; i < n; i++) {
+    uint64_t t = first + i;
+    if (gpufs_q_wait_done(&q.ref, t) != 0) return -GPUFS_ESHUTDOWN;
+    const gpufs_slot *s = gpufs_q_slot(&q.ref, t);
+    Request &r = reqs[i];
+    r.result = s->result;
+    memcpy(r.out, s->out, sizeof(r.out));
+    r.data.clear();
+    if (r.op == GPUFS_OP_READ && r.result > 0) {
+      const uint8_t *in = q.ref.staging_in + (size_t)gpufs_q_index(&q.ref, t) * q.stride;
+      r.data.assign(in, in + std::min<int64_t>(r.result, q.stride));
+    }
+  }
+  for (uint32_t i = 0; i < n; i++) gpufs_q_release(&q.ref, first + i);
+  return 0;
+}
+
+int client_run(CpuQueue &q, Request *reqs, uint32_t n, bool reverse)
+{
+  int64_t first = client_post(q, reqs, n, reverse);
+  if (first < 0) return (int)first;
+  return client_finish(q, (uint64_t)first, reqs, n);
+}
+
+static int64_t run_one(CpuQueue &q, Request &r)
+{
+  int rc = client_run(q, &r, 1);
+  return rc < 0 ? rc : r.result;
+}
+
+int64_t client_open(CpuQueue &q, const std::string &path, uint32_t flags, uint64_t out[4],
+                    uint32_t mode)
+{
+  Request r;
+  r.op = GPUFS_OP_OPEN;
+  r.path = path;
+  r.arg = flags;
+  r.offset = mode;
+  int64_t rc = run_one(q, r);
+  if (out) memcpy(out, r.out, sizeof(r.out));
+  return rc;
+}
+
+int64_t client_close(CpuQueue &q, int32_t hfid)
+{
+  Request r;
+  r.op = GPUFS_OP_CLOSE;
+  r.hfid = hfid;
+  return run_one(q, r);
+}
+
+int64_t client_fstat(CpuQueue &q, int32_t hfid, uint64_t out[4])
+{
+  Request r;
+  r.op = GPUFS_OP_FSTAT;
+  r.hfid = hfid;
+  int64_t rc = run_one(q, r);
+  if (out) memcpy(out, r.out, sizeof(r.out));
+  return rc;
+}
+
+int64_t client_read(CpuQueue &q, int32_t hfid, uint64_t offset, uint32_t len,
+                    std::vector<uint8_t> *data)
+{
+  Request r = read_req(hfid, offset, len);
+  int64_t rc = run_one(q, r);
+  if (data) *data = std::move(r.data);
+  return rc;
+}
+
+static uint64_t mix64(uint64_t x)
+{
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ull;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebull;
+  x ^= x >> 31;
+  return x;
+}
+
+uint8_t pattern_byte(uint64_t seed, uint64_t off)
+{
+  return (uint8_t)(mix64((off >> 3) * 0x9e3779b97f4a7c15ull + seed) >> ((off & 7) * 8));
+}
+
+int write_pattern_file(const std::string &path, uint64_t size, uint64_t seed)
+{
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return -errno;
+  std::vector<uint8_t> buf(1 << 16);
+  for (uint64_t off = 0; off < size;) {
+    size_t n = (size_t)std::min<uint64_t>(buf.size(), size - off);
+    for (size_t i = 0; i < n; i++) buf[i] = pattern_byte(seed, off + i);
+    ssize_t w = pwrite(fd, buf.data(), n, (off_t)off);
+    if (w <= 0) {
+      int e = w < 0 ? -errno : -EIO;
+      close(fd);
+      return e;
+    }
+    off += (uint64_t)w;
+  }
+  return close(fd) == 0 ? 0 : -errno;
+}
+
+int64_t first_mismatch(const uint8_t *p, uint64_t n, uint64_t seed, uint64_t off)
+{
+  for (uint64_t i = 0; i < n; i++)
+    if (p[i] != pattern_byte(seed, off + i)) return (int64_t)i;
+  return -1;
+}
+
+} // namespace gpufs_test

@@ -93,7 +93,12 @@ static double gread_pass(const char *path, uint64_t size, uint32_t page, unsigne
   gpufs_config_default(&cfg);
   cfg.page_size = page;
   cfg.cache_size = (size + (64ull << 20)) / page * page; /* the file fits */
-  cfg.staging_size = page >= (64u << 10) ? 256ull << 20 : 64ull << 20;
+  const char *bad = NULL;
+  if (gpufs_config_from_env(&cfg, &bad) != 0) { /* GPUFS_* variables still apply */
+    fprintf(stderr, "%s: not a valid value\n", bad);
+    *ok = 0;
+    return -1;
+  }
   int rc = gpufs_start(&cfg);
   if (rc) {
     fprintf(stderr, "gpufs_start: %s (%s)\n", gpufs_strerror(rc), gpufs_error_detail());

@@ -62,7 +62,10 @@ static __device__ int64_t round_fetch(const struct gpufs_fdinfo *fi, uint64_t p0
   gpufs_st_relaxed_u32_sys(&s->len, S);
   gpufs_q_post(&d->q, *ticket);
   r = gpufs_q_wait_done(&d->q, *ticket);
-  if (r) return r;
+  if (r) {
+    *owned = false; /* stopped: a worker may still write the slot; never hand it on */
+    return r;
+  }
   return gpufs_ld_relaxed_i64_sys(&s->result);
 }
 

@@ -1,0 +1,387 @@
+/*
+ * driver.cu - gpufs_bench's libgpufs runs: the plan of workloads, one
+ * gpufs_start / gpufs_stop each, and their rows; plus the progress and
+ * watchdog helpers that bench/main.cu shares.
+ *
+ * Budget: each kernel stops issuing reads after a cap (--cap, 60 s), and the
+ * cap shrinks so that what is left of --budget is shared by the runs still
+ * to come (never below 5 s).  A capped row says how far it got.
+ */
+#include "bench/driver.h"
+
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <gpufs.cuh>
+
+#include "bench/report.h"
+#include "bench/util.h"
+#include "bench/workloads.h"
+
+struct bench_state g_bench;
+
+/* ---------------- progress and watchdog ---------------- */
+
+void bench_progress(const char *fmt, ...)
+{
+  va_list ap;
+  fprintf(stderr, "[%6.1f s] ", bench_now() - g_bench.t_start);
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputc('\n', stderr);
+}
+
+static char g_watch_msg[512];
+
+static void bench_on_alarm(int sig)
+{
+  (void)sig;
+  /* write(2) is async-signal-safe, stdio is not */
+  if (write(2, g_watch_msg, strlen(g_watch_msg)) < 0)
+    _exit(4);
+  _exit(3);
+}
+
+void bench_watch(const char *step, double seconds)
+{
+  static int installed;
+  if (!installed) {
+    signal(SIGALRM, bench_on_alarm);
+    installed = 1;
+  }
+  alarm(0);
+  snprintf(g_watch_msg, sizeof(g_watch_msg),
+           "\ngpufs_bench: '%s' did not finish within %.0f s: giving up (rows measured "
+           "before it: %s)\n",
+           step, seconds, g_bench.opt.out ? g_bench.opt.out : "none kept, no --out");
+  if (seconds > 0)
+    alarm((unsigned)seconds + 1);
+}
+
+int bench_selected(const char *name)
+{
+  const char *p = g_bench.opt.only;
+  size_t len = strlen(name);
+  if (!p)
+    return 1;
+  while (*p) {
+    const char *comma = strchr(p, ',');
+    size_t n = comma ? (size_t)(comma - p) : strlen(p);
+    if (n == len && !strncmp(p, name, len))
+      return 1;
+    if (n == 3 && !strncmp(p, "hit", 3) && !strcmp(name, "seq"))
+      return 1; /* hit is measured by the seq runs */
+    p += n + (comma ? 1 : 0);
+  }
+  return 0;
+}
+
+/* ---------------- the plan ---------------- */
+
+struct bench_job {
+  const char *group;    /* its --only name */
+  const char *workload; /* its rows' name */
+  enum bench_access access;
+  uint32_t page;
+  uint64_t cache;
+  int xfer; /* enum gpufs_xfer, or -1: libgpufs's default */
+  uint64_t io;
+  int blocks;
+  uint64_t rand_reads;
+  int hit; /* read everything again with the cache warm: a "hit" row */
+};
+
+#define BENCH_MAX_JOBS 24
+#define BENCH_THREADS 256
+
+static int bench_plan(struct bench_job *jobs)
+{
+  static const uint32_t seq_full[] = {4096, 16384, 65536, 262144};
+  static const uint32_t two[] = {4096, 65536};
+  const uint32_t *seq_pages = g_bench.opt.quick ? two : seq_full;
+  const int nseq = g_bench.opt.quick ? 2 : 4;
+  const uint64_t size = g_bench.size;
+  const int sms = g_bench.sms;
+  int n = 0, i, x;
+
+  /* the cache holds the file twice over: nothing is evicted */
+  for (i = 0; i < nseq; i++)
+    jobs[n++] = (struct bench_job){"seq", "seq", BENCH_SEQ_BLOCK, seq_pages[i], 2 * size, -1,
+                                   BENCH_MIB, 2 * sms, 0, 1};
+  for (i = 0; i < 2; i++)
+    jobs[n++] = (struct bench_job){"seq_warp", "seq_warp", BENCH_SEQ_WARP, two[i], 2 * size, -1,
+                                   256 * BENCH_KIB, 2 * sms, 0, 0};
+  for (x = 0; x < 2; x++)
+    for (i = 0; i < 2; i++)
+      jobs[n++] = (struct bench_job){"xfer", x == 0 ? "seq/pull" : "seq/dma", BENCH_SEQ_BLOCK,
+                                     two[i], 2 * size, x == 0 ? GPUFS_XFER_PULL : GPUFS_XFER_DMA,
+                                     BENCH_MIB, 2 * sms, 0, 0};
+  jobs[n++] = (struct bench_job){"rand", "rand", BENCH_RAND_WARP, 4096, 2 * size, -1, 4096,
+                                 4 * sms, g_bench.opt.quick ? (1ull << 18) : (1ull << 20), 0};
+  /* the file is twice the cache */
+  jobs[n++] = (struct bench_job){"big", "big", BENCH_SEQ_BLOCK, 65536, size / 2, -1, BENCH_MIB,
+                                 2 * sms, 0, 0};
+  return n;
+}
+
+/* ---------------- rows ---------------- */
+
+static const struct {
+  const char *name;
+  size_t off;
+} bench_stat_fields[] = {
+    {"hits", offsetof(struct gpufs_stats, hits)},
+    {"misses", offsetof(struct gpufs_stats, misses)},
+    {"evictions", offsetof(struct gpufs_stats, evictions)},
+    {"scanned", offsetof(struct gpufs_stats, scanned)},
+    {"nofree", offsetof(struct gpufs_stats, nofree)},
+    {"requests", offsetof(struct gpufs_stats, requests)},
+    {"batches", offsetof(struct gpufs_stats, batches)},
+    {"preads", offsetof(struct gpufs_stats, preads)},
+    {"merged", offsetof(struct gpufs_stats, merged)},
+    {"bytes_read", offsetof(struct gpufs_stats, bytes_read)},
+    {"transfers", offsetof(struct gpufs_stats, transfers)},
+    {"opens", offsetof(struct gpufs_stats, opens)},
+    {"stat_errors", offsetof(struct gpufs_stats, errors)},
+};
+#define BENCH_NSTATS (int)(sizeof(bench_stat_fields) / sizeof(bench_stat_fields[0]))
+
+static uint64_t bench_stat(const struct gpufs_stats *s, int i)
+{
+  uint64_t v;
+  memcpy(&v, (const char *)s + bench_stat_fields[i].off, sizeof(v));
+  return v;
+}
+
+static const char *bench_xfer_name(uint32_t x)
+{
+  return x == GPUFS_XFER_PULL ? "pull" : x == GPUFS_XFER_DMA ? "dma" : "?";
+}
+
+/* Status and note of a row from the kernel's outcome; value NaN unless
+ * the data was complete and right (capped: right as far as it got). */
+static void bench_judge(struct bench_row *row, int rc, const struct bench_read_result *r,
+                        double cap)
+{
+  if (rc)
+    bench_row_status(row, BENCH_FAILED, "CUDA error (see stderr)");
+  else if (r->errors)
+    bench_row_status(row, BENCH_FAILED, "%llu calls failed; the first returned %lld (%s)",
+                     (unsigned long long)r->errors, (long long)r->first_error,
+                     r->first_error < 0 ? gpufs_strerror((int)r->first_error) : "short read");
+  else if (r->mismatches)
+    bench_row_status(row, BENCH_FAILED, "%llu wrong words, the first at byte %llu",
+                     (unsigned long long)r->mismatches, (unsigned long long)r->first_bad);
+  else if (r->capped_groups)
+    bench_row_status(row, BENCH_CAPPED,
+                     "%llu groups stopped by the %.3g s cap after %llu of %llu bytes",
+                     (unsigned long long)r->capped_groups, cap, (unsigned long long)r->bytes,
+                     (unsigned long long)r->expected_bytes);
+  else if (r->bytes != r->expected_bytes)
+    bench_row_status(row, BENCH_FAILED, "read %llu of %llu bytes", (unsigned long long)r->bytes,
+                     (unsigned long long)r->expected_bytes);
+  if (row->status == BENCH_FAILED)
+    row->value = NAN;
+}
+
+static void bench_extras(struct bench_row *row, const struct bench_job *j,
+                         const struct gpufs_config *cfg, const struct bench_read_result *r,
+                         const struct gpufs_stats *st, double cap)
+{
+  int i;
+  bench_row_u64(row, "page_size", cfg->page_size);
+  bench_row_u64(row, "cache_size", cfg->cache_size);
+  bench_row_str(row, "xfer", bench_xfer_name(cfg->xfer));
+  bench_row_u64(row, "io_size", j->io);
+  bench_row_u64(row, "blocks", (uint64_t)j->blocks);
+  bench_row_u64(row, "threads", BENCH_THREADS);
+  bench_row_u64(row, "daemon_threads", cfg->daemon_threads);
+  bench_row_u64(row, "staging_size", cfg->staging_size);
+  bench_row_u64(row, "max_batch", cfg->max_batch);
+  bench_row_u64(row, "nrings", cfg->nrings);
+  bench_row_f64(row, "seconds", r->seconds);
+  bench_row_f64(row, "measured_gbps", r->gbps);
+  bench_row_u64(row, "bytes", r->bytes);
+  bench_row_u64(row, "calls", r->calls);
+  bench_row_u64(row, "mismatches", r->mismatches);
+  bench_row_u64(row, "call_errors", r->errors);
+  bench_row_u64(row, "capped_groups", r->capped_groups);
+  bench_row_f64(row, "cap_seconds", cap);
+  for (i = 0; i < BENCH_NSTATS; i++)
+    bench_row_u64(row, bench_stat_fields[i].name, bench_stat(st, i));
+}
+
+/* Add base once per baseline (name, value), or once without when n is 0. */
+static void bench_emit(const struct bench_row *base, const char *const *names,
+                       const double *values, int n)
+{
+  struct bench_row row;
+  int i;
+  if (n == 0)
+    bench_report_add(base);
+  for (i = 0; i < n; i++) {
+    row = *base;
+    bench_row_baseline(&row, names[i], values[i]);
+    bench_report_add(&row);
+  }
+}
+
+static void bench_print_outcome(const char *what, const struct bench_row *row,
+                                const struct bench_read_result *r, const struct gpufs_stats *st)
+{
+  bench_progress("%s: %.3f %s in %.2f s, %s%s%s; hits %llu misses %llu requests %llu batches "
+                 "%llu preads %llu merged %llu",
+                 what, r->gbps, "GB/s", r->seconds,
+                 row->status == BENCH_OK ? "ok" : row->status == BENCH_CAPPED ? "capped" : "FAILED",
+                 row->note[0] ? ": " : "", row->note, (unsigned long long)st->hits,
+                 (unsigned long long)st->misses, (unsigned long long)st->requests,
+                 (unsigned long long)st->batches, (unsigned long long)st->preads,
+                 (unsigned long long)st->merged);
+}
+
+/* ---------------- one run ---------------- */
+
+static void bench_run_job(const struct bench_job *j, double cap)
+{
+  static const char *seq_names[] = {"ceiling", "naive", "expert"};
+  struct gpufs_config cfg;
+  struct gpufs_stats st, st2;
+  struct bench_read_params p;
+  struct bench_read_result r;
+  struct bench_row row;
+  const char *bad = NULL;
+  char config[160], a[32], b[32], c[32];
+  double seq_values[3] = {g_bench.ceiling_gbps, g_bench.naive_gbps, g_bench.expert_gbps};
+  int rc, i;
+
+  gpufs_config_default(&cfg);
+  if (gpufs_config_from_env(&cfg, &bad) != 0)
+    bench_progress("warning: GPUFS_* environment: %s does not parse; ignored", bad);
+  cfg.device = g_bench.opt.device;
+  cfg.page_size = j->page;
+  cfg.cache_size = j->cache;
+  if (j->xfer >= 0)
+    cfg.xfer = (uint32_t)j->xfer;
+  if (cfg.staging_size < (uint64_t)GPUFS_MIN_SLOTS * j->page)
+    cfg.staging_size = (uint64_t)GPUFS_MIN_SLOTS * j->page;
+  snprintf(config, sizeof(config), "page=%s cache=%s xfer=%s io=%s grid=%dx%d",
+           bench_fmt_size(j->page, a, sizeof(a)), bench_fmt_size(j->cache, b, sizeof(b)),
+           bench_xfer_name(cfg.xfer), bench_fmt_size(j->io, c, sizeof(c)), j->blocks,
+           BENCH_THREADS);
+  if (j->access == BENCH_RAND_WARP)
+    snprintf(config + strlen(config), sizeof(config) - strlen(config), " reads=%llu",
+             (unsigned long long)j->rand_reads);
+
+  bench_progress("%s %s (cap %.0f s)", j->workload, config, cap);
+  bench_watch(j->workload, (j->hit ? 2 : 1) * cap + 180);
+  rc = gpufs_start(&cfg);
+  if (rc != 0) {
+    bench_row_init(&row, j->workload, config, NAN, "GB/s");
+    bench_row_status(&row, BENCH_FAILED, "gpufs_start: %s (%s)", gpufs_strerror(rc),
+                     gpufs_error_detail());
+    bench_report_add(&row);
+    bench_progress("%s: %s", j->workload, row.note);
+    gpufs_stop();
+    bench_watch("", 0);
+    return;
+  }
+
+  memset(&p, 0, sizeof(p));
+  p.path = g_bench.path;
+  p.file_size = g_bench.size;
+  p.seed = g_bench.seed;
+  p.access = j->access;
+  p.blocks = j->blocks;
+  p.threads = BENCH_THREADS;
+  p.io_size = j->io;
+  p.rand_reads = j->rand_reads;
+  p.cap_seconds = cap;
+  rc = bench_gpufs_read(&p, &r);
+  memset(&st, 0, sizeof(st));
+  gpufs_get_stats(&st);
+
+  if (j->access == BENCH_RAND_WARP) {
+    /* pages/s alone, then GB/s against the ceiling */
+    bench_row_init(&row, j->workload, config, r.mcalls_per_s, "Mpages/s");
+    bench_judge(&row, rc, &r, cap);
+    bench_extras(&row, j, &cfg, &r, &st, cap);
+    bench_emit(&row, NULL, NULL, 0);
+    bench_row_init(&row, j->workload, config, r.gbps, "GB/s");
+    bench_judge(&row, rc, &r, cap);
+    bench_extras(&row, j, &cfg, &r, &st, cap);
+    bench_emit(&row, seq_names, seq_values, 1);
+  } else if (!strcmp(j->group, "big")) {
+    static const char *big_names[] = {"seq(64K)", "expert"};
+    const double big_values[] = {g_bench.seq64_gbps, g_bench.expert_gbps};
+    bench_row_init(&row, j->workload, config, r.gbps, "GB/s");
+    bench_judge(&row, rc, &r, cap);
+    bench_extras(&row, j, &cfg, &r, &st, cap);
+    bench_emit(&row, big_names, big_values, 2);
+  } else {
+    bench_row_init(&row, j->workload, config, r.gbps, "GB/s");
+    bench_judge(&row, rc, &r, cap);
+    bench_extras(&row, j, &cfg, &r, &st, cap);
+    bench_emit(&row, seq_names, seq_values, 3);
+    if (!strcmp(j->group, "seq") && j->page == 65536 && row.status != BENCH_FAILED)
+      g_bench.seq64_gbps = row.value;
+  }
+  bench_print_outcome(j->workload, &row, &r, &st);
+
+  if (j->hit && rc == 0 && row.status == BENCH_OK) {
+    /* the same reads again: every page is in the cache now */
+    rc = bench_gpufs_read(&p, &r);
+    memset(&st2, 0, sizeof(st2));
+    gpufs_get_stats(&st2);
+    for (i = 0; i < BENCH_NSTATS; i++) {
+      /* this read's own counters: the difference since the first read */
+      uint64_t v = bench_stat(&st2, i) - bench_stat(&st, i);
+      memcpy((char *)&st2 + bench_stat_fields[i].off, &v, sizeof(v));
+    }
+    bench_row_init(&row, "hit", config, r.gbps, "GB/s");
+    bench_judge(&row, rc, &r, cap);
+    bench_extras(&row, j, &cfg, &r, &st2, cap);
+    bench_row_baseline(&row, "d2d", g_bench.d2d_gbps);
+    bench_report_add(&row);
+    bench_print_outcome("hit", &row, &r, &st2);
+  }
+
+  rc = gpufs_stop();
+  if (rc != 0) {
+    bench_row_init(&row, j->workload, config, NAN, "GB/s");
+    bench_row_status(&row, BENCH_FAILED, "gpufs_stop: %s (%s)", gpufs_strerror(rc),
+                     gpufs_error_detail());
+    bench_report_add(&row);
+    bench_progress("%s: %s", j->workload, row.note);
+  }
+  bench_watch("", 0);
+}
+
+void bench_plan_run(void)
+{
+  struct bench_job jobs[BENCH_MAX_JOBS];
+  const int n = bench_plan(jobs);
+  const double t0 = bench_now();
+  int i, k, kernels_left = 0;
+
+  for (i = 0; i < n; i++)
+    kernels_left += bench_selected(jobs[i].group) ? 1 + jobs[i].hit : 0;
+  for (i = 0; i < n; i++) {
+    double left, cap;
+    if (!bench_selected(jobs[i].group))
+      continue;
+    k = 1 + jobs[i].hit;
+    left = g_bench.opt.budget - (bench_now() - t0);
+    cap = left / kernels_left;
+    cap = cap < 5 ? 5 : cap;
+    cap = cap > g_bench.opt.cap ? g_bench.opt.cap : cap;
+    bench_run_job(&jobs[i], cap);
+    kernels_left -= k;
+  }
+}

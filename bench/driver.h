@@ -1,0 +1,61 @@
+/*
+ * driver.h - state shared by gpufs_bench's main (bench/main.cu: options,
+ * data file, baselines) and its libgpufs runs (bench/driver.cu).
+ */
+#ifndef BENCH_DRIVER_H
+#define BENCH_DRIVER_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The pattern of the data file; a file from an earlier run is reused only
+ * when its words match this seed. */
+#define BENCH_SEED 0x6770756673ull /* "gpufs" */
+
+struct bench_options {
+  const char *out;  /* JSON lines file, or NULL */
+  const char *dir;  /* data file folder */
+  const char *only; /* comma-separated workload groups, or NULL: all */
+  double size_gib;
+  int quick;
+  int threads;      /* expert baseline */
+  double cap;       /* seconds a kernel may keep issuing reads */
+  double budget;    /* seconds for all libgpufs runs together */
+  int device;
+};
+
+struct bench_state {
+  struct bench_options opt;
+  char path[4096]; /* the data file */
+  uint64_t size;   /* its bytes */
+  uint64_t seed;
+  int sms;
+  double t_start;
+  /* rates measured in this run, GB/s; NaN when not measured */
+  double ceiling_gbps, naive_gbps, expert_gbps, d2d_gbps;
+  double seq64_gbps; /* seq, 64 KiB pages, default transfer path: big's baseline */
+};
+
+extern struct bench_state g_bench;
+
+/* One line on stderr, prefixed with the seconds since the start. */
+void bench_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Exit (status 3, with a message naming step) unless the next bench_watch
+ * call comes within seconds; seconds 0 disarms.  For hangs only: rows
+ * already measured are in the --out file. */
+void bench_watch(const char *step, double seconds);
+
+/* Is workload group name (seq, seq_warp, xfer, rand, big) selected by --only? */
+int bench_selected(const char *name);
+
+/* Run the libgpufs workloads that --only selects, adding their rows. */
+void bench_plan_run(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* BENCH_DRIVER_H */

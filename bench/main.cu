@@ -1,0 +1,294 @@
+/*
+ * main.cu - gpufs_bench: libgpufs against its baselines, in one run.
+ *
+ *   gpufs_bench [--out FILE] [--size GiB] [--quick] [--only LIST] [--dir DIR]
+ *               [--threads N] [--cap SECONDS] [--budget SECONDS] [--device N]
+ *
+ * 1. writes (or reuses) the pattern file and reads it into the page cache;
+ * 2. measures the baselines once: ceiling, naive, expert, zero-copy, cufile,
+ *    and the device-to-device copy rate;
+ * 3. runs each libgpufs workload (bench/driver.cu) in a fresh gpufs_start /
+ *    gpufs_stop;
+ * 4. prints the table of every row last on stdout.
+ * Rows go to FILE as JSON lines as they are measured.  Progress: stderr.
+ * docs/benchmarks.md explains every row.  Exit status 1 if a row failed.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <cuda_runtime.h>
+
+#include "bench/baselines.h"
+#include "bench/cuda_check.h"
+#include "bench/datafile.h"
+#include "bench/driver.h"
+#include "bench/report.h"
+#include "bench/util.h"
+
+/* ---------------- options ---------------- */
+
+static void bench_usage(FILE *f)
+{
+  fprintf(f,
+          "usage: gpufs_bench [--out FILE] [--size GiB] [--quick] [--only LIST] [--dir DIR]\n"
+          "                   [--threads N] [--cap SECONDS] [--budget SECONDS] [--device N]\n"
+          "  --out FILE      append every row as a JSON line to FILE\n"
+          "  --size GiB      data file size (default 4; --quick: 1)\n"
+          "  --quick         small file, fewer configurations, shorter caps\n"
+          "  --only LIST     comma-separated: baselines, seq (with hit), seq_warp, xfer,\n"
+          "                  rand, big (baselines are always measured)\n"
+          "  --dir DIR       where the data file lives (default /tmp/gpufs_bench)\n"
+          "  --threads N     host threads of the expert baseline (default 8)\n"
+          "  --cap SECONDS   longest a workload's kernel keeps issuing reads (default 60)\n"
+          "  --budget SECONDS  caps shrink so that the libgpufs part fits (default 300)\n"
+          "  --device N      CUDA device (default 0)\n");
+}
+
+static int bench_parse(int argc, char **argv, struct bench_options *o)
+{
+  int i;
+  memset(o, 0, sizeof(*o));
+  o->dir = "/tmp/gpufs_bench";
+  o->threads = 8;
+  o->cap = 60;
+  o->budget = 300;
+  for (i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!strcmp(a, "--quick")) {
+      o->quick = 1;
+      continue;
+    }
+    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+      bench_usage(stdout);
+      exit(0);
+    }
+    if (strcmp(a, "--out") && strcmp(a, "--size") && strcmp(a, "--only") && strcmp(a, "--dir") &&
+        strcmp(a, "--threads") && strcmp(a, "--cap") && strcmp(a, "--budget") &&
+        strcmp(a, "--device")) {
+      fprintf(stderr, "gpufs_bench: unknown option %s\n", a);
+      return -EINVAL;
+    }
+    if (!v) {
+      fprintf(stderr, "gpufs_bench: %s needs a value\n", a);
+      return -EINVAL;
+    }
+    i++;
+    if (!strcmp(a, "--out"))
+      o->out = v;
+    else if (!strcmp(a, "--size"))
+      o->size_gib = atof(v);
+    else if (!strcmp(a, "--only"))
+      o->only = v;
+    else if (!strcmp(a, "--dir"))
+      o->dir = v;
+    else if (!strcmp(a, "--threads"))
+      o->threads = atoi(v);
+    else if (!strcmp(a, "--cap"))
+      o->cap = atof(v);
+    else if (!strcmp(a, "--budget"))
+      o->budget = atof(v);
+    else
+      o->device = atoi(v);
+  }
+  if (o->only) {
+    static const char *known = ",baselines,seq,hit,seq_warp,xfer,rand,big,";
+    const char *p = o->only;
+    while (*p) {
+      size_t n = strcspn(p, ",");
+      char item[32];
+      snprintf(item, sizeof(item), ",%.*s,", (int)(n < 29 ? n : 29), p);
+      if (n == 0 || n > 29 || !strstr(known, item)) {
+        fprintf(stderr, "gpufs_bench: --only: unknown workload '%.*s'\n", (int)n, p);
+        return -EINVAL;
+      }
+      p += n + (p[n] == ',');
+    }
+  }
+  if (o->size_gib == 0)
+    o->size_gib = o->quick ? 1 : 4;
+  if (o->quick && o->cap > 20)
+    o->cap = 20;
+  if (o->size_gib <= 0 || o->threads < 1 || o->cap <= 0 || o->budget <= 0 || o->device < 0) {
+    fprintf(stderr, "gpufs_bench: --size, --threads, --cap and --budget want positive values\n");
+    return -EINVAL;
+  }
+  return 0;
+}
+
+/* ---------------- context of every row ---------------- */
+
+static void bench_context(const struct cudaDeviceProp *prop)
+{
+  char buf[128], host[64];
+  time_t now = time(NULL);
+  struct tm tm;
+  int rt = 0, drv = 0;
+  FILE *git;
+
+  localtime_r(&now, &tm);
+  bench_report_context("device", prop->name);
+  strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S%z", &tm);
+  bench_report_context("date", buf);
+  if (gethostname(host, sizeof(host)) == 0) {
+    host[sizeof(host) - 1] = '\0';
+    bench_report_context("host", host);
+  }
+  cudaRuntimeGetVersion(&rt);
+  cudaDriverGetVersion(&drv);
+  snprintf(buf, sizeof(buf), "runtime %d, driver %d", rt, drv);
+  bench_report_context("cuda", buf);
+  snprintf(buf, sizeof(buf), "%ld", sysconf(_SC_PAGESIZE));
+  bench_report_context("host_page_size", buf);
+  snprintf(buf, sizeof(buf), "%llu", (unsigned long long)g_bench.size);
+  bench_report_context("file_size", buf);
+  bench_report_context("mode", g_bench.opt.quick ? "quick" : "full");
+  git = popen("git rev-parse --short HEAD 2>/dev/null", "r");
+  if (git) {
+    if (fgets(buf, sizeof(buf), git)) {
+      buf[strcspn(buf, "\n")] = '\0';
+      bench_report_context("commit", buf);
+    }
+    pclose(git);
+  }
+}
+
+/* ---------------- baselines ---------------- */
+
+/* A row of one baseline; ratio to the ceiling except for the ceiling itself
+ * and d2d (a device-memory rate). */
+static void bench_baseline_row(const char *name, int rc, const struct bench_rate *rate)
+{
+  struct bench_row row;
+  char sz[32], config[160];
+
+  snprintf(config, sizeof(config), "file=%s", bench_fmt_size(rate->bytes, sz, sizeof(sz)));
+  bench_row_init(&row, name, config, rc == 0 ? rate->gbps : NAN, "GB/s");
+  if (strcmp(name, "ceiling") != 0 && strcmp(name, "d2d") != 0)
+    bench_row_baseline(&row, "ceiling", g_bench.ceiling_gbps);
+  bench_row_status(&row, rc == 0 ? BENCH_OK : rc == -ENOTSUP ? BENCH_NA : BENCH_FAILED, "%s",
+                   rate->note);
+  bench_row_f64(&row, "seconds", rate->seconds);
+  bench_row_f64(&row, "setup_seconds", rate->setup_seconds);
+  bench_row_u64(&row, "reps", (uint64_t)rate->reps);
+  bench_report_add(&row);
+  if (rc == 0)
+    bench_progress("%-9s %7.2f GB/s  (%s)", name, rate->gbps, rate->note);
+  else
+    bench_progress("%-9s %s: %s", name, rc == -ENOTSUP ? "n/a" : "FAILED", rate->note);
+}
+
+static void bench_baselines(void)
+{
+  struct bench_rate rate;
+  void *dev = NULL;
+  int rc;
+
+  bench_watch("baselines", 600);
+  if (BENCH_CUDA(cudaMalloc(&dev, g_bench.size)) != 0) {
+    bench_progress("baselines: no device buffer of %llu bytes", (unsigned long long)g_bench.size);
+    return;
+  }
+  bench_progress("ceiling: pinned H2D copies of %llu bytes", (unsigned long long)g_bench.size);
+  rc = bench_ceiling(dev, g_bench.size, g_bench.seed, &rate);
+  g_bench.ceiling_gbps = rc == 0 ? rate.gbps : NAN;
+  bench_baseline_row("ceiling", rc, &rate);
+
+  bench_progress("naive: read() + cudaMemcpy");
+  rc = bench_naive(g_bench.path, dev, g_bench.size, g_bench.seed, &rate);
+  g_bench.naive_gbps = rc == 0 ? rate.gbps : NAN;
+  bench_baseline_row("naive", rc, &rate);
+
+  bench_progress("expert: %d threads", g_bench.opt.threads);
+  rc = bench_expert(g_bench.path, dev, g_bench.size, g_bench.seed, g_bench.opt.threads, &rate);
+  g_bench.expert_gbps = rc == 0 ? rate.gbps : NAN;
+  bench_baseline_row("expert", rc, &rate);
+
+  bench_progress("zero-copy: mmap + cudaHostRegister");
+  rc = bench_zero_copy(g_bench.path, g_bench.size, g_bench.seed, &rate);
+  bench_baseline_row("zero-copy", rc, &rate);
+
+  bench_progress("cufile: compatibility mode");
+  rc = bench_cufile(g_bench.path, dev, g_bench.size, g_bench.seed, &rate);
+  bench_baseline_row("cufile", rc, &rate);
+
+  bench_progress("d2d: device-to-device copy of %llu bytes",
+                 (unsigned long long)(g_bench.size / 2));
+  rc = bench_d2d((char *)dev + g_bench.size / 2, dev, g_bench.size / 2, &rate);
+  g_bench.d2d_gbps = rc == 0 ? rate.gbps : NAN;
+  bench_baseline_row("d2d", rc, &rate);
+
+  BENCH_CUDA(cudaFree(dev));
+  bench_watch("baselines", 0);
+}
+
+/* ---------------- main ---------------- */
+
+int main(int argc, char **argv)
+{
+  struct cudaDeviceProp prop;
+  char name[64], sz[32];
+  double t0;
+  int rc;
+
+  g_bench.t_start = bench_now();
+  if (bench_parse(argc, argv, &g_bench.opt) != 0) {
+    bench_usage(stderr);
+    return 2;
+  }
+  g_bench.size = (uint64_t)(g_bench.opt.size_gib * 1024 + 0.5) * BENCH_MIB;
+  if (g_bench.size == 0)
+    g_bench.size = BENCH_MIB;
+  g_bench.seed = BENCH_SEED;
+  g_bench.ceiling_gbps = g_bench.naive_gbps = g_bench.expert_gbps = NAN;
+  g_bench.d2d_gbps = g_bench.seq64_gbps = NAN;
+  if (BENCH_CUDA(cudaSetDevice(g_bench.opt.device)) ||
+      BENCH_CUDA(cudaGetDeviceProperties(&prop, g_bench.opt.device)))
+    return 2;
+  g_bench.sms = prop.multiProcessorCount;
+  if (g_bench.opt.out && (rc = bench_report_open(g_bench.opt.out)) != 0) {
+    fprintf(stderr, "gpufs_bench: %s: %s\n", g_bench.opt.out, strerror(-rc));
+    return 2;
+  }
+  bench_context(&prop);
+  bench_progress("%s, %d SMs; file %s in %s; %s mode", prop.name, g_bench.sms,
+                 bench_fmt_size(g_bench.size, sz, sizeof(sz)), g_bench.opt.dir,
+                 g_bench.opt.quick ? "quick" : "full");
+
+  if ((rc = bench_mkdirs(g_bench.opt.dir)) != 0) {
+    fprintf(stderr, "gpufs_bench: mkdir %s: %s\n", g_bench.opt.dir, strerror(-rc));
+    return 2;
+  }
+  snprintf(name, sizeof(name), "/pattern_%s.bin", sz);
+  snprintf(g_bench.path, sizeof(g_bench.path), "%s%s", g_bench.opt.dir, name);
+  bench_watch("writing the data file", 600);
+  t0 = bench_now();
+  rc = bench_make_file(g_bench.path, g_bench.size, g_bench.seed);
+  if (rc < 0) {
+    fprintf(stderr, "gpufs_bench: writing %s: %s\n", g_bench.path, strerror(-rc));
+    return 2;
+  }
+  bench_progress("%s ready (%.1f s: written, or reused when it matched)", g_bench.path,
+                 bench_now() - t0);
+  if ((rc = bench_warm_file(g_bench.path)) != 0) {
+    fprintf(stderr, "gpufs_bench: reading %s: %s\n", g_bench.path, strerror(-rc));
+    return 2;
+  }
+  bench_watch("", 0);
+  bench_progress("%s is in the page cache", g_bench.path);
+
+  bench_baselines();
+  if (!g_bench.opt.only || strcmp(g_bench.opt.only, "baselines") != 0)
+    bench_plan_run();
+
+  bench_progress("done: %d rows, %d failed", bench_report_count(), bench_report_failures());
+  bench_report_close();
+  fflush(stderr);
+  printf("\n");
+  bench_report_table(stdout);
+  return bench_report_failures() ? 1 : 0;
+}

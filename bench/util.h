@@ -1,0 +1,42 @@
+/*
+ * util.h - host helpers of the benchmarks: clock, thread fan-out, folders.
+ * Plain C; callable from .c and .cu files.
+ */
+#ifndef BENCH_UTIL_H
+#define BENCH_UTIL_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define BENCH_KIB (1024ull)
+#define BENCH_MIB (1024ull * 1024ull)
+#define BENCH_GIB (1024ull * 1024ull * 1024ull)
+
+/* Seconds on CLOCK_MONOTONIC. */
+double bench_now(void);
+
+/* Threads worth starting for host-side file work: online CPUs, 1..16. */
+int bench_host_threads(void);
+
+/* Runs fn(arg, t) for t = 0..n-1, each on its own thread, and joins them.
+ * Returns 0, the first nonzero value a thread returned (lowest t), or -errno
+ * when a thread could not be started (the started ones are joined). */
+int bench_parallel(int n, int (*fn)(void *arg, int t), void *arg);
+
+/* pread (is_write 0) or pwrite (is_write 1) all len bytes at off, retrying short
+ * transfers and EINTR.  0, -EIO when the file ends first, or -errno. */
+int bench_pio_full(int fd, void *buf, uint64_t len, uint64_t off, int is_write);
+
+/* mkdir -p.  0 or -errno. */
+int bench_mkdirs(const char *dir);
+
+/* "4K", "64K", "1M", "8G", or plain bytes when not a whole unit, into buf. */
+const char *bench_fmt_size(uint64_t bytes, char *buf, int len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* BENCH_UTIL_H */

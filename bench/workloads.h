@@ -1,0 +1,61 @@
+/*
+ * workloads.h - the libgpufs side of the benchmarks: kernels that read a
+ * pattern file (bench/pattern.h) through gread / gread_warp and check every
+ * 8-byte word that arrives, timed with CUDA events.
+ *
+ * libgpufs must be started (gpufs_start) by the caller; the page size, cache
+ * size and transfer path are its configuration, not these parameters.
+ * Callable from C and C++ (nvcc) code.
+ */
+#ifndef BENCH_WORKLOADS_H
+#define BENCH_WORKLOADS_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum bench_access {
+  BENCH_SEQ_BLOCK = 0, /* each threadblock gread()s its own contiguous stride */
+  BENCH_SEQ_WARP = 1,  /* each warp gread_warp()s its own contiguous stride */
+  BENCH_RAND_WARP = 2  /* warps gread_warp() io_size-aligned pieces in a random order */
+};
+
+struct bench_read_params {
+  const char *path;      /* a file from bench_make_file */
+  uint64_t file_size;    /* its size: a multiple of io_size */
+  uint64_t seed;         /* its pattern */
+  enum bench_access access;
+  int blocks;            /* grid; every block opens the file (block-level gopen) */
+  int threads;           /* per block, a multiple of 32 */
+  uint64_t io_size;      /* bytes per call: the chunk (seq) or the page (rand); multiple of 8 */
+  uint64_t rand_reads;   /* rand: calls in all, at most file_size / io_size: each piece
+                            is read at most once, so a cold cache stays cold */
+  double cap_seconds;    /* a group issues no new call after this long (<= 0: no cap) */
+};
+
+struct bench_read_result {
+  double seconds;          /* the kernel, CUDA events */
+  double gbps;             /* bytes / seconds / 1e9 */
+  double mcalls_per_s;     /* full calls / seconds / 1e6 (M pages/s for rand) */
+  uint64_t bytes;          /* bytes read in full and checked */
+  uint64_t calls;          /* calls that returned the full size */
+  uint64_t mismatches;     /* wrong 8-byte words among bytes */
+  uint64_t first_bad;      /* file offset of the first wrong word, UINT64_MAX if none */
+  uint64_t errors;         /* gopen/gread/gclose calls that failed or came short */
+  int64_t first_error;     /* the first such call's result (-errno, or a short count) */
+  uint64_t capped_groups;  /* groups that the cap stopped */
+  uint64_t expected_bytes; /* what a full run reads */
+};
+
+/* Run one read kernel.  Returns 0 when the kernel ran to its end: the
+ * outcome is in *r (errors, mismatches, capped_groups, bytes short of
+ * expected_bytes); -EINVAL for bad parameters; -EIO for a CUDA failure
+ * (printed on stderr with file:line). */
+int bench_gpufs_read(const struct bench_read_params *p, struct bench_read_result *r);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* BENCH_WORKLOADS_H */

@@ -188,10 +188,12 @@ GPUFS_HD uint32_t gpufs_q_claim(struct gpufs_queue_hdr *hdr, struct gpufs_slot *
     uint64_t h = gpufs_ld_relaxed_u64_sys(&hdr->host_head);
     uint32_t k = 0;
     uint32_t room = nslots - (uint32_t)(h % nslots);
-    if (max > room) max = room;
+    /* clamp per try: a try that lost the CAS near the end of the array must
+     * not shrink the batch of the next try, which may start anywhere */
+    uint32_t lim = max < room ? max : room;
     /* acquire: pairs with gpufs_q_post; the fields and payload of each
      * counted slot are visible to this worker */
-    while (k < max && gpufs_ld_acquire_u64_sys(&slots[(h + k) % nslots].req_seq) == h + k + 1)
+    while (k < lim && gpufs_ld_acquire_u64_sys(&slots[(h + k) % nslots].req_seq) == h + k + 1)
       k++;
     if (k == 0) return 0;
     if (gpufs_cas_acqrel_u64_sys(&hdr->host_head, &h, h + k)) {

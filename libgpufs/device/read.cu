@@ -61,7 +61,13 @@ static __device__ int64_t round_fetch(const struct gpufs_fdinfo *fi, uint64_t p0
   gpufs_st_relaxed_u64_sys(&s->offset, (p0 + j) * S);
   gpufs_st_relaxed_u32_sys(&s->len, S);
   gpufs_q_post(&d->q, *ticket);
-  r = gpufs_q_wait_done(&d->q, *ticket);
+  /* Only the lane with the round's last ticket polls host memory at first:
+   * a worker completes a run's tickets in order, so when the last is done
+   * the others usually are too.  Many lanes polling over PCIe would compete
+   * with the data for the link. */
+  if (j == 31u - (uint32_t)__clz(loaders)) r = gpufs_q_wait_done(&d->q, *ticket);
+  __syncwarp(loaders);
+  if (r == 0) r = gpufs_q_wait_done(&d->q, *ticket);
   if (r) {
     *owned = false; /* stopped: a worker may still write the slot; never hand it on */
     return r;

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "libgpufs/common/config.h"
 
@@ -16,10 +17,11 @@ void gpufs_config_default(struct gpufs_config *cfg)
   cfg->page_size = 64u << 10;
   cfg->cache_size = 2ull << 30;
   cfg->nrings = 64;
-  cfg->daemon_threads = 8;
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  cfg->daemon_threads = cpus >= 16 ? 16 : cpus > 1 ? (uint32_t)cpus : 1;
   cfg->staging_size = 256ull << 20;
   cfg->max_open_files = 128;
-  cfg->max_batch = 256;
+  cfg->max_batch = 16;
   cfg->xfer = GPUFS_XFER_PULL;
   cfg->alloc_timeout_ms = 2000;
 }

@@ -273,6 +273,22 @@ static void transfer_run(struct worker *w, struct ticket *t, uint32_t k, uint32_
     if (t[r].op == GPUFS_OP_READ && t[r].result > 0) t[r].result = rc < 0 ? rc : -GPUFS_EIO;
 }
 
+/* Publish the results of tickets [from, to) of a run; returns to. */
+static uint32_t complete_tickets(struct gpufs_slot *slots, const struct ticket *t, uint32_t s,
+                                 uint64_t first, uint32_t from, uint32_t to,
+                                 struct gpufs_daemon_stats *acc)
+{
+  for (uint32_t r = from; r < to; r++) {
+    struct gpufs_slot *sl = &slots[s + r];
+    if (t[r].result < 0) acc->errors++;
+    sl->result = t[r].result;
+    memcpy(sl->out, t[r].out, sizeof(sl->out));
+    /* After this the slot and its staging are the GPU's again: not touched. */
+    gpufs_q_complete(sl, first + r);
+  }
+  return to;
+}
+
 static void serve_run(struct worker *w, uint64_t first, uint32_t k)
 {
   struct gpufs_daemon *d = w->d;
@@ -289,6 +305,10 @@ static void serve_run(struct worker *w, uint64_t first, uint32_t k)
     t[r] = (struct ticket){.op = sl->op, .hfid = sl->hfid, .offset = sl->offset,
                            .len = sl->len, .arg = sl->arg};
   }
+  /* Pull path: a ticket is completed as soon as its own pread is done, so
+   * the GPU starts copying while the worker preads the rest of the run.
+   * DMA path: only after the run's one copy to the device. */
+  uint32_t done = 0;
   for (uint32_t r = 0; r < k;) {
     uint32_t n = 1;
     switch (t[r].op) {
@@ -310,16 +330,11 @@ static void serve_run(struct worker *w, uint64_t first, uint32_t k)
       break;
     }
     r += n;
+    if (!d->p.to_device) done = complete_tickets(slots, t, s, first, done, r, &acc);
   }
-  if (d->p.to_device) transfer_run(w, t, k, s, &acc);
-
-  for (uint32_t r = 0; r < k; r++) {
-    struct gpufs_slot *sl = &slots[s + r];
-    if (t[r].result < 0) acc.errors++;
-    sl->result = t[r].result;
-    memcpy(sl->out, t[r].out, sizeof(sl->out));
-    /* After this the slot and its staging are the GPU's again: not touched. */
-    gpufs_q_complete(sl, first + r);
+  if (d->p.to_device) {
+    transfer_run(w, t, k, s, &acc);
+    complete_tickets(slots, t, s, first, 0, k, &acc);
   }
   stats_flush(w, &acc);
 }

@@ -130,6 +130,57 @@ __device__ int gclose_warp(int fd);
 __device__ ssize_t gread(int fd, int64_t offset, size_t size, void *buf);
 __device__ ssize_t gread_warp(int fd, int64_t offset, size_t size, void *buf);
 
+/* gmmap protections, flags and gmsync flags: the Linux values. */
+#define GPUFS_PROT_READ 0x1
+#define GPUFS_PROT_WRITE 0x2
+#define GPUFS_MAP_SHARED 0x01
+#define GPUFS_MAP_PRIVATE 0x02
+#define GPUFS_MS_ASYNC 1
+#define GPUFS_MS_INVALIDATE 2
+#define GPUFS_MS_SYNC 4
+
+/* gmmap's result is an error, not a pointer; GPUFS_MAP_ERRNO gives -errno. */
+#define GPUFS_MAP_FAILED(p) ((uintptr_t)(p) >= (uintptr_t)-4095)
+#define GPUFS_MAP_ERRNO(p) ((int)(intptr_t)(p))
+
+/*
+ * gmmap: a pointer to the cached bytes [offset, offset+size) of fd, which
+ *   must lie within one page (offset % page_size + size <= page_size).  The
+ *   page is loaded if needed and stays pinned in the cache, never evicted,
+ *   until gmunmap; the pointer is valid until then.  Bytes of the page past
+ *   the end of the file read as zero.
+ *   addr: a hint, ignored.  prot: GPUFS_PROT_READ.  flags: GPUFS_MAP_SHARED
+ *   or GPUFS_MAP_PRIVATE (the same for read-only mappings).
+ *   Errors (test with GPUFS_MAP_FAILED, read with GPUFS_MAP_ERRNO): -EBADF,
+ *   -EINVAL (size 0, offset < 0, a range crossing a page boundary, bad prot
+ *   or flags), -EACCES (PROT_WRITE on a read-only descriptor), -ENXIO (offset
+ *   at or past the end of the file), the host's read errors, -ENOMEM (every
+ *   frame pinned or loading for alloc_timeout_ms), -ESHUTDOWN.
+ *   Each successful call pins once per group: one gmunmap releases it.
+ *   Differences to POSIX: at most one page; no address hint; the mapping is
+ *   of the group, not of a process.
+ */
+__device__ void *gmmap(void *addr, size_t size, int prot, int flags, int fd, int64_t offset);
+__device__ void *gmmap_warp(void *addr, size_t size, int prot, int flags, int fd, int64_t offset);
+
+/*
+ * gmunmap: release a mapping made by gmmap (addr: the pointer it returned or
+ *   any address inside the same page range).  0, or -EINVAL when addr does
+ *   not point into a mapped (pinned) page of the cache.  Pins are counts, not
+ *   records: unmapping a page the caller did not map releases another
+ *   group's mapping (as a double free would), so don't.
+ */
+__device__ int gmunmap(void *addr, size_t size);
+__device__ int gmunmap_warp(void *addr, size_t size);
+
+/*
+ * gmsync: flags GPUFS_MS_SYNC or GPUFS_MS_ASYNC (one of them), optionally
+ *   GPUFS_MS_INVALIDATE.  Read-only mappings have nothing to write back: 0;
+ *   -EINVAL for bad flags, -ENOMEM when the range is not mapped (as msync).
+ */
+__device__ int gmsync(void *addr, size_t size, int flags);
+__device__ int gmsync_warp(void *addr, size_t size, int flags);
+
 /*
  * gfstat: fresh stat of fd from the host.  0, -EBADF, -EIO, -ESHUTDOWN.
  */

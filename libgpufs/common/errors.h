@@ -11,6 +11,7 @@
 #define GPUFS_EPERM 1
 #define GPUFS_ENOENT 2
 #define GPUFS_EIO 5
+#define GPUFS_ENXIO 6
 #define GPUFS_EBADF 9
 #define GPUFS_EAGAIN 11
 #define GPUFS_ENOMEM 12

@@ -18,7 +18,7 @@ _Static_assert(GPUFS_ENOENT == ENOENT && GPUFS_EIO == EIO && GPUFS_EBADF == EBAD
                    GPUFS_ESPIPE == ESPIPE && GPUFS_EROFS == EROFS &&
                    GPUFS_ENAMETOOLONG == ENAMETOOLONG && GPUFS_ENOSYS == ENOSYS &&
                    GPUFS_EOVERFLOW == EOVERFLOW && GPUFS_ESHUTDOWN == ESHUTDOWN &&
-                   GPUFS_EPERM == EPERM && GPUFS_EFAULT == EFAULT,
+                   GPUFS_EPERM == EPERM && GPUFS_EFAULT == EFAULT && GPUFS_ENXIO == ENXIO,
                "device errno values differ from the host's");
 
 static _Thread_local char detail[256];

@@ -1,0 +1,129 @@
+/*
+ * mmap.cu - gmmap, gmunmap, gmsync: pointers into cached pages.
+ *
+ * gmmap loads (or finds) the one page that holds [offset, offset+size) with
+ * a one-page round (round.cuh) and keeps its frame pinned: the pointer stays
+ * valid, and the frame is never evicted, until gmunmap drops the pin.  A
+ * mapping never crosses a page boundary; a request that would is refused
+ * with -EINVAL (map the pieces one by one).  Pinned frames count against the
+ * cache: when every frame a group's ring holds is pinned, gmmap and gread
+ * wait alloc_timeout_ms for one to be released and then fail with -ENOMEM.
+ */
+#include "libgpufs/device/round.cuh"
+
+#define ERR_PTR(e) ((void *)(intptr_t)(e))
+
+template <typename G>
+static __device__ void *gmmap_group(G g, size_t size, int prot, int flags, int fd, int64_t offset)
+{
+  const struct gpufs_dev *d = &gpufs_dev;
+  if (!g.shape_ok()) return ERR_PTR(-GPUFS_EINVAL);
+  struct gpufs_fdinfo fi;
+  int rc = gpufs_fd_get(fd, &fi);
+  rc = (int)g.bcast(rc);
+  if (rc) return ERR_PTR(rc);
+  const uint32_t S = d->cache.page_size;
+  if ((prot & ~(GPUFS_PROT_READ | GPUFS_PROT_WRITE)) || !(prot & GPUFS_PROT_READ) ||
+      (flags != GPUFS_MAP_SHARED && flags != GPUFS_MAP_PRIVATE) || size == 0 || offset < 0)
+    return ERR_PTR(-GPUFS_EINVAL);
+  if (prot & GPUFS_PROT_WRITE) return ERR_PTR(-GPUFS_EACCES); /* descriptors are read-only */
+  const uint64_t in_page = (uint64_t)offset % S;
+  if (size > S - in_page) return ERR_PTR(-GPUFS_EINVAL);
+  if ((uint64_t)offset >= fi.size) return ERR_PTR(-GPUFS_ENXIO);
+  const uint32_t ring = g.id() % d->cache.nrings;
+  uint64_t stall_since = 0;
+  for (;;) {
+    struct gpufs_round r;
+    gpufs_round_load(g, &fi, (uint64_t)offset / S, 1, ring, &r);
+    int64_t st = gpufs_round_status(g, &r, 0);
+    uint32_t f = gpufs_round_frame(g, &r, 0);
+    if (st == GPUFS_NOFRAME) {
+      int64_t verdict = gpufs_round_stalled(g, &stall_since);
+      if (verdict) return ERR_PTR(verdict);
+      continue;
+    }
+    bool ok = st >= 0 && in_page < (uint64_t)st;
+    gpufs_round_unpin(g, &r, ok);
+    if (st < 0) return ERR_PTR(st);
+    if (!ok) return ERR_PTR(-GPUFS_ENXIO); /* the file shrank before the page was read */
+    return gpufs_frame_data(&d->cache, f) + in_page;
+  }
+}
+
+/* The pinned frame a mapping points into, or GPUFS_NIL. */
+static __device__ uint32_t mapped_frame(const void *addr, size_t size)
+{
+  const struct gpufs_cache *c = &gpufs_dev.cache;
+  const uint8_t *p = (const uint8_t *)addr;
+  if (p < c->data || p >= c->data + (uint64_t)c->nframes * c->page_size || size == 0)
+    return GPUFS_NIL;
+  uint32_t f = (uint32_t)((uint64_t)(p - c->data) / c->page_size);
+  if ((uint64_t)(p - gpufs_frame_data(c, f)) + size > c->page_size) return GPUFS_NIL;
+  /* relaxed: only a plausibility check of the caller's own pin */
+  uint32_t s = gpufs_ld_relaxed_u32_dev(&c->frames[f].state);
+  if ((s & GPUFS_PG_PINS) == 0 || gpufs_pg_state(s) != GPUFS_PG_VALID) return GPUFS_NIL;
+  return f;
+}
+
+template <typename G>
+static __device__ int gmunmap_group(G g, void *addr, size_t size)
+{
+  int64_t rc = 0;
+  g.sync();
+  if (g.rank() == 0) {
+    uint32_t f = mapped_frame(addr, size);
+    if (f == GPUFS_NIL) rc = -GPUFS_EINVAL;
+    else gpufs_frame_unpin(&gpufs_dev.cache, f);
+  }
+  return (int)g.bcast(rc);
+}
+
+template <typename G>
+static __device__ int gmsync_group(G g, void *addr, size_t size, int flags)
+{
+  int64_t rc = 0;
+  g.sync();
+  if (g.rank() == 0) {
+    bool one = ((flags & GPUFS_MS_SYNC) != 0) != ((flags & GPUFS_MS_ASYNC) != 0);
+    if (!one || (flags & ~(GPUFS_MS_SYNC | GPUFS_MS_ASYNC | GPUFS_MS_INVALIDATE)))
+      rc = -GPUFS_EINVAL;
+    else if (mapped_frame(addr, size) == GPUFS_NIL)
+      rc = -GPUFS_ENOMEM; /* as msync(2): the range is not mapped */
+  }
+  return (int)g.bcast(rc);
+}
+
+__device__ void *gmmap(void *addr, size_t size, int prot, int flags, int fd, int64_t offset)
+{
+  (void)addr;
+  __shared__ struct gpufs_block_scratch sh;
+  return gmmap_group(gpufs_block_group{&sh}, size, prot, flags, fd, offset);
+}
+
+__device__ void *gmmap_warp(void *addr, size_t size, int prot, int flags, int fd, int64_t offset)
+{
+  (void)addr;
+  return gmmap_group(gpufs_warp_group{}, size, prot, flags, fd, offset);
+}
+
+__device__ int gmunmap(void *addr, size_t size)
+{
+  __shared__ struct gpufs_block_scratch sh;
+  return gmunmap_group(gpufs_block_group{&sh}, addr, size);
+}
+
+__device__ int gmunmap_warp(void *addr, size_t size)
+{
+  return gmunmap_group(gpufs_warp_group{}, addr, size);
+}
+
+__device__ int gmsync(void *addr, size_t size, int flags)
+{
+  __shared__ struct gpufs_block_scratch sh;
+  return gmsync_group(gpufs_block_group{&sh}, addr, size, flags);
+}
+
+__device__ int gmsync_warp(void *addr, size_t size, int flags)
+{
+  return gmsync_group(gpufs_warp_group{}, addr, size, flags);
+}

@@ -1,0 +1,145 @@
+/*
+ * round.cuh - one round of page work for a group: find, load or wait for up
+ * to GPUFS_CHUNK consecutive pages of a file, leaving each pinned.
+ *
+ * Lane j of the group's meta warp looks after page j:
+ *
+ *   A  meta:  find or create the page's frame (gpufs_cache_get); the lanes
+ *             that must load take consecutive tickets in one reservation, so
+ *             the daemon can serve neighbouring pages with one pread; each
+ *             posts a READ, and the lane of the last ticket polls for the
+ *             host's answer first (one poller per round, not one per page).
+ *   C  group: copy each loaded page from its slot's staging into its frame
+ *             (host-mapped staging on the pull path, device staging on DMA),
+ *             and zero the rest of a page the file ends in.
+ *   D  meta:  release the slots, publish loaded frames VALID (or failed),
+ *             wait for pages other groups are loading.
+ *
+ * After gpufs_round_load every thread can read page j's frame and status
+ * (bytes valid >= 0, -errno, or GPUFS_NOFRAME) with gpufs_round_frame/_status;
+ * the caller uses the pages and then calls gpufs_round_unpin.
+ *
+ * A group completes its own loads (A-D) before it waits for anyone else's,
+ * and it never waits for a frame while it holds one, so groups cannot wait
+ * on each other in a cycle.
+ */
+#ifndef GPUFS_DEVICE_ROUND_CUH
+#define GPUFS_DEVICE_ROUND_CUH
+
+#include "include/gpufs.cuh"
+#include "libgpufs/device/group.cuh"
+#include "libgpufs/device/internal.cuh"
+
+#define GPUFS_NOFRAME INT64_MIN /* page status: no frame could be had */
+
+/* Slots of the per-page values the meta lanes publish. */
+enum { GPUFS_V32_FRAME = 0, GPUFS_V32_KIND = 1, GPUFS_V64_TICKET = 0, GPUFS_V64_STATUS = 1 };
+
+/* What one meta lane holds about its page during a round. */
+struct gpufs_round {
+  uint32_t frame;
+  int32_t kind;
+  uint64_t ticket;
+  bool owned; /* the lane holds the ticket's slot */
+  int64_t status;
+};
+
+/* Phase A for one meta lane: the host's result for a page it loads (bytes
+ * or -errno), 0 otherwise. */
+__device__ int64_t gpufs_round_fetch(const struct gpufs_fdinfo *fi, uint64_t p0, uint32_t np,
+                                     uint32_t ring, struct gpufs_round *r);
+
+/* Phase D for one meta lane: the page's status. */
+__device__ int64_t gpufs_round_settle(struct gpufs_round *r);
+
+/* Pages a round may take in ring `ring`: at most a quarter of the ring, so
+ * that groups sharing a small ring all make progress. */
+__device__ __forceinline__ uint32_t gpufs_round_max(uint32_t ring)
+{
+  uint32_t cap = gpufs_dev.cache.rings[ring].count / 4;
+  if (cap == 0) cap = 1;
+  return cap < GPUFS_CHUNK ? cap : GPUFS_CHUNK;
+}
+
+template <typename G>
+__device__ __forceinline__ void gpufs_round_load(G g, const struct gpufs_fdinfo *fi, uint64_t p0,
+                                                 uint32_t np, uint32_t ring, struct gpufs_round *r)
+{
+  const struct gpufs_dev *d = &gpufs_dev;
+  const uint32_t S = d->cache.page_size;
+  r->frame = GPUFS_NIL;
+  r->kind = 0;
+  r->ticket = 0;
+  r->owned = false;
+  r->status = 0;
+  if (g.meta()) { /* A */
+    r->status = gpufs_round_fetch(fi, p0, np, ring, r);
+    g.put32(GPUFS_V32_FRAME, r->frame);
+    g.put32(GPUFS_V32_KIND, (uint32_t)r->kind);
+    g.put64(GPUFS_V64_TICKET, r->ticket);
+    g.put64(GPUFS_V64_STATUS, (uint64_t)r->status);
+  }
+  g.sync();
+  for (uint32_t j = 0; j < np; j++) { /* C */
+    if ((int32_t)g.get32(GPUFS_V32_KIND, (uint32_t)r->kind, j) != GPUFS_GET_LOAD) continue;
+    int64_t got = (int64_t)g.get64(GPUFS_V64_STATUS, (uint64_t)r->status, j);
+    uint64_t tj = g.get64(GPUFS_V64_TICKET, r->ticket, j);
+    uint8_t *dst = gpufs_frame_data(&d->cache, g.get32(GPUFS_V32_FRAME, r->frame, j));
+    if (got < 0) continue;
+    gpufs_group_copy(dst, d->q.staging_in + (uint64_t)gpufs_q_index(&d->q, tj) * S, (size_t)got,
+                     g.rank(), g.size());
+    /* a mapping of the page reads zeros past the end of the file */
+    for (uint64_t k = (uint64_t)got + g.rank(); k < S; k += g.size()) dst[k] = 0;
+  }
+  /* each thread makes its own frame writes visible GPU-wide before the meta
+   * lane's release in gpufs_frame_loaded (which pairs with readers' acquire
+   * of the VALID state) */
+  __threadfence();
+  g.sync();
+  if (g.meta()) { /* D */
+    r->status = gpufs_round_settle(r);
+    g.put64(GPUFS_V64_STATUS, (uint64_t)r->status);
+  }
+  g.sync();
+}
+
+/* Page j's frame and status after gpufs_round_load; every thread calls. */
+template <typename G>
+__device__ __forceinline__ uint32_t gpufs_round_frame(G g, const struct gpufs_round *r, uint32_t j)
+{
+  return g.get32(GPUFS_V32_FRAME, r->frame, j);
+}
+
+template <typename G>
+__device__ __forceinline__ int64_t gpufs_round_status(G g, const struct gpufs_round *r, uint32_t j)
+{
+  return (int64_t)g.get64(GPUFS_V64_STATUS, (uint64_t)r->status, j);
+}
+
+/* Drop the round's pins; with keep_first, page 0 stays pinned (gmmap). */
+template <typename G>
+__device__ __forceinline__ void gpufs_round_unpin(G g, const struct gpufs_round *r, bool keep_first)
+{
+  g.sync();
+  if (g.meta() && r->frame != GPUFS_NIL && !(keep_first && gpufs_lane() == 0))
+    gpufs_frame_unpin(&gpufs_dev.cache, r->frame);
+}
+
+/* A round in which not even its first page got a frame: pause and say
+ * whether to retry (0), or give up with -ENOMEM after alloc_timeout_us, or
+ * -ESHUTDOWN.  *since is the caller's, 0 before the first stall. */
+template <typename G>
+__device__ __forceinline__ int64_t gpufs_round_stalled(G g, uint64_t *since)
+{
+  int64_t verdict = 0;
+  if (g.rank() == 0) {
+    uint64_t now = gpufs_now_ns();
+    if (*since == 0) *since = now;
+    if (gpufs_q_stopped(&gpufs_dev.q)) verdict = -GPUFS_ESHUTDOWN;
+    else if (now - *since > (uint64_t)gpufs_dev.alloc_timeout_us * 1000) verdict = -GPUFS_ENOMEM;
+    else __nanosleep(2000);
+  }
+  return g.bcast(verdict);
+}
+
+#endif /* GPUFS_DEVICE_ROUND_CUH */

@@ -21,7 +21,7 @@ CFLAGS    ?= -O2 -g
 CFLAGS    += -std=c11 -Wall -Wextra -D_GNU_SOURCE $(INC) -I$(CUDA)/include
 NVFLAGS   ?= -O3 -g -lineinfo
 NVFLAGS   += -std=c++17 -arch=$(CUDA_ARCH) -rdc=true $(INC) -Xcompiler -Wall \
-             -Xcompiler -Wno-unused-function
+             -Xcompiler -Wno-unused-function $(EXTRA_NVFLAGS)
 TSAN      := -fsanitize=thread -g -O1
 HOSTCXX   := -std=c++17 -Wall -Wextra -D_GNU_SOURCE $(INC) -I$(CUDA)/include/cccl -I$(CUDA)/include
 GTEST_LIB := -lgtest -lgtest_main -pthread

@@ -125,6 +125,10 @@ static int bench_plan(struct bench_job *jobs)
                                      BENCH_MIB, 2 * sms, 0, 0};
   jobs[n++] = (struct bench_job){"rand", "rand", BENCH_RAND_WARP, 4096, 2 * size, -1, 4096,
                                  4 * sms, g_bench.opt.quick ? (1ull << 18) : (1ull << 20), 0};
+  /* the same with a cache 1/20 of the file: nearly every read evicts */
+  jobs[n++] = (struct bench_job){"rand", "rand20", BENCH_RAND_WARP, 4096, size / 20 / 4096 * 4096,
+                                 -1, 4096, 4 * sms, g_bench.opt.quick ? (1ull << 18) : (1ull << 20),
+                                 0};
   /* the file is twice the cache */
   jobs[n++] = (struct bench_job){"big", "big", BENCH_SEQ_BLOCK, 65536, size / 2, -1, BENCH_MIB,
                                  2 * sms, 0, 0};
@@ -150,6 +154,10 @@ static const struct {
     {"transfers", offsetof(struct gpufs_stats, transfers)},
     {"opens", offsetof(struct gpufs_stats, opens)},
     {"stat_errors", offsetof(struct gpufs_stats, errors)},
+    {"alloc_ns", offsetof(struct gpufs_stats, alloc_ns)},
+    {"chains", offsetof(struct gpufs_stats, chains)},
+    {"chained", offsetof(struct gpufs_stats, chained)},
+    {"chain_max", offsetof(struct gpufs_stats, chain_max)},
 };
 #define BENCH_NSTATS (int)(sizeof(bench_stat_fields) / sizeof(bench_stat_fields[0]))
 
@@ -216,6 +224,14 @@ static void bench_extras(struct bench_row *row, const struct bench_job *j,
   bench_row_f64(row, "cap_seconds", cap);
   for (i = 0; i < BENCH_NSTATS; i++)
     bench_row_u64(row, bench_stat_fields[i].name, bench_stat(st, i));
+  if (r->seconds > 0) {
+    /* share of the meta lanes' time spent allocating (evictions included):
+     * one meta warp of 32 lanes per group */
+    double groups = j->access == BENCH_RAND_WARP || j->access == BENCH_SEQ_WARP
+                        ? (double)j->blocks * BENCH_THREADS / 32
+                        : (double)j->blocks;
+    bench_row_f64(row, "alloc_share", (double)st->alloc_ns / 1e9 / (groups * 32 * r->seconds));
+  }
 }
 
 /* Add base once per baseline (name, value), or once without when n is 0. */

@@ -42,6 +42,11 @@ struct gpufs_stats {
   uint64_t evictions;   /* VALID pages whose frame was reused */
   uint64_t scanned;     /* frames looked at by allocations */
   uint64_t nofree;      /* allocations that found every frame pinned or loading */
+  uint64_t alloc_ns;    /* time meta lanes spent allocating frames, evictions
+                           included, summed over lanes (peak SM clock) */
+  uint64_t chains;      /* hash buckets holding frames, at the time of the call */
+  uint64_t chained;     /* frames in them (chained / chains = mean chain length) */
+  uint64_t chain_max;   /* the longest chain */
   /* daemon (host) */
   uint64_t requests;    /* requests served */
   uint64_t batches;     /* claims of one or more requests */
@@ -103,6 +108,8 @@ struct gstat {
  *   with the same flags (reference counted: each successful gopen needs one
  *   gclose).  Errors: -ENOENT, -EACCES, -EISDIR..., as the host's open(2);
  *   -EMFILE when max_open_files distinct files are open; -ENAMETOOLONG;
+ *   -EFBIG for a file of 2^40 pages or more; -ENFILE after 2^24 - 1
+ *   distinct files in one instance;
  *   -EINVAL for unsupported flags; -ESHUTDOWN when libgpufs stopped.
  *   Differences to POSIX: descriptors are shared, not per caller; the file's
  *   size is sampled at open (close-to-open consistency).
@@ -112,7 +119,8 @@ __device__ int gopen_warp(const char *path, int flags);
 
 /*
  * gclose: drop one reference to fd; the host file is closed with the last.
- *   Returns 0, or -EBADF for a descriptor that is not open.
+ *   Returns 0; -EBADF for a descriptor that is not open; with the last
+ *   reference, the host close(2)'s error or -ESHUTDOWN.
  */
 __device__ int gclose(int fd);
 __device__ int gclose_warp(int fd);
@@ -123,7 +131,8 @@ __device__ int gclose_warp(int fd);
  *   Returns the bytes read: size, fewer at end of file (size at open), 0 at
  *   or past it.  Errors: -EBADF (fd not open), -EINVAL (offset < 0), -EIO and
  *   other errors of the host's pread, -ENOMEM (no frame could be had within
- *   alloc_timeout_ms: every frame pinned or loading), -ESHUTDOWN.
+ *   alloc_timeout_ms: every frame of the group's allocator ring pinned or
+ *   loading), -ESHUTDOWN.
  *   On an error no byte count is returned, though part of buf may be written.
  *   Differences to POSIX: no file position; buf must not overlap the cache.
  */

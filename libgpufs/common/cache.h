@@ -81,7 +81,7 @@ struct gpufs_ring {
   uint64_t evictions;
   uint64_t scanned;   /* frames looked at by allocations */
   uint64_t nofree;    /* allocations that found every frame busy */
-  uint64_t pad;
+  uint64_t alloc_cycles; /* SM clock cycles spent in gpufs_ring_alloc (device) */
 };
 
 struct gpufs_cache {
@@ -96,9 +96,16 @@ struct gpufs_cache {
   uint32_t nrings;
 };
 
+/* A key packs a file's cache identity (cid, GPUFS_CID_BITS) and a page
+ * index (GPUFS_PAGE_BITS): the daemon hands out no larger cid, and gopen
+ * refuses a file with more pages. */
+#define GPUFS_CID_BITS 24
+#define GPUFS_PAGE_BITS 40
+#define GPUFS_CID_MAX ((1u << GPUFS_CID_BITS) - 1)
+
 GPUFS_HD uint64_t gpufs_key(uint32_t cid, uint64_t page)
 {
-  return ((uint64_t)cid << 48) | (page & 0xffffffffffffull);
+  return ((uint64_t)cid << GPUFS_PAGE_BITS) | (page & ((1ull << GPUFS_PAGE_BITS) - 1));
 }
 
 GPUFS_HD uint32_t gpufs_bucket(const struct gpufs_cache *c, uint64_t key)
@@ -192,9 +199,19 @@ GPUFS_HD void gpufs_chain_unlink(const struct gpufs_cache *c, uint32_t f)
   gpufs_bucket_unlock(c, b);
 }
 
-/* Take a frame from ring r, evicting the least recently allocated unpinned
- * frame.  Returns the frame (OWNED, no pins, in no chain) or GPUFS_NIL. */
-GPUFS_HD uint32_t gpufs_ring_alloc(const struct gpufs_cache *c, uint32_t r)
+/* A cycle counter for the cost statistics: the SM's clock on the device,
+ * nothing on the host. */
+GPUFS_HD uint64_t gpufs_cycles(void)
+{
+#if defined(__CUDA_ARCH__)
+  return (uint64_t)clock64();
+#else
+  return 0;
+#endif
+}
+
+/* The work of gpufs_ring_alloc, below. */
+GPUFS_HD uint32_t gpufs_ring_take(const struct gpufs_cache *c, uint32_t r)
 {
   struct gpufs_ring *ring = &c->rings[r];
   uint32_t scanned = 0;
@@ -220,6 +237,17 @@ GPUFS_HD uint32_t gpufs_ring_alloc(const struct gpufs_cache *c, uint32_t r)
   gpufs_add_relaxed_u64_dev(&ring->scanned, scanned);
   gpufs_add_relaxed_u64_dev(&ring->nofree, 1ull);
   return GPUFS_NIL;
+}
+
+/* Take a frame from ring r, evicting the least recently allocated unpinned
+ * frame.  Returns the frame (OWNED, no pins, in no chain) or GPUFS_NIL.
+ * Its cost, evictions included, is counted in the ring's alloc_cycles. */
+GPUFS_HD uint32_t gpufs_ring_alloc(const struct gpufs_cache *c, uint32_t r)
+{
+  const uint64_t t0 = gpufs_cycles();
+  uint32_t f = gpufs_ring_take(c, r);
+  gpufs_add_relaxed_u64_dev(&c->rings[r].alloc_cycles, gpufs_cycles() - t0);
+  return f;
 }
 
 /* Give back an OWNED frame that turned out not to be needed. */
@@ -327,7 +355,7 @@ GPUFS_HD void gpufs_frame_failed(const struct gpufs_cache *c, uint32_t f, int32_
 }
 
 /* Wait while a pinned frame loads.  Returns 0 when VALID, else the error of
- * the load, or -ESHUTDOWN once *stop becomes nonzero. */
+ * the load, or -ESHUTDOWN once *stop_word equals stop_value. */
 GPUFS_HD int gpufs_frame_wait(const struct gpufs_cache *c, uint32_t f, const uint32_t *stop_word,
                               uint32_t stop_value)
 {

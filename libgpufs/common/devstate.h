@@ -4,7 +4,7 @@
  * gpufs_start builds it on the host and copies it into the device global
  * `gpufs_dev` (libgpufs/device/state.cu); device calls read it from there.
  * It holds only pointers and sizes: the memory it points to is owned by the
- * host instance (libgpufs/host/api.c).
+ * host instance (libgpufs/host/cuda_api.c).
  */
 #ifndef GPUFS_COMMON_DEVSTATE_H
 #define GPUFS_COMMON_DEVSTATE_H
@@ -26,7 +26,8 @@ enum gpufs_gfile_state {
 /* One distinct open file, shared by every group that opened the same path
  * with the same flags.  The descriptor a kernel sees is the entry's index. */
 struct gpufs_gfile {
-  uint32_t state;   /* enum gpufs_gfile_state: under the table lock, read with acquire */
+  uint32_t state;   /* enum gpufs_gfile_state: changed under the table lock,
+                       except OPENING -> OPEN/ERROR (release by the opener) */
   uint32_t refs;    /* opens not yet closed; under the table lock */
   int32_t hfid;     /* host file index */
   uint32_t cid;     /* cache identity of the file (same inode, same cid) */

@@ -3,7 +3,7 @@
  *
  * Every call returns a negative errno.  Device code cannot include the C
  * library's <errno.h> everywhere, so the values used on the GPU are spelled
- * here; the host build checks them against <errno.h> (libgpufs/host/errors.c).
+ * here; the host build checks them against <errno.h> (libgpufs/host/strerror.c).
  */
 #ifndef GPUFS_COMMON_ERRORS_H
 #define GPUFS_COMMON_ERRORS_H
@@ -20,6 +20,7 @@
 #define GPUFS_EEXIST 17
 #define GPUFS_EISDIR 21
 #define GPUFS_EINVAL 22
+#define GPUFS_ENFILE 23
 #define GPUFS_EMFILE 24
 #define GPUFS_EFBIG 27
 #define GPUFS_ENOSPC 28

@@ -2,7 +2,8 @@
  * queue.h - the request queue between GPU groups and host workers.
  *
  * Layout: an array of nslots request slots and one header, both in pinned,
- * GPU-mapped host memory, plus two words per slot in device memory.  Each slot
+ * GPU-mapped host memory, plus in device memory one word per slot
+ * (free_seq) and the ticket counter (tail).  Each slot
  * owns `stride` bytes of staging (stride == page size): slot i's bytes start
  * at staging + i * stride, so consecutive slots have adjacent staging and a
  * worker can serve a run of page requests with one pread and one copy.
@@ -152,15 +153,27 @@ GPUFS_HD void gpufs_q_post(const struct gpufs_queue_ref *q, uint64_t t)
   gpufs_st_release_u64_sys(&gpufs_q_slot(q, t)->req_seq, t + 1);
 }
 
+/* Longest pause between two polls of host memory for an answer.  Each poll
+ * is a read across PCIe; 16 us instead of 2 us made no difference beyond
+ * run-to-run noise on an H200 (docs/results.md). */
+#define GPUFS_POLL_MAX_NS 2048u
+
 /* Wait until the host served ticket t.  0, or -ESHUTDOWN once stopped. */
 GPUFS_HD int gpufs_q_wait_done(const struct gpufs_queue_ref *q, uint64_t t)
 {
+#if defined(__CUDA_ARCH__)
   uint32_t ns = 128;
+#endif
   /* acquire, system scope: pairs with the release in gpufs_q_complete, so
    * the result fields and the staging bytes are visible after it */
   while (gpufs_ld_acquire_u64_sys(&gpufs_q_slot(q, t)->done_seq) != t + 1) {
     if (gpufs_q_stopped(q)) return -GPUFS_ESHUTDOWN;
-    gpufs_q_pause(&ns);
+#if defined(__CUDA_ARCH__)
+    __nanosleep(ns);
+    if (ns < GPUFS_POLL_MAX_NS) ns *= 2;
+#else
+    sched_yield();
+#endif
   }
   return 0;
 }
@@ -196,6 +209,9 @@ GPUFS_HD uint32_t gpufs_q_claim(struct gpufs_queue_hdr *hdr, struct gpufs_slot *
     while (k < lim && gpufs_ld_acquire_u64_sys(&slots[(h + k) % nslots].req_seq) == h + k + 1)
       k++;
     if (k == 0) return 0;
+    /* acq_rel: the release orders this worker's reads of the claimed slots
+     * before another worker can see the new head; the acquire pairs with the
+     * previous claimer's release, so heads move on in one order */
     if (gpufs_cas_acqrel_u64_sys(&hdr->host_head, &h, h + k)) {
       *first = h;
       return k;

@@ -99,6 +99,11 @@ static __device__ int gopen_one(const char *path, int flags)
   struct gpufs_call c = {GPUFS_OP_OPEN, -1, 0644, len, (uint32_t)flags, path, len + 1};
   uint64_t out[4];
   int64_t r = gpufs_host_call(&c, out);
+  if (r >= 0 && out[0] / gpufs_dev.cache.page_size >= (1ull << GPUFS_PAGE_BITS)) {
+    struct gpufs_call cl = {GPUFS_OP_CLOSE, (int32_t)r, 0, 0, 0, NULL, 0};
+    gpufs_host_call(&cl, out);
+    r = -GPUFS_EFBIG; /* more pages than a cache key can name */
+  }
   if (r >= 0) {
     e->hfid = (int32_t)r;
     e->size = out[0];
@@ -177,6 +182,7 @@ static __device__ int gfstat_one(int fd, struct gstat *st)
 template <typename G, typename F>
 static __device__ __forceinline__ int64_t leader_call(G g, F f)
 {
+  if (!g.shape_ok()) return -GPUFS_EINVAL;
   int64_t r = 0;
   g.sync();
   if (g.rank() == 0) r = f();

@@ -68,6 +68,7 @@ static __device__ uint32_t mapped_frame(const void *addr, size_t size)
 template <typename G>
 static __device__ int gmunmap_group(G g, void *addr, size_t size)
 {
+  if (!g.shape_ok()) return -GPUFS_EINVAL;
   int64_t rc = 0;
   g.sync();
   if (g.rank() == 0) {
@@ -81,6 +82,7 @@ static __device__ int gmunmap_group(G g, void *addr, size_t size)
 template <typename G>
 static __device__ int gmsync_group(G g, void *addr, size_t size, int flags)
 {
+  if (!g.shape_ok()) return -GPUFS_EINVAL;
   int64_t rc = 0;
   g.sync();
   if (g.rank() == 0) {

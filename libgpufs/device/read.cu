@@ -10,6 +10,7 @@
  *
  * A round in which not even its first page got a frame is retried after a
  * pause, for at most alloc_timeout_us, then the read fails with -ENOMEM.
+ * A group never waits for a free frame while it holds one.
  */
 #include "libgpufs/device/round.cuh"
 

@@ -20,20 +20,22 @@ __device__ int64_t gpufs_round_fetch(const struct gpufs_fdinfo *fi, uint64_t p0,
   if (r->kind != GPUFS_GET_LOAD) return 0;
 
   r->ticket = t0 + (uint64_t)__popc(loaders & gpufs_lanemask_lt());
-  int64_t res = gpufs_q_wait_free(&d->q, r->ticket);
-  if (res) return res;
-  r->owned = true;
   struct gpufs_slot *s = gpufs_q_slot(&d->q, r->ticket);
-  gpufs_st_relaxed_u32_sys(&s->op, GPUFS_OP_READ);
-  gpufs_st_relaxed_u32_sys((uint32_t *)&s->hfid, (uint32_t)fi->hfid);
-  gpufs_st_relaxed_u64_sys(&s->offset, (p0 + j) * S);
-  gpufs_st_relaxed_u32_sys(&s->len, S);
-  gpufs_q_post(&d->q, r->ticket);
+  int64_t res = gpufs_q_wait_free(&d->q, r->ticket);
+  if (res == 0) {
+    r->owned = true;
+    gpufs_st_relaxed_u32_sys(&s->op, GPUFS_OP_READ);
+    gpufs_st_relaxed_u32_sys((uint32_t *)&s->hfid, (uint32_t)fi->hfid);
+    gpufs_st_relaxed_u64_sys(&s->offset, (p0 + j) * S);
+    gpufs_st_relaxed_u32_sys(&s->len, S);
+    gpufs_q_post(&d->q, r->ticket);
+  }
   /* Only the lane with the round's last ticket polls host memory at first:
    * a worker completes a run's tickets in order, so when the last is done
    * the others usually are too.  Many lanes polling over PCIe would compete
-   * with the data for the link. */
-  if (j == 31u - (uint32_t)__clz(loaders)) res = gpufs_q_wait_done(&d->q, r->ticket);
+   * with the data for the link.  Every loading lane reaches the __syncwarp,
+   * also one whose wait_free failed at a stop. */
+  if (res == 0 && j == 31u - (uint32_t)__clz(loaders)) res = gpufs_q_wait_done(&d->q, r->ticket);
   __syncwarp(loaders);
   if (res == 0) res = gpufs_q_wait_done(&d->q, r->ticket);
   if (res) {

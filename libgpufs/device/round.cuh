@@ -19,9 +19,10 @@
  * (bytes valid >= 0, -errno, or GPUFS_NOFRAME) with gpufs_round_frame/_status;
  * the caller uses the pages and then calls gpufs_round_unpin.
  *
- * A group completes its own loads (A-D) before it waits for anyone else's,
- * and it never waits for a frame while it holds one, so groups cannot wait
- * on each other in a cycle.
+ * A group completes its own loads (A-D) before it waits for anyone else's
+ * loads, and it never waits for a free frame while it holds one (an
+ * allocation that finds none returns at once), so groups cannot wait on
+ * each other in a cycle.
  */
 #ifndef GPUFS_DEVICE_ROUND_CUH
 #define GPUFS_DEVICE_ROUND_CUH

@@ -303,9 +303,36 @@ int gpufs_stop(void)
   return e == cudaSuccess ? 0 : -EIO;
 }
 
-int gpufs_get_stats(struct gpufs_stats *st)
+/* Chain lengths of a snapshot of the hash table (kernels may be changing
+ * it: every walk is bounded, the figures are approximate then). */
+static int chain_stats(const struct gpufs_cache *c, struct gpufs_stats *st)
 {
   int rc = 0;
+  uint32_t *heads = malloc((size_t)c->nbuckets * sizeof(uint32_t));
+  struct gpufs_frame *fr = malloc((size_t)c->nframes * sizeof(*fr));
+  if (!heads || !fr) {
+    rc = -ENOMEM;
+    goto fail;
+  }
+  CU(cudaMemcpy(heads, c->heads, (size_t)c->nbuckets * sizeof(uint32_t), cudaMemcpyDeviceToHost));
+  CU(cudaMemcpy(fr, c->frames, (size_t)c->nframes * sizeof(*fr), cudaMemcpyDeviceToHost));
+  for (uint32_t b = 0; b < c->nbuckets; b++) {
+    uint64_t n = 0;
+    for (uint32_t f = heads[b]; f < c->nframes && n < c->nframes; f = fr[f].next) n++;
+    if (n == 0) continue;
+    st->chains++;
+    st->chained += n;
+    if (n > st->chain_max) st->chain_max = n;
+  }
+fail:
+  free(heads);
+  free(fr);
+  return rc;
+}
+
+int gpufs_get_stats(struct gpufs_stats *st)
+{
+  int rc = 0, khz = 0;
   struct gpufs_ring *rings = NULL;
   pthread_mutex_lock(&inst_lock);
   struct gpufs_instance *in = inst;
@@ -324,13 +351,18 @@ int gpufs_get_stats(struct gpufs_stats *st)
   CU(cudaMemcpyAsync(rings, in->dev.cache.rings, n * sizeof(*rings), cudaMemcpyDeviceToHost,
                      in->stats_stream));
   CU(cudaStreamSynchronize(in->stats_stream));
+  CU(cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, in->cfg.device));
+  uint64_t cycles = 0;
   for (uint32_t r = 0; r < n; r++) {
     st->hits += rings[r].hits;
     st->misses += rings[r].misses;
     st->evictions += rings[r].evictions;
     st->scanned += rings[r].scanned;
     st->nofree += rings[r].nofree;
+    cycles += rings[r].alloc_cycles;
   }
+  st->alloc_ns = khz > 0 ? (uint64_t)((double)cycles * 1e6 / khz) : 0;
+  if ((rc = chain_stats(&in->dev.cache, st)) != 0) goto fail;
   struct gpufs_daemon_stats ds;
   gpufs_daemon_get_stats(in->daemon, &ds);
   st->requests = ds.requests;

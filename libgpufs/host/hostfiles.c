@@ -14,6 +14,7 @@
  * closed after it is dropped.
  */
 #include "hostfiles.h"
+#include "../common/cache.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -141,6 +142,7 @@ static int hf_identify(struct gpufs_hostfiles *hf, const struct stat *st,
   struct hf_inode *n = hf_inode_find(hf->inodes, hf->icap, (uint64_t)st->st_dev,
                                      (uint64_t)st->st_ino);
   if (n->cid == 0) {
+    if (hf->next_cid > GPUFS_CID_MAX) return -ENFILE; /* cache keys hold 24 bits of cid */
     n->dev = (uint64_t)st->st_dev;
     n->ino = (uint64_t)st->st_ino;
     n->cid = hf->next_cid++;

@@ -18,7 +18,7 @@ _Static_assert(GPUFS_ENOENT == ENOENT && GPUFS_EIO == EIO && GPUFS_EBADF == EBAD
                    GPUFS_ESPIPE == ESPIPE && GPUFS_EROFS == EROFS &&
                    GPUFS_ENAMETOOLONG == ENAMETOOLONG && GPUFS_ENOSYS == ENOSYS &&
                    GPUFS_EOVERFLOW == EOVERFLOW && GPUFS_ESHUTDOWN == ESHUTDOWN &&
-                   GPUFS_EPERM == EPERM && GPUFS_EFAULT == EFAULT && GPUFS_ENXIO == ENXIO,
+                   GPUFS_EPERM == EPERM && GPUFS_EFAULT == EFAULT && GPUFS_ENXIO == ENXIO && GPUFS_ENFILE == ENFILE,
                "device errno values differ from the host's");
 
 static _Thread_local char detail[256];
@@ -30,7 +30,7 @@ const char *gpufs_strerror(int err)
   case 0: return "success";
   case ESHUTDOWN: return "libgpufs was stopped while the call waited";
   case EMFILE: return "too many open files (max_open_files)";
-  case ENOMEM: return "out of memory (or every cache frame pinned or loading)";
+  case ENOMEM: return "out of memory (or every cache frame of the caller's ring pinned or loading)";
   default: break;
   }
   /* strerrordesc_np is thread-safe and returns static strings */

@@ -6,6 +6,7 @@
  */
 #include <pthread.h>
 #include <sys/types.h>
+#include <atomic>
 #include <thread>
 
 #include "libgpufs/host/cuda_glue.h"
@@ -50,6 +51,12 @@ __global__ void probe(int op, const char *p0, const char *p1, const char *p2, in
   }
   if (threadIdx.x == 0)
     for (int i = 0; i < 8; i++) r[i] = v[i];
+}
+
+__global__ void open_for_test(const char *path, int *fd)
+{
+  int r = gopen(path, GPUFS_O_RDONLY);
+  if (threadIdx.x == 0) *fd = r;
 }
 
 class ErrorsTest : public ::testing::Test {
@@ -261,4 +268,62 @@ TEST_F(ErrorsTest, StoppedWhileWaiting)
   int64_t r[8];
   ASSERT_EQ(cudaSuccess, cudaMemcpy(r, dr, sizeof(r), cudaMemcpyDeviceToHost));
   EXPECT_EQ(-GPUFS_ESHUTDOWN, r[0]);
+}
+
+/* A disk whose reads block until the test lets them go. */
+static std::atomic<int> g_release_reads{0};
+static ssize_t blocking_pread(int fd, void *buf, size_t len, off_t off)
+{
+  while (!g_release_reads.load()) usleep(1000);
+  return pread(fd, buf, len, off);
+}
+
+__global__ void read_many(int fd, uint32_t page, uint8_t *bufs, int64_t *r)
+{
+  /* 32 pages a block: every meta lane loads; more requests than slots, so
+   * some lanes wait for a free slot and others for the host */
+  ssize_t n = gread(fd, (int64_t)blockIdx.x * 32 * page, 32ull * page, bufs + blockIdx.x * 32ull * page);
+  if (threadIdx.x == 0) r[blockIdx.x] = n;
+}
+
+/* The host stops libgpufs while kernels wait in gread: every read returns
+ * -ESHUTDOWN, whether it waited for a slot or for the host. */
+TEST_F(ErrorsTest, StoppedDuringRead)
+{
+  REQUIRE_GPU();
+  static const struct gpufs_io_ops ops = {plain_open, blocking_pread, close};
+  g_release_reads = 0;
+  gpufs_test_set_io_ops(&ops);
+  struct gpufs_config c = small_config(4096, 64ull << 20);
+  c.staging_size = 128 * 4096; /* 128 slots for 256 page requests */
+  c.xfer = GPUFS_XFER_PULL;
+  ASSERT_EQ(0, gpufs_start(&c)) << gpufs_error_detail();
+  started = true;
+  gpufs_test_set_io_ops(NULL);
+  std::string f = dir.make("slow", 8 * 32 * 4096, 13);
+  dpath p(f);
+  int *dfd, fd = -1;
+  ASSERT_EQ(cudaSuccess, cudaMalloc(&dfd, sizeof(int)));
+  open_for_test<<<1, 32>>>(p.d, dfd);
+  ASSERT_EQ(cudaSuccess, cudaMemcpy(&fd, dfd, sizeof(int), cudaMemcpyDeviceToHost));
+  ASSERT_GE(fd, 0);
+  uint8_t *bufs;
+  int64_t *r;
+  ASSERT_EQ(cudaSuccess, cudaMalloc(&bufs, 8 * 32 * 4096));
+  ASSERT_EQ(cudaSuccess, cudaMalloc(&r, 8 * sizeof(int64_t)));
+  read_many<<<8, 64>>>(fd, 4096, bufs, r);
+  usleep(300 * 1000);
+  std::thread releaser([] {
+    usleep(700 * 1000);
+    g_release_reads = 1;
+  });
+  EXPECT_EQ(0, gpufs_stop());
+  started = false;
+  releaser.join();
+  int64_t h[8];
+  ASSERT_EQ(cudaSuccess, cudaMemcpy(h, r, sizeof(h), cudaMemcpyDeviceToHost));
+  for (int b = 0; b < 8; b++) EXPECT_EQ(-GPUFS_ESHUTDOWN, h[b]) << "block " << b;
+  cudaFree(dfd);
+  cudaFree(bufs);
+  cudaFree(r);
 }

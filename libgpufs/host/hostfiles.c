@@ -10,8 +10,10 @@
  *
  * The entry is reserved before open(2) so that a full table answers -EMFILE
  * without touching the file, and so that a slow open (a FIFO, a network file
- * system) holds no lock.  Everything here is under hf->lock; descriptors are
- * closed after it is dropped.
+ * system) holds no lock.  Opens and the inode table are under hf->lock.
+ * Pins are taken for every pread, by every worker, so they take no lock: an
+ * entry's state and pin count share one atomic word, and a pin is a CAS that
+ * only succeeds on an OPEN entry.
  */
 #include "hostfiles.h"
 #include "../common/cache.h"
@@ -29,11 +31,16 @@ enum hf_state {
   HF_CLOSING = 3  /* closed by the GPU, still pinned by a worker */
 };
 
+#define HF_STATE_SHIFT 30
+#define HF_PINS 0x3fffffffu
+
 struct hf_entry {
-  int fd;
-  uint32_t pins;
-  uint32_t state; /* enum hf_state */
+  uint32_t word; /* state << 30 | pins: atomics only */
+  int fd;        /* set before the release of OPEN; read after a pin */
 };
+
+static uint32_t hf_state(uint32_t w) { return w >> HF_STATE_SHIFT; }
+static uint32_t hf_word(uint32_t state, uint32_t pins) { return state << HF_STATE_SHIFT | pins; }
 
 /* What the previous open of an inode saw.  cid 0 marks an empty bucket. */
 struct hf_inode {
@@ -86,7 +93,9 @@ void gpufs_hostfiles_destroy(struct gpufs_hostfiles *hf)
   if (!hf) return;
   for (uint32_t i = 0; i < hf->nfiles; i++) {
     struct hf_entry *e = &hf->files[i];
-    if (e->state == HF_OPEN || e->state == HF_CLOSING) hf->io->close(e->fd);
+    /* relaxed: the workers are joined; nothing races with this */
+    uint32_t st = hf_state(gpufs_ld_relaxed_u32_dev(&e->word));
+    if (st == HF_OPEN || st == HF_CLOSING) hf->io->close(e->fd);
   }
   pthread_mutex_destroy(&hf->lock);
   free(hf->files);
@@ -173,8 +182,10 @@ int gpufs_hostfiles_open(struct gpufs_hostfiles *hf, const char *path, int flags
   pthread_mutex_lock(&hf->lock);
   for (uint32_t n = 0; n < hf->nfiles; n++) {
     uint32_t i = (hf->hint + n) % hf->nfiles;
-    if (hf->files[i].state == HF_FREE) {
-      hf->files[i].state = HF_OPENING;
+    uint32_t w = hf_word(HF_FREE, 0);
+    /* acquire: pairs with the release that freed the entry (the last user
+     * of its old descriptor is done) */
+    if (gpufs_cas_acquire_u32_dev(&hf->files[i].word, &w, hf_word(HF_OPENING, 0))) {
       hf->hint = (i + 1) % hf->nfiles;
       hfid = (int32_t)i;
       break;
@@ -194,13 +205,10 @@ int gpufs_hostfiles_open(struct gpufs_hostfiles *hf, const char *path, int flags
   pthread_mutex_lock(&hf->lock);
   struct hf_entry *e = &hf->files[hfid];
   if (rc == 0) rc = hf_identify(hf, &st, id);
-  if (rc == 0) {
-    e->fd = fd;
-    e->pins = 0;
-    e->state = HF_OPEN;
-  } else {
-    e->state = HF_FREE;
-  }
+  if (rc == 0) e->fd = fd;
+  /* release: publishes fd to pinners (pairs with the acquire CAS in
+   * gpufs_hostfiles_pin), or frees the entry again */
+  gpufs_st_release_u32_dev(&e->word, hf_word(rc == 0 ? HF_OPEN : HF_FREE, 0));
   pthread_mutex_unlock(&hf->lock);
   if (rc < 0) {
     if (fd >= 0) hf->io->close(fd);
@@ -209,58 +217,58 @@ int gpufs_hostfiles_open(struct gpufs_hostfiles *hf, const char *path, int flags
   return hfid;
 }
 
-static struct hf_entry *hf_lookup(struct gpufs_hostfiles *hf, int32_t hfid)
+static struct hf_entry *hf_entry(struct gpufs_hostfiles *hf, int32_t hfid)
 {
-  if (hfid < 0 || (uint32_t)hfid >= hf->nfiles) return NULL;
-  struct hf_entry *e = &hf->files[hfid];
-  return e->state == HF_OPEN ? e : NULL;
+  return hfid >= 0 && (uint32_t)hfid < hf->nfiles ? &hf->files[hfid] : NULL;
+}
+
+/* Close an entry's descriptor and free the entry: its last user does this. */
+static int hf_retire(struct gpufs_hostfiles *hf, struct hf_entry *e)
+{
+  int fd = e->fd;
+  /* release: the entry may be reserved again; pairs with the reserving
+   * CAS in gpufs_hostfiles_open */
+  gpufs_st_release_u32_dev(&e->word, hf_word(HF_FREE, 0));
+  errno = 0;
+  return hf->io->close(fd) != 0 ? hf_errno() : 0;
 }
 
 int gpufs_hostfiles_close(struct gpufs_hostfiles *hf, int32_t hfid)
 {
-  int fd = -1;
-  pthread_mutex_lock(&hf->lock);
-  struct hf_entry *e = hf_lookup(hf, hfid);
-  if (!e) {
-    pthread_mutex_unlock(&hf->lock);
-    return -EBADF;
+  struct hf_entry *e = hf_entry(hf, hfid);
+  if (!e) return -EBADF;
+  uint32_t w = gpufs_ld_relaxed_u32_dev(&e->word);
+  for (;;) {
+    if (hf_state(w) != HF_OPEN) return -EBADF;
+    /* acq_rel: acquire pairs with the unpins' release (their preads are
+     * done before we may close); release orders nothing of ours */
+    if (gpufs_cas_acqrel_u32_dev(&e->word, &w, hf_word(HF_CLOSING, w & HF_PINS))) break;
   }
-  if (e->pins > 0) {
-    e->state = HF_CLOSING;
-  } else {
-    fd = e->fd;
-    e->state = HF_FREE;
-  }
-  pthread_mutex_unlock(&hf->lock);
-  errno = 0;
-  if (fd >= 0 && hf->io->close(fd) != 0) return hf_errno();
-  return 0;
+  /* unpinned: close now; else the last unpin closes */
+  return (w & HF_PINS) == 0 ? hf_retire(hf, e) : 0;
 }
 
 int gpufs_hostfiles_pin(struct gpufs_hostfiles *hf, int32_t hfid)
 {
-  int fd = -EBADF;
-  pthread_mutex_lock(&hf->lock);
-  struct hf_entry *e = hf_lookup(hf, hfid);
-  if (e) {
-    e->pins++;
-    fd = e->fd;
+  struct hf_entry *e = hf_entry(hf, hfid);
+  if (!e) return -EBADF;
+  uint32_t w = gpufs_ld_relaxed_u32_dev(&e->word);
+  for (;;) {
+    if (hf_state(w) != HF_OPEN) return -EBADF;
+    /* acquire: pairs with the release of OPEN in gpufs_hostfiles_open, so
+     * fd is the one this entry was opened with */
+    if (gpufs_cas_acquire_u32_dev(&e->word, &w, w + 1)) return e->fd;
   }
-  pthread_mutex_unlock(&hf->lock);
-  return fd;
 }
 
 void gpufs_hostfiles_unpin(struct gpufs_hostfiles *hf, int32_t hfid)
 {
-  int fd = -1;
-  pthread_mutex_lock(&hf->lock);
   struct hf_entry *e = &hf->files[hfid];
-  if (--e->pins == 0 && e->state == HF_CLOSING) {
-    fd = e->fd;
-    e->state = HF_FREE;
-  }
-  pthread_mutex_unlock(&hf->lock);
-  if (fd >= 0) hf->io->close(fd);
+  /* acq_rel: release orders this worker's pread before a close of the
+   * descriptor; acquire makes the last unpinner see the CLOSING state's
+   * writer's view */
+  uint32_t old = gpufs_add_acqrel_u32_dev(&e->word, (uint32_t)-1);
+  if (hf_state(old) == HF_CLOSING && (old & HF_PINS) == 1) hf_retire(hf, e);
 }
 
 int gpufs_hostfiles_fstat(struct gpufs_hostfiles *hf, int32_t hfid, struct stat *st)

@@ -1,7 +1,8 @@
 /*
  * hostfiles.h - the daemon's host file table and cache identities.
  *
- * Two tables behind one mutex (opens and closes are rare):
+ * Two tables; opens and the inode table are under one mutex (opens are
+ * rare), pins and closes are lock-free on a per-entry atomic word:
  *
  *   hfid -> entry { fd, pins, state }        at most max_open_files at once
  *   (st_dev, st_ino) -> { cid, version, size, mtime, ctime }   never shrinks

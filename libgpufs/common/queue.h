@@ -154,8 +154,8 @@ GPUFS_HD void gpufs_q_post(const struct gpufs_queue_ref *q, uint64_t t)
 }
 
 /* Longest pause between two polls of host memory for an answer.  Each poll
- * is a read across PCIe; 16 us instead of 2 us made no difference beyond
- * run-to-run noise on an H200 (docs/results.md). */
+ * is a read across PCIe; 16 or 64 us instead of 2 us changed neither seq
+ * nor rand beyond run-to-run noise on an H200 (docs/results.md). */
 #define GPUFS_POLL_MAX_NS 2048u
 
 /* Wait until the host served ticket t.  0, or -ESHUTDOWN once stopped. */

@@ -98,8 +98,7 @@ run: $(BUILD)/samples/stream
 	$(BUILD)/samples/stream
 
 test: $(HOST_TESTS) $(GPU_TESTS)
-	$(HOST_TESTS)
-	$(GPU_TESTS)
+	tests/run_suites.sh $(HOST_TESTS) $(GPU_TESTS)
 
 test-host: $(HOST_TESTS)
 	$(HOST_TESTS)

@@ -20,6 +20,7 @@
 #define GPUFS_DEVICE_GROUP_CUH
 
 #include <stdint.h>
+#include <cuda/std/chrono>
 
 #define GPUFS_FULL_MASK 0xffffffffu
 #define GPUFS_CHUNK 32 /* pages one group handles per round: one per meta lane */
@@ -27,22 +28,23 @@
 __device__ __forceinline__ uint32_t gpufs_lane(void)
 {
   uint32_t l;
-  asm volatile("mov.u32 %0, %%laneid;" : "=r"(l));
+  asm("mov.u32 %0, %%laneid;" : "=r"(l));
   return l;
 }
 
 __device__ __forceinline__ uint32_t gpufs_lanemask_lt(void)
 {
   uint32_t m;
-  asm volatile("mov.u32 %0, %%lanemask_lt;" : "=r"(m));
+  asm("mov.u32 %0, %%lanemask_lt;" : "=r"(m));
   return m;
 }
 
+/* Nanoseconds of the GPU's global timer (libcu++ reads %globaltimer). */
 __device__ __forceinline__ uint64_t gpufs_now_ns(void)
 {
-  uint64_t t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
+  return (uint64_t)cuda::std::chrono::duration_cast<cuda::std::chrono::nanoseconds>(
+             cuda::std::chrono::system_clock::now().time_since_epoch())
+      .count();
 }
 
 __device__ __forceinline__ uint32_t gpufs_block_rank(void)

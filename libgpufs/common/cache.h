@@ -131,16 +131,19 @@ GPUFS_HD void gpufs_bucket_lock(const struct gpufs_cache *c, uint32_t b)
   uint32_t ns = 32;
   uint32_t exp = 0;
   /* acquire: pairs with the release in gpufs_bucket_unlock; the chain as the
-   * last holder left it is visible */
+   * last holder left it is visible.  While it is held, wait with relaxed
+   * loads (test and test-and-set). */
   while (!gpufs_cas_acquire_u32_dev(&c->locks[b], &exp, 1u)) {
-    exp = 0;
+    while (gpufs_ld_relaxed_u32_dev(&c->locks[b]) != 0) {
 #if defined(__CUDA_ARCH__)
-    __nanosleep(ns);
-    if (ns < 1024) ns *= 2;
+      __nanosleep(ns);
+      if (ns < 1024) ns *= 2;
 #else
-    (void)ns;
-    sched_yield();
+      (void)ns;
+      sched_yield();
 #endif
+    }
+    exp = 0;
   }
 }
 
@@ -362,10 +365,15 @@ GPUFS_HD int gpufs_frame_wait(const struct gpufs_cache *c, uint32_t f, const uin
   struct gpufs_frame *fr = &c->frames[f];
   uint32_t ns = 64;
   for (;;) {
-    /* acquire: pairs with the release in gpufs_frame_loaded/failed */
-    uint32_t st = gpufs_pg_state(gpufs_ld_acquire_u32_dev(&fr->state));
-    if (st == GPUFS_PG_VALID) return 0;
-    if (st == GPUFS_PG_ERROR) return (int)gpufs_ld_relaxed_u32_dev((uint32_t *)&fr->err);
+    /* spin relaxed; the acquire comes once the state has moved on */
+    uint32_t st = gpufs_pg_state(gpufs_ld_relaxed_u32_dev(&fr->state));
+    if (st != GPUFS_PG_LOADING) {
+      /* acquire: pairs with the release in gpufs_frame_loaded/failed; our
+       * pin keeps the state where it is */
+      st = gpufs_pg_state(gpufs_ld_acquire_u32_dev(&fr->state));
+      if (st == GPUFS_PG_VALID) return 0;
+      return (int)gpufs_ld_relaxed_u32_dev((uint32_t *)&fr->err);
+    }
     /* relaxed: a plain signal */
     if (gpufs_ld_relaxed_u32_sys((uint32_t *)stop_word) == stop_value) return -GPUFS_ESHUTDOWN;
 #if defined(__CUDA_ARCH__)

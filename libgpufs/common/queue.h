@@ -135,13 +135,17 @@ GPUFS_HD uint64_t gpufs_q_reserve(const struct gpufs_queue_ref *q, uint32_t k)
 GPUFS_HD int gpufs_q_wait_free(const struct gpufs_queue_ref *q, uint64_t t)
 {
   uint32_t ns = 64;
-  /* acquire: pairs with gpufs_q_release of ticket t - nslots, so that
-   * producer's reads of the slot and its staging are finished before ours
-   * (and the host's next writes) begin */
-  while (gpufs_ld_acquire_u64_dev(&q->free_seq[gpufs_q_index(q, t)]) != t) {
+  uint64_t *seq = &q->free_seq[gpufs_q_index(q, t)];
+  /* spin relaxed (an acquire load costs an L1 invalidation on the GPU) */
+  while (gpufs_ld_relaxed_u64_dev(seq) != t) {
     if (gpufs_q_stopped(q)) return -GPUFS_ESHUTDOWN;
     gpufs_q_pause(&ns);
   }
+  /* acquire: pairs with gpufs_q_release of ticket t - nslots, so that
+   * producer's reads of the slot and its staging are finished before ours
+   * (and the host's next writes) begin; only ticket t's owner moves the
+   * word on, so it still holds t */
+  (void)gpufs_ld_acquire_u64_dev(seq);
   return 0;
 }
 
@@ -164,9 +168,10 @@ GPUFS_HD int gpufs_q_wait_done(const struct gpufs_queue_ref *q, uint64_t t)
 #if defined(__CUDA_ARCH__)
   uint32_t ns = 128;
 #endif
-  /* acquire, system scope: pairs with the release in gpufs_q_complete, so
-   * the result fields and the staging bytes are visible after it */
-  while (gpufs_ld_acquire_u64_sys(&gpufs_q_slot(q, t)->done_seq) != t + 1) {
+  uint64_t *done = &gpufs_q_slot(q, t)->done_seq;
+  /* spin relaxed: thousands of waiting groups must not invalidate their
+   * SMs' L1 at every poll */
+  while (gpufs_ld_relaxed_u64_sys(done) != t + 1) {
     if (gpufs_q_stopped(q)) return -GPUFS_ESHUTDOWN;
 #if defined(__CUDA_ARCH__)
     __nanosleep(ns);
@@ -175,6 +180,10 @@ GPUFS_HD int gpufs_q_wait_done(const struct gpufs_queue_ref *q, uint64_t t)
     sched_yield();
 #endif
   }
+  /* acquire, system scope: pairs with the release in gpufs_q_complete, so
+   * the result fields and the staging bytes are visible after it; the word
+   * keeps t + 1 until this producer releases the slot */
+  (void)gpufs_ld_acquire_u64_sys(done);
   return 0;
 }
 

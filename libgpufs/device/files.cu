@@ -16,10 +16,10 @@ static __device__ void ftab_lock(const struct gpufs_ftab *t)
 {
   uint32_t ns = 32, exp = 0;
   /* acquire: pairs with the release in ftab_unlock; the entries as the last
-   * holder left them are visible */
+   * holder left them are visible.  While held, wait with relaxed loads. */
   while (!gpufs_cas_acquire_u32_dev(t->lock, &exp, 1u)) {
+    while (gpufs_ld_relaxed_u32_dev(t->lock) != 0) gpufs_backoff_dev(&ns);
     exp = 0;
-    gpufs_backoff_dev(&ns);
   }
 }
 

@@ -44,7 +44,12 @@ enum gpufs_op {
                          result hfid; out[0] size, out[1] cid, out[2] version */
   GPUFS_OP_CLOSE = 2, /* hfid. result 0 or -errno */
   GPUFS_OP_READ = 3,  /* hfid, offset, len. result bytes in staging, or -errno */
-  GPUFS_OP_FSTAT = 4  /* hfid. out[0] size, out[1] mode, out[2] mtime ns, out[3] ino */
+  GPUFS_OP_FSTAT = 4, /* hfid. out[0] size, out[1] mode, out[2] mtime ns, out[3] ino */
+  GPUFS_OP_WRITE = 5, /* hfid, offset, len (<= stride); the bytes in staging.
+                         result bytes written (len) or -errno */
+  GPUFS_OP_FSYNC = 6, /* hfid. result 0 or -errno */
+  GPUFS_OP_TRUNCATE = 7, /* hfid, offset = the new length. result 0 or -errno */
+  GPUFS_OP_UNLINK = 8 /* path in staging, len = its length. result 0 or -errno */
 };
 
 enum gpufs_qstate {

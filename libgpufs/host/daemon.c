@@ -7,12 +7,8 @@
  * steps, and only the last one touches a slot the GPU may reuse:
  *
  *   slots[s..s+k)  --copy fields-->  tickets[0..k)   (the worker's own memory)
- *       READs of one hfid at contiguous offsets, each but the last a full
- *       page, are merged into one pread into the first slot's staging:
- *
- *       staging  | slot s      | slot s+1    | slot s+2 |
- *                |<---------- one pread ----------->|
- *
+ *       serve them: reads and writes merged where they are contiguous
+ *       (fileops.c), opens, closes, stats here
  *   DMA path: one to_device call for the span the run's READs filled
  *   then, per ticket: result and out[] into the slot, gpufs_q_complete
  *
@@ -31,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fileops.h"
 #include "hostfiles.h"
 
 #define IDLE_SPINS 2048u     /* sched_yield polls before an idle worker naps */
@@ -42,23 +39,13 @@ enum gate {
   GATE_ABORT = 2  /* some worker_init failed: leave without serving */
 };
 
-/* The fields of one claimed ticket, copied out of its slot. */
-struct ticket {
-  uint32_t op;
-  int32_t hfid;
-  uint64_t offset;
-  uint32_t len;
-  uint32_t arg;
-  int64_t result;
-  uint64_t out[4];
-};
 
 struct worker {
   /* Written by this worker only, with relaxed atomics; summed by
    * gpufs_daemon_get_stats.  Own cache line: workers do not share one. */
   _Alignas(64) struct gpufs_daemon_stats stats;
   struct gpufs_daemon *d;
-  struct ticket *tickets; /* room for one claimed run */
+  struct gpufs_req *tickets; /* room for one claimed run */
   pthread_t thread;
   uint32_t id;
   int init_rc;
@@ -68,6 +55,7 @@ struct gpufs_daemon {
   struct gpufs_daemon_params p;
   struct gpufs_io_ops io;
   struct gpufs_hostfiles *files;
+  struct gpufs_fileops fo; /* files, io and staging for fileops.c */
   struct worker *workers;
   uint32_t nstarted;
   uint32_t stop; /* set once by gpufs_daemon_stop; atomics only */
@@ -79,24 +67,6 @@ struct gpufs_daemon {
   int gate;       /* enum gate; under gate_lock */
 };
 
-/* ---- the C library behind gpufs_io_ops ---- */
-
-static int libc_open(const char *path, int flags, mode_t mode)
-{
-  return open(path, flags, mode);
-}
-
-static ssize_t libc_pread(int fd, void *buf, size_t len, off_t off)
-{
-  return pread(fd, buf, len, off);
-}
-
-static int libc_close(int fd)
-{
-  return close(fd);
-}
-
-static const struct gpufs_io_ops libc_io = {libc_open, libc_pread, libc_close};
 
 /* ---- statistics ---- */
 
@@ -115,6 +85,8 @@ static void stats_flush(struct worker *w, const struct gpufs_daemon_stats *a)
   stat_add(&w->stats.bytes_read, a->bytes_read);
   stat_add(&w->stats.transfers, a->transfers);
   stat_add(&w->stats.opens, a->opens);
+  stat_add(&w->stats.pwrites, a->pwrites);
+  stat_add(&w->stats.bytes_written, a->bytes_written);
   stat_add(&w->stats.errors, a->errors);
 }
 
@@ -130,103 +102,20 @@ void gpufs_daemon_get_stats(struct gpufs_daemon *d, struct gpufs_daemon_stats *s
     s->bytes_read += gpufs_ld_relaxed_u64_dev(&c->bytes_read);
     s->transfers += gpufs_ld_relaxed_u64_dev(&c->transfers);
     s->opens += gpufs_ld_relaxed_u64_dev(&c->opens);
+    s->pwrites += gpufs_ld_relaxed_u64_dev(&c->pwrites);
+    s->bytes_written += gpufs_ld_relaxed_u64_dev(&c->bytes_written);
     s->errors += gpufs_ld_relaxed_u64_dev(&c->errors);
   }
 }
 
 /* ---- serving one claimed run ---- */
 
-static int read_valid(const struct ticket *t, uint32_t stride)
-{
-  return t->len <= stride && t->offset <= (uint64_t)INT64_MAX - t->len;
-}
-
-/* How many tickets from t[0] one pread serves: each next one reads the same
- * file right after a full page, so its bytes belong where its slot expects
- * them. */
-static uint32_t merge_len(const struct ticket *t, uint32_t avail, uint32_t stride)
-{
-  uint32_t n = 1;
-  if (!read_valid(&t[0], stride)) return 1;
-  while (n < avail && t[n].op == GPUFS_OP_READ && t[n].hfid == t[0].hfid &&
-         t[n - 1].len == stride && t[n].offset == t[n - 1].offset + stride &&
-         read_valid(&t[n], stride))
-    n++;
-  return n;
-}
-
-/* pread until len bytes or EOF.  Bytes read, and *err = -errno if a pread
- * failed before that (the bytes before it are good). */
-static uint64_t pread_full(struct gpufs_daemon *d, int fd, uint8_t *buf, uint64_t len,
-                           uint64_t off, struct gpufs_daemon_stats *acc, int *err)
-{
-  uint64_t got = 0;
-  *err = 0;
-  while (got < len) {
-    errno = 0;
-    ssize_t r = d->io.pread(fd, buf + got, len - got, (off_t)(off + got));
-    acc->preads++;
-    if (r > 0) {
-      got += (uint64_t)r;
-    } else if (r == 0) {
-      break;
-    } else if (errno != EINTR) {
-      *err = errno > 0 ? -errno : -GPUFS_EIO;
-      break;
-    }
-  }
-  return got;
-}
-
-/* Serve n merged READs t[0..n) whose first slot is s. */
-static void serve_reads(struct worker *w, struct ticket *t, uint32_t n, uint32_t s,
-                        struct gpufs_daemon_stats *acc)
-{
-  struct gpufs_daemon *d = w->d;
-  uint32_t stride = d->p.stride;
-  if (!read_valid(&t[0], stride)) {
-    t[0].result = -GPUFS_EINVAL;
-    return;
-  }
-  int fd = gpufs_hostfiles_pin(d->files, t[0].hfid);
-  if (fd < 0) {
-    for (uint32_t j = 0; j < n; j++) t[j].result = fd;
-    return;
-  }
-  uint64_t total = (uint64_t)(n - 1) * stride + t[n - 1].len;
-  int err = 0;
-  uint64_t got = 0;
-  if (total > 0)
-    got = pread_full(d, fd, d->p.staging + (uint64_t)s * stride, total, t[0].offset, acc, &err);
-  gpufs_hostfiles_unpin(d->files, t[0].hfid);
-
-  /* Each ticket gets what an unmerged pread would have: its bytes, fewer at
-   * EOF, none past it; the error if the failure hit its bytes. */
-  for (uint32_t j = 0; j < n; j++) {
-    uint64_t rel = (uint64_t)j * stride;
-    if (err < 0 && rel + t[j].len > got)
-      t[j].result = err;
-    else
-      t[j].result = got > rel ? (int64_t)(got - rel < t[j].len ? got - rel : t[j].len) : 0;
-  }
-  acc->merged += n - 1;
-  acc->bytes_read += got;
-}
-
-static void serve_open(struct worker *w, struct ticket *t, uint32_t s,
+static void serve_open(struct worker *w, struct gpufs_req *t, uint32_t s,
                        struct gpufs_daemon_stats *acc)
 {
   struct gpufs_daemon *d = w->d;
-  const char *path = (const char *)d->p.staging + (uint64_t)s * d->p.stride;
-  const char *nul = memchr(path, '\0', d->p.stride);
-  if (!nul) {
-    t->result = -GPUFS_ENAMETOOLONG;
-    return;
-  }
-  if ((uint64_t)(nul - path) != t->len) {
-    t->result = -GPUFS_EINVAL;
-    return;
-  }
+  const char *path = gpufs_req_path(&d->fo, t, s);
+  if (!path) return;
   struct gpufs_hostfile_id id;
   int hfid = gpufs_hostfiles_open(d->files, path, (int)t->arg, (mode_t)t->offset, &id);
   t->result = hfid;
@@ -237,7 +126,7 @@ static void serve_open(struct worker *w, struct ticket *t, uint32_t s,
   acc->opens++;
 }
 
-static void serve_fstat(struct worker *w, struct ticket *t)
+static void serve_fstat(struct worker *w, struct gpufs_req *t)
 {
   struct stat st;
   int rc = gpufs_hostfiles_fstat(w->d->files, t->hfid, &st);
@@ -252,7 +141,7 @@ static void serve_fstat(struct worker *w, struct ticket *t)
 /* DMA path: one copy for the span from the first READ with bytes to the end
  * of the last one's.  Slots in between belong to this run too, so copying
  * their bytes is harmless, and one call costs less than several. */
-static void transfer_run(struct worker *w, struct ticket *t, uint32_t k, uint32_t s,
+static void transfer_run(struct worker *w, struct gpufs_req *t, uint32_t k, uint32_t s,
                          struct gpufs_daemon_stats *acc)
 {
   struct gpufs_daemon *d = w->d;
@@ -274,7 +163,7 @@ static void transfer_run(struct worker *w, struct ticket *t, uint32_t k, uint32_
 }
 
 /* Publish the results of tickets [from, to) of a run; returns to. */
-static uint32_t complete_tickets(struct gpufs_slot *slots, const struct ticket *t, uint32_t s,
+static uint32_t complete_tickets(struct gpufs_slot *slots, const struct gpufs_req *t, uint32_t s,
                                  uint64_t first, uint32_t from, uint32_t to,
                                  struct gpufs_daemon_stats *acc)
 {
@@ -293,7 +182,7 @@ static void serve_run(struct worker *w, uint64_t first, uint32_t k)
 {
   struct gpufs_daemon *d = w->d;
   struct gpufs_slot *slots = d->p.slots;
-  struct ticket *t = w->tickets;
+  struct gpufs_req *t = w->tickets;
   uint32_t s = (uint32_t)(first % d->p.nslots);
   struct gpufs_daemon_stats acc = {0};
   acc.batches = 1;
@@ -302,7 +191,7 @@ static void serve_run(struct worker *w, uint64_t first, uint32_t k)
   /* Plain reads: gpufs_q_claim's acquire of req_seq made them visible. */
   for (uint32_t r = 0; r < k; r++) {
     const struct gpufs_slot *sl = &slots[s + r];
-    t[r] = (struct ticket){.op = sl->op, .hfid = sl->hfid, .offset = sl->offset,
+    t[r] = (struct gpufs_req){.op = sl->op, .hfid = sl->hfid, .offset = sl->offset,
                            .len = sl->len, .arg = sl->arg};
   }
   /* Pull path: a ticket is completed as soon as its own pread is done, so
@@ -313,8 +202,21 @@ static void serve_run(struct worker *w, uint64_t first, uint32_t k)
     uint32_t n = 1;
     switch (t[r].op) {
     case GPUFS_OP_READ:
-      n = merge_len(&t[r], k - r, d->p.stride);
-      serve_reads(w, &t[r], n, s + r, &acc);
+      n = gpufs_merge_len(&t[r], k - r, d->p.stride);
+      gpufs_serve_reads(&d->fo, &t[r], n, s + r, &acc);
+      break;
+    case GPUFS_OP_WRITE:
+      n = gpufs_merge_len(&t[r], k - r, d->p.stride);
+      gpufs_serve_writes(&d->fo, &t[r], n, s + r, &acc);
+      break;
+    case GPUFS_OP_FSYNC:
+      gpufs_serve_fsync(&d->fo, &t[r]);
+      break;
+    case GPUFS_OP_TRUNCATE:
+      gpufs_serve_truncate(&d->fo, &t[r]);
+      break;
+    case GPUFS_OP_UNLINK:
+      gpufs_serve_unlink(&d->fo, &t[r], s + r);
       break;
     case GPUFS_OP_OPEN:
       serve_open(w, &t[r], s + r, &acc);
@@ -431,7 +333,8 @@ int gpufs_daemon_start(const struct gpufs_daemon_params *p, struct gpufs_daemon 
     return -GPUFS_ENOMEM;
   }
   d->p = *p;
-  d->io = p->io ? *p->io : libc_io;
+  if (p->io) d->io = *p->io;
+  gpufs_io_defaults(&d->io);
   d->batch_max = p->max_batch < p->nslots ? p->max_batch : p->nslots;
   d->workers = aligned_alloc(_Alignof(struct worker), p->nthreads * sizeof(struct worker));
   int rc = d->workers ? gpufs_hostfiles_create(p->max_open_files, &d->io, &d->files)
@@ -439,7 +342,7 @@ int gpufs_daemon_start(const struct gpufs_daemon_params *p, struct gpufs_daemon 
   if (rc == 0) {
     memset(d->workers, 0, p->nthreads * sizeof(struct worker));
     for (uint32_t i = 0; i < p->nthreads && rc == 0; i++) {
-      d->workers[i].tickets = calloc(d->batch_max, sizeof(struct ticket));
+      d->workers[i].tickets = calloc(d->batch_max, sizeof(struct gpufs_req));
       if (!d->workers[i].tickets) rc = -GPUFS_ENOMEM;
     }
   }
@@ -447,6 +350,7 @@ int gpufs_daemon_start(const struct gpufs_daemon_params *p, struct gpufs_daemon 
     daemon_free(d);
     return rc;
   }
+  d->fo = (struct gpufs_fileops){d->files, &d->io, p->staging, p->stride};
 
   /* relaxed: the workers are created below (pthread_create orders these
    * stores before them), and the GPU starts after gpufs_daemon_start */

@@ -18,11 +18,17 @@
 extern "C" {
 #endif
 
-/* File operations the daemon performs; replaceable for fault injection. */
+/* File operations the daemon performs; replaceable for fault injection.
+ * They behave as the C library's (-1 and errno on failure).  A NULL member
+ * is the C library's own. */
 struct gpufs_io_ops {
   int (*open)(const char *path, int flags, mode_t mode);
   ssize_t (*pread)(int fd, void *buf, size_t len, off_t off);
   int (*close)(int fd);
+  ssize_t (*pwrite)(int fd, const void *buf, size_t len, off_t off);
+  int (*fsync)(int fd);
+  int (*ftruncate)(int fd, off_t len);
+  int (*unlink)(const char *path);
 };
 
 struct gpufs_daemon_params {
@@ -54,6 +60,8 @@ struct gpufs_daemon_stats {
   uint64_t bytes_read;
   uint64_t transfers; /* to_device calls */
   uint64_t opens;
+  uint64_t pwrites;   /* pwrite calls (after merging) */
+  uint64_t bytes_written;
   uint64_t errors;    /* tickets completed with a negative result */
 };
 

@@ -271,6 +271,21 @@ void gpufs_hostfiles_unpin(struct gpufs_hostfiles *hf, int32_t hfid)
   if (hf_state(old) == HF_CLOSING && (old & HF_PINS) == 1) hf_retire(hf, e);
 }
 
+void gpufs_hostfiles_refresh(struct gpufs_hostfiles *hf, int32_t hfid, int fd)
+{
+  struct stat st;
+  (void)hfid;
+  if (fstat(fd, &st) != 0) return;
+  pthread_mutex_lock(&hf->lock);
+  struct hf_inode *n = hf_inode_find(hf->inodes, hf->icap, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
+  if (n->cid != 0) {
+    n->size = (int64_t)st.st_size;
+    n->mtime_ns = gpufs_timespec_ns(st.st_mtim);
+    n->ctime_ns = gpufs_timespec_ns(st.st_ctim);
+  }
+  pthread_mutex_unlock(&hf->lock);
+}
+
 int gpufs_hostfiles_fstat(struct gpufs_hostfiles *hf, int32_t hfid, struct stat *st)
 {
   int fd = gpufs_hostfiles_pin(hf, hfid);

@@ -64,6 +64,11 @@ int gpufs_hostfiles_close(struct gpufs_hostfiles *hf, int32_t hfid);
 int gpufs_hostfiles_pin(struct gpufs_hostfiles *hf, int32_t hfid);
 void gpufs_hostfiles_unpin(struct gpufs_hostfiles *hf, int32_t hfid);
 
+/* The daemon itself changed the file open as hfid (pinned, descriptor fd):
+ * record its new size and times, so that the change does not count as one
+ * made behind the GPU's back at the next open (no version bump). */
+void gpufs_hostfiles_refresh(struct gpufs_hostfiles *hf, int32_t hfid, int fd);
+
 /* fstat of an open hfid: 0, -EBADF or fstat's -errno. */
 int gpufs_hostfiles_fstat(struct gpufs_hostfiles *hf, int32_t hfid, struct stat *st);
 

@@ -116,7 +116,8 @@ int64_t client_post(CpuQueue &q, Request *reqs, uint32_t n, bool reverse)
     s->len = r.len;
     s->arg = r.arg;
     uint8_t *stg = q.staging + (size_t)gpufs_q_index(&q.ref, t) * q.stride;
-    if (r.op == GPUFS_OP_OPEN) {
+    if (r.op == GPUFS_OP_WRITE) memcpy(stg, r.data.data(), std::min<size_t>(r.data.size(), q.stride));
+    if (r.op == GPUFS_OP_OPEN || r.op == GPUFS_OP_UNLINK) {
       if (r.unterminated) {
         memset(stg, 'a', q.stride);
         s->len = q.stride;
@@ -141,10 +142,12 @@ int client_finish(CpuQueue &q, uint64_t first, Request *reqs, uint32_t n)
     Request &r = reqs[i];
     r.result = s->result;
     memcpy(r.out, s->out, sizeof(r.out));
-    r.data.clear();
-    if (r.op == GPUFS_OP_READ && r.result > 0) {
-      const uint8_t *in = q.ref.staging_in + (size_t)gpufs_q_index(&q.ref, t) * q.stride;
-      r.data.assign(in, in + std::min<int64_t>(r.result, q.stride));
+    if (r.op == GPUFS_OP_READ) {
+      r.data.clear();
+      if (r.result > 0) {
+        const uint8_t *in = q.ref.staging_in + (size_t)gpufs_q_index(&q.ref, t) * q.stride;
+        r.data.assign(in, in + std::min<int64_t>(r.result, q.stride));
+      }
     }
   }
   for (uint32_t i = 0; i < n; i++) gpufs_q_release(&q.ref, first + i);

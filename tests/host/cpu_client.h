@@ -53,12 +53,12 @@ struct Request {
   uint64_t offset = 0;
   uint32_t len = 0;
   uint32_t arg = 0;
-  std::string path;         /* OPEN: copied with its NUL into staging */
-  bool unterminated = false; /* OPEN: fill the whole staging with 'a', no NUL */
+  std::string path;         /* OPEN, UNLINK: copied with its NUL into staging */
+  bool unterminated = false; /* OPEN, UNLINK: fill the whole staging with 'a', no NUL */
 
   int64_t result = 0;
   uint64_t out[4] = {0, 0, 0, 0};
-  std::vector<uint8_t> data; /* READ: the result bytes served */
+  std::vector<uint8_t> data; /* READ: the result bytes served; WRITE: the bytes to write */
 };
 
 Request read_req(int32_t hfid, uint64_t offset, uint32_t len);

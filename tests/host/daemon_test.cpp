@@ -214,7 +214,7 @@ int hook_close(int fd)
   return close(fd);
 }
 
-const gpufs_io_ops kHookIo = {hook_open, hook_pread, hook_close};
+const gpufs_io_ops kHookIo = {hook_open, hook_pread, hook_close, nullptr, nullptr, nullptr, nullptr};
 
 class DaemonHooks : public DaemonFixture, public ::testing::Test {
 protected:

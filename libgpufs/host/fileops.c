@@ -1,0 +1,179 @@
+/*
+ * fileops.c - the daemon's data operations on host files (fileops.h).
+ *
+ * Reads and writes of consecutive page tickets of one file are merged: the
+ * staging of consecutive slots is adjacent, so one pread (pwrite) moves the
+ * bytes of all of them:
+ *
+ *   staging  | slot s      | slot s+1    | slot s+2 |
+ *            |<---------- one pread/pwrite ----->|
+ *
+ * A write moves exactly the bytes its ticket names: the GPU posts one WRITE
+ * per changed byte range, so writers of disjoint bytes of one page never
+ * overwrite each other.  After a write, truncate or fsync the file's
+ * identity is refreshed (hostfiles), so the GPU's own changes do not make
+ * its cached pages stale at the next open.
+ */
+#include "fileops.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+static int libc_open(const char *path, int flags, mode_t mode) { return open(path, flags, mode); }
+
+void gpufs_io_defaults(struct gpufs_io_ops *io)
+{
+  if (!io->open) io->open = libc_open;
+  if (!io->pread) io->pread = pread;
+  if (!io->close) io->close = close;
+  if (!io->pwrite) io->pwrite = pwrite;
+  if (!io->fsync) io->fsync = fsync;
+  if (!io->ftruncate) io->ftruncate = ftruncate;
+  if (!io->unlink) io->unlink = unlink;
+}
+
+/* -errno of the call that just failed; -EIO if a hook forgot errno. */
+static int io_errno(void) { return errno > 0 ? -errno : -EIO; }
+
+static int req_valid(const struct gpufs_req *t, uint32_t stride)
+{
+  return t->len <= stride && t->offset <= (uint64_t)INT64_MAX - t->len;
+}
+
+uint32_t gpufs_merge_len(const struct gpufs_req *t, uint32_t avail, uint32_t stride)
+{
+  uint32_t n = 1;
+  if (!req_valid(&t[0], stride)) return 1;
+  while (n < avail && t[n].op == t[0].op && t[n].hfid == t[0].hfid && t[n - 1].len == stride &&
+         t[n].offset == t[n - 1].offset + stride && req_valid(&t[n], stride))
+    n++;
+  return n;
+}
+
+/* pread (write: pwrite) until len bytes, EOF (reads) or an error.  Bytes
+ * moved, and *err = -errno if a call failed before that (the bytes before
+ * it are good). */
+static uint64_t move_full(const struct gpufs_fileops *fo, int write, int fd, uint8_t *buf,
+                          uint64_t len, uint64_t off, struct gpufs_daemon_stats *acc, int *err)
+{
+  uint64_t done = 0;
+  *err = 0;
+  while (done < len) {
+    errno = 0;
+    ssize_t r = write ? fo->io->pwrite(fd, buf + done, len - done, (off_t)(off + done))
+                      : fo->io->pread(fd, buf + done, len - done, (off_t)(off + done));
+    if (write) acc->pwrites++;
+    else acc->preads++;
+    if (r > 0) {
+      done += (uint64_t)r;
+    } else if (r == 0) {
+      if (write) *err = -EIO; /* a write that makes no progress */
+      break;
+    } else if (errno != EINTR) {
+      *err = io_errno();
+      break;
+    }
+  }
+  return done;
+}
+
+static void serve_moves(const struct gpufs_fileops *fo, int write, struct gpufs_req *t, uint32_t n,
+                        uint32_t s, struct gpufs_daemon_stats *acc)
+{
+  if (!req_valid(&t[0], fo->stride)) {
+    t[0].result = -EINVAL;
+    return;
+  }
+  int fd = gpufs_hostfiles_pin(fo->files, t[0].hfid);
+  if (fd < 0) {
+    for (uint32_t j = 0; j < n; j++) t[j].result = fd;
+    return;
+  }
+  uint64_t total = (uint64_t)(n - 1) * fo->stride + t[n - 1].len;
+  int err = 0;
+  uint64_t got = 0;
+  if (total > 0)
+    got = move_full(fo, write, fd, fo->staging + (uint64_t)s * fo->stride, total, t[0].offset,
+                    acc, &err);
+  if (write && got > 0) gpufs_hostfiles_refresh(fo->files, t[0].hfid, fd);
+  gpufs_hostfiles_unpin(fo->files, t[0].hfid);
+
+  /* Each ticket gets what an unmerged call would have: its bytes (fewer at
+   * EOF for a read, none past it), or the error if the failure hit them. */
+  for (uint32_t j = 0; j < n; j++) {
+    uint64_t rel = (uint64_t)j * fo->stride;
+    if (err < 0 && rel + t[j].len > got)
+      t[j].result = err;
+    else
+      t[j].result = got > rel ? (int64_t)(got - rel < t[j].len ? got - rel : t[j].len) : 0;
+  }
+  acc->merged += n - 1;
+  if (write) acc->bytes_written += got;
+  else acc->bytes_read += got;
+}
+
+void gpufs_serve_reads(const struct gpufs_fileops *fo, struct gpufs_req *t, uint32_t n,
+                       uint32_t s, struct gpufs_daemon_stats *acc)
+{
+  serve_moves(fo, 0, t, n, s, acc);
+}
+
+void gpufs_serve_writes(const struct gpufs_fileops *fo, struct gpufs_req *t, uint32_t n,
+                        uint32_t s, struct gpufs_daemon_stats *acc)
+{
+  serve_moves(fo, 1, t, n, s, acc);
+}
+
+void gpufs_serve_fsync(const struct gpufs_fileops *fo, struct gpufs_req *t)
+{
+  int fd = gpufs_hostfiles_pin(fo->files, t->hfid);
+  if (fd < 0) {
+    t->result = fd;
+    return;
+  }
+  errno = 0;
+  t->result = fo->io->fsync(fd) == 0 ? 0 : io_errno();
+  gpufs_hostfiles_unpin(fo->files, t->hfid);
+}
+
+void gpufs_serve_truncate(const struct gpufs_fileops *fo, struct gpufs_req *t)
+{
+  if (t->offset > (uint64_t)INT64_MAX) {
+    t->result = -EINVAL;
+    return;
+  }
+  int fd = gpufs_hostfiles_pin(fo->files, t->hfid);
+  if (fd < 0) {
+    t->result = fd;
+    return;
+  }
+  errno = 0;
+  t->result = fo->io->ftruncate(fd, (off_t)t->offset) == 0 ? 0 : io_errno();
+  if (t->result == 0) gpufs_hostfiles_refresh(fo->files, t->hfid, fd);
+  gpufs_hostfiles_unpin(fo->files, t->hfid);
+}
+
+const char *gpufs_req_path(const struct gpufs_fileops *fo, struct gpufs_req *t, uint32_t s)
+{
+  const char *path = (const char *)fo->staging + (uint64_t)s * fo->stride;
+  const char *nul = memchr(path, '\0', fo->stride);
+  if (!nul) {
+    t->result = -ENAMETOOLONG;
+    return NULL;
+  }
+  if ((uint64_t)(nul - path) != t->len) {
+    t->result = -EINVAL;
+    return NULL;
+  }
+  return path;
+}
+
+void gpufs_serve_unlink(const struct gpufs_fileops *fo, struct gpufs_req *t, uint32_t s)
+{
+  const char *path = gpufs_req_path(fo, t, s);
+  if (!path) return;
+  errno = 0;
+  t->result = fo->io->unlink(path) == 0 ? 0 : io_errno();
+}

@@ -1,0 +1,275 @@
+/*
+ * daemon_write_test.cpp - the host half of the write path: WRITE (merged
+ * like reads, exactly the named bytes), FSYNC, TRUNCATE, UNLINK, creating
+ * opens, errors that reach the caller, and versions that the daemon's own
+ * writes do not bump.  Every written file is compared byte for byte.
+ */
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cerrno>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <vector>
+
+#include "daemon_fixture.h"
+
+using namespace gpufs_test;
+
+namespace {
+
+/* The bytes a file holds. */
+std::vector<uint8_t> file_bytes(const std::string &path)
+{
+  std::vector<uint8_t> v;
+  int fd = open(path.c_str(), O_RDONLY);
+  if (fd < 0) return v;
+  uint8_t buf[65536];
+  ssize_t n;
+  while ((n = read(fd, buf, sizeof(buf))) > 0) v.insert(v.end(), buf, buf + n);
+  close(fd);
+  return v;
+}
+
+Request write_req(int32_t hfid, uint64_t offset, const std::vector<uint8_t> &bytes)
+{
+  Request r;
+  r.op = GPUFS_OP_WRITE;
+  r.hfid = hfid;
+  r.offset = offset;
+  r.len = (uint32_t)bytes.size();
+  r.data = bytes;
+  return r;
+}
+
+Request simple_req(uint32_t op, int32_t hfid, uint64_t offset = 0)
+{
+  Request r;
+  r.op = op;
+  r.hfid = hfid;
+  r.offset = offset;
+  return r;
+}
+
+std::vector<uint8_t> pattern(uint64_t seed, uint64_t off, size_t n)
+{
+  std::vector<uint8_t> v(n);
+  for (size_t i = 0; i < n; i++) v[i] = pattern_byte(seed, off + i);
+  return v;
+}
+
+/* fault injection: pwrite fails with g_fail_errno while it is nonzero */
+std::atomic<int> g_fail_errno{0};
+ssize_t hook_pwrite(int fd, const void *buf, size_t len, off_t off)
+{
+  int e = g_fail_errno.load();
+  if (e) {
+    errno = e;
+    return -1;
+  }
+  return pwrite(fd, buf, len, off);
+}
+const gpufs_io_ops kFailingWrites = {nullptr, nullptr, nullptr, hook_pwrite, nullptr, nullptr,
+                                     nullptr};
+
+class DaemonWrite : public DaemonFixture, public ::testing::TestWithParam<bool> {
+protected:
+  void SetUp() override
+  {
+    g_fail_errno = 0;
+    start(GetParam(), 2, 64, 16, &kFailingWrites);
+  }
+  int32_t open_rw(const std::string &path, uint32_t extra = 0, uint64_t out[4] = nullptr)
+  {
+    uint64_t o[4];
+    int64_t h = client_open(*q, path, O_RDWR | extra, out ? out : o, 0644);
+    return (int32_t)h;
+  }
+};
+
+TEST_P(DaemonWrite, PagesMergeIntoOnePwriteAndLandExactly)
+{
+  std::string path = dir.file("w");
+  int32_t h = open_rw(path, O_CREAT);
+  ASSERT_GE(h, 0);
+  std::vector<Request> reqs;
+  for (uint32_t i = 0; i < 16; i++)
+    reqs.push_back(write_req(h, (uint64_t)i * kStride, pattern(41, (uint64_t)i * kStride, kStride)));
+  ASSERT_EQ(0, client_run(*q, reqs.data(), 16, true));
+  for (auto &r : reqs) EXPECT_EQ((int64_t)kStride, r.result);
+  EXPECT_EQ(1u, stats().pwrites) << "16 contiguous pages, one pwrite";
+  EXPECT_EQ(15u, stats().merged);
+  EXPECT_EQ(16ull * kStride, stats().bytes_written);
+  std::vector<uint8_t> f = file_bytes(path);
+  ASSERT_EQ(16u * kStride, f.size());
+  EXPECT_EQ(-1, first_mismatch(f.data(), f.size(), 41, 0));
+  EXPECT_EQ(0, client_close(*q, h));
+}
+
+TEST_P(DaemonWrite, OnlyTheNamedBytesChange)
+{
+  TestFile f = make_file("part", 3 * kStride, 42, false);
+  int32_t h = open_rw(f.path);
+  ASSERT_GE(h, 0);
+  std::vector<uint8_t> piece(100, 0x5a);
+  Request r = write_req(h, kStride + 37, piece);
+  ASSERT_EQ(0, client_run(*q, &r, 1));
+  EXPECT_EQ(100, r.result);
+  std::vector<uint8_t> b = file_bytes(f.path);
+  ASSERT_EQ(3u * kStride, b.size());
+  for (uint64_t i = 0; i < b.size(); i++) {
+    uint8_t want = (i >= kStride + 37 && i < kStride + 137) ? 0x5a : pattern_byte(42, i);
+    ASSERT_EQ(want, b[i]) << "byte " << i;
+  }
+}
+
+/* The GPU writes even 64-byte pieces of two pages through the daemon while
+ * the CPU writes the odd ones itself: both sets survive. */
+TEST_P(DaemonWrite, DisjointWritersOfOnePageBothSurvive)
+{
+  TestFile f = make_file("mixed", 2 * kStride, 43, false);
+  int32_t h = open_rw(f.path);
+  ASSERT_GE(h, 0);
+  int cpu = open(f.path.c_str(), O_WRONLY);
+  ASSERT_GE(cpu, 0);
+  for (uint64_t off = 0; off < 2 * kStride; off += 128) {
+    Request r = write_req(h, off, std::vector<uint8_t>(64, 0xee));
+    ASSERT_EQ(0, client_run(*q, &r, 1));
+    ASSERT_EQ(64, r.result);
+    std::vector<uint8_t> odd(64, 0x11);
+    ASSERT_EQ(64, pwrite(cpu, odd.data(), 64, (off_t)(off + 64)));
+  }
+  close(cpu);
+  std::vector<uint8_t> b = file_bytes(f.path);
+  ASSERT_EQ(2u * kStride, b.size());
+  for (uint64_t i = 0; i < b.size(); i++) ASSERT_EQ((i / 64) % 2 ? 0x11 : 0xee, b[i]) << i;
+}
+
+TEST_P(DaemonWrite, WritesExtendTruncateShrinksAndGrows)
+{
+  std::string path = dir.file("grow");
+  int32_t h = open_rw(path, O_CREAT | O_TRUNC);
+  ASSERT_GE(h, 0);
+  Request w = write_req(h, 10 * kStride + 5, pattern(44, 0, 300));
+  ASSERT_EQ(0, client_run(*q, &w, 1));
+  EXPECT_EQ(300, w.result);
+  uint64_t out[4];
+  EXPECT_EQ(0, client_fstat(*q, h, out));
+  EXPECT_EQ(10ull * kStride + 305, out[0]);
+  Request t = simple_req(GPUFS_OP_TRUNCATE, h, 1000);
+  ASSERT_EQ(0, client_run(*q, &t, 1));
+  EXPECT_EQ(0, t.result);
+  EXPECT_EQ(0, client_fstat(*q, h, out));
+  EXPECT_EQ(1000u, out[0]);
+  t = simple_req(GPUFS_OP_TRUNCATE, h, 3 * kStride);
+  ASSERT_EQ(0, client_run(*q, &t, 1));
+  std::vector<uint8_t> b = file_bytes(path);
+  ASSERT_EQ(3u * kStride, b.size());
+  for (uint8_t c : b) ASSERT_EQ(0, c) << "a grown file reads zeros";
+  Request s = simple_req(GPUFS_OP_FSYNC, h);
+  ASSERT_EQ(0, client_run(*q, &s, 1));
+  EXPECT_EQ(0, s.result);
+}
+
+TEST_P(DaemonWrite, CreateExclTruncUnlink)
+{
+  std::string path = dir.file("new");
+  uint64_t out[4];
+  EXPECT_EQ(-ENOENT, client_open(*q, path, O_RDWR, out));
+  int32_t h = open_rw(path, O_CREAT | O_EXCL);
+  ASSERT_GE(h, 0);
+  EXPECT_EQ(-EEXIST, client_open(*q, path, O_RDWR | O_CREAT | O_EXCL, out, 0644));
+  Request w = write_req(h, 0, pattern(45, 0, 1000));
+  ASSERT_EQ(0, client_run(*q, &w, 1));
+  EXPECT_EQ(0, client_close(*q, h));
+  int32_t h2 = open_rw(path, O_TRUNC, out);
+  ASSERT_GE(h2, 0);
+  EXPECT_EQ(0u, out[0]) << "O_TRUNC empties the file";
+  EXPECT_EQ(0, client_close(*q, h2));
+  Request u;
+  u.op = GPUFS_OP_UNLINK;
+  u.path = path;
+  ASSERT_EQ(0, client_run(*q, &u, 1));
+  EXPECT_EQ(0, u.result);
+  struct stat st;
+  EXPECT_NE(0, stat(path.c_str(), &st));
+  ASSERT_EQ(0, client_run(*q, &u, 1));
+  EXPECT_EQ(-ENOENT, u.result);
+  u.unterminated = true;
+  ASSERT_EQ(0, client_run(*q, &u, 1));
+  EXPECT_EQ(-ENAMETOOLONG, u.result);
+}
+
+TEST_P(DaemonWrite, WriteOnAReadOnlyDescriptorIsEbadf)
+{
+  TestFile f = make_file("ro", kStride, 46);
+  Request w = write_req(f.hfid, 0, std::vector<uint8_t>(10, 1));
+  ASSERT_EQ(0, client_run(*q, &w, 1));
+  EXPECT_EQ(-EBADF, w.result);
+  std::vector<uint8_t> b = file_bytes(f.path);
+  EXPECT_EQ(-1, first_mismatch(b.data(), b.size(), 46, 0)) << "the file is unchanged";
+}
+
+/* A failing disk: the error reaches the caller, nothing is written; once the
+ * disk works again the same write lands. */
+TEST_P(DaemonWrite, FailuresReachTheCallerAndTheRetryLands)
+{
+  TestFile f = make_file("full", 2 * kStride, 47, false);
+  int32_t h = open_rw(f.path);
+  ASSERT_GE(h, 0);
+  std::vector<Request> reqs = {write_req(h, 0, std::vector<uint8_t>(kStride, 7)),
+                               write_req(h, kStride, std::vector<uint8_t>(kStride, 8))};
+  g_fail_errno = ENOSPC;
+  ASSERT_EQ(0, client_run(*q, reqs.data(), 2, true));
+  EXPECT_EQ(-ENOSPC, reqs[0].result);
+  EXPECT_EQ(-ENOSPC, reqs[1].result);
+  std::vector<uint8_t> b = file_bytes(f.path);
+  EXPECT_EQ(-1, first_mismatch(b.data(), b.size(), 47, 0));
+  g_fail_errno = EIO;
+  Request one = write_req(h, 0, std::vector<uint8_t>(10, 9));
+  ASSERT_EQ(0, client_run(*q, &one, 1));
+  EXPECT_EQ(-EIO, one.result);
+  g_fail_errno = 0;
+  ASSERT_EQ(0, client_run(*q, reqs.data(), 2, true));
+  EXPECT_EQ((int64_t)kStride, reqs[0].result);
+  EXPECT_EQ((int64_t)kStride, reqs[1].result);
+  b = file_bytes(f.path);
+  ASSERT_EQ(2u * kStride, b.size());
+  for (uint64_t i = 0; i < b.size(); i++) ASSERT_EQ(i < kStride ? 7 : 8, b[i]) << i;
+}
+
+/* Close-to-open: the daemon's own writes do not make the GPU's pages stale;
+ * a change made by someone else does. */
+TEST_P(DaemonWrite, OwnWritesKeepTheVersionOthersBumpIt)
+{
+  TestFile f = make_file("ver", kStride, 48, false);
+  uint64_t out[4];
+  int32_t h = open_rw(f.path, 0, out);
+  ASSERT_GE(h, 0);
+  uint64_t cid = out[1], version = out[2];
+  Request w = write_req(h, 5000, std::vector<uint8_t>(100, 3));
+  ASSERT_EQ(0, client_run(*q, &w, 1));
+  Request t = simple_req(GPUFS_OP_TRUNCATE, h, 3 * kStride);
+  ASSERT_EQ(0, client_run(*q, &t, 1));
+  EXPECT_EQ(0, client_close(*q, h));
+  h = open_rw(f.path, 0, out);
+  ASSERT_GE(h, 0);
+  EXPECT_EQ(cid, out[1]);
+  EXPECT_EQ(version, out[2]) << "the GPU's own writes leave its cache valid";
+  EXPECT_EQ(0, client_close(*q, h));
+  int cpu = open(f.path.c_str(), O_WRONLY | O_APPEND);
+  ASSERT_GE(cpu, 0);
+  ASSERT_EQ(1, write(cpu, "x", 1));
+  close(cpu);
+  h = open_rw(f.path, 0, out);
+  ASSERT_GE(h, 0);
+  EXPECT_EQ(version + 1, out[2]) << "a change by the CPU makes cached pages stale";
+}
+
+INSTANTIATE_TEST_SUITE_P(Transfer, DaemonWrite, ::testing::Values(false, true),
+                         [](const ::testing::TestParamInfo<bool> &i) {
+                           return i.param ? "dma" : "pull";
+                         });
+
+} // namespace

@@ -53,7 +53,7 @@ HOST_TESTS := $(BUILD)/tests/host_tests
 GPU_TESTS  := $(BUILD)/tests/gpu_tests
 BENCH_BIN  := $(BUILD)/bench/gpufs_bench
 
-.PHONY: all lib run test test-host test-gpu bench install clean
+.PHONY: all lib run test test-host test-gpu sanitize bench install clean
 all: lib $(SAMPLES) $(HOST_TESTS) $(GPU_TESTS) $(BENCH_BIN)
 lib: $(LIB)
 
@@ -105,6 +105,15 @@ test-host: $(HOST_TESTS)
 
 test-gpu: $(GPU_TESTS)
 	$(GPU_TESTS)
+
+# compute-sanitizer over the GPU tests (needs a GPU): memcheck on the small
+# configurations, racecheck and synccheck on the block/warp collectives.
+SAN_SMALL := Pages/ReadTest.*/4K_pull:Pages/ReadTest.OddOffsets*:Mmap*:ErrorsTest.*:ConfigTest.*
+SAN_SYNC  := Pages/ReadTest.OddOffsets*/4K_pull:Pages/ReadTest.SharedDescriptor/4K_pull:Pages/ReadTest.CacheSmallerThanData*/4K_pull:MmapTest.*Cases:MmapTest.AllFrames*
+sanitize: $(GPU_TESTS)
+	compute-sanitizer --tool memcheck --error-exitcode 1 $(GPU_TESTS) --gtest_filter='$(SAN_SMALL)'
+	compute-sanitizer --tool racecheck --error-exitcode 1 $(GPU_TESTS) --gtest_filter='$(SAN_SYNC)'
+	compute-sanitizer --tool synccheck --error-exitcode 1 $(GPU_TESTS) --gtest_filter='$(SAN_SYNC)'
 
 bench: $(BENCH_BIN)
 	$(BENCH_BIN) --out docs/results/latest.jsonl

@@ -13,6 +13,10 @@
 #include "daemon.h"
 #include "hostfiles.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* The fields of one claimed ticket, copied out of its slot. */
 struct gpufs_req {
   uint32_t op;
@@ -56,4 +60,7 @@ void gpufs_serve_unlink(const struct gpufs_fileops *fo, struct gpufs_req *t, uin
  * with t->result set (-ENAMETOOLONG, -EINVAL). */
 const char *gpufs_req_path(const struct gpufs_fileops *fo, struct gpufs_req *t, uint32_t s);
 
+#ifdef __cplusplus
+}
+#endif
 #endif /* GPUFS_HOST_FILEOPS_H */

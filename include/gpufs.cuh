@@ -75,8 +75,9 @@ int gpufs_get_stats(struct gpufs_stats *st);
 /* A human-readable name of a (negative) libgpufs error. */
 const char *gpufs_strerror(int err);
 
-/* Why the last host API call failed (e.g. "page_size: must be a power of two
- * between 4 KiB and 2 MiB"); empty string when it did not. */
+/* Why the calling thread's last failed gpufs_start failed (e.g. "page_size:
+ * must be a power of two between 4 KiB and 2 MiB"); empty after a
+ * successful gpufs_start. */
 const char *gpufs_error_detail(void);
 
 #ifdef __cplusplus
@@ -106,10 +107,13 @@ struct gstat {
  *   flags: GPUFS_O_RDONLY (the only mode served by this version).
  *   Returns a descriptor >= 0, shared by every group that opens the same path
  *   with the same flags (reference counted: each successful gopen needs one
- *   gclose).  Errors: -ENOENT, -EACCES, -EISDIR..., as the host's open(2);
+ *   gclose).  Errors: -ENOENT, -EACCES, ... as the host's open(2) (a
+ *   directory opens; reading it fails with -EISDIR);
  *   -EMFILE when max_open_files distinct files are open; -ENAMETOOLONG;
  *   -EFBIG for a file of 2^40 pages or more; -ENFILE after 2^24 - 1
- *   distinct files in one instance;
+ *   distinct files in one instance; -ESHUTDOWN when libgpufs is stopped
+ *   while the call waits (calls made after gpufs_stop returned, from a
+ *   kernel launched later, are undefined);
  *   -EINVAL for unsupported flags; -ESHUTDOWN when libgpufs stopped.
  *   Differences to POSIX: descriptors are shared, not per caller; the file's
  *   size is sampled at open (close-to-open consistency).
@@ -129,7 +133,8 @@ __device__ int gclose_warp(int fd);
  * gread: read up to size bytes at offset of fd into buf (device memory,
  *   visible to the whole group), through the page cache: pread semantics.
  *   Returns the bytes read: size, fewer at end of file (size at open), 0 at
- *   or past it.  Errors: -EBADF (fd not open), -EINVAL (offset < 0), -EIO and
+ *   or past it (then buf is not looked at, even if NULL).  Errors: -EBADF
+ *   (fd not open), -EINVAL (offset < 0), -EFAULT (buf NULL), -EIO and
  *   other errors of the host's pread, -ENOMEM (no frame could be had within
  *   alloc_timeout_ms: every frame of the group's allocator ring pinned or
  *   loading), -ESHUTDOWN.

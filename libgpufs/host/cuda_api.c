@@ -290,22 +290,31 @@ fail:
 
 int gpufs_stop(void)
 {
+  /* held to the end: a gpufs_start racing this one waits until the old
+   * instance's kernels are done and its memory is gone */
   pthread_mutex_lock(&inst_lock);
   struct gpufs_instance *in = inst;
   inst = NULL;
-  pthread_mutex_unlock(&inst_lock);
-  if (!in) return 0;
+  if (!in) {
+    pthread_mutex_unlock(&inst_lock);
+    return 0;
+  }
+  int old = -1;
+  cudaGetDevice(&old);
+  cudaSetDevice(in->cfg.device); /* the caller's thread may have another one current */
   /* waiting device calls see STOPPED and return -ESHUTDOWN; then the
    * kernels can finish and the memory they use can go */
   gpufs_daemon_stop(in->daemon);
   cudaError_t e = cudaDeviceSynchronize();
   instance_free(in);
+  if (old >= 0) cudaSetDevice(old);
+  pthread_mutex_unlock(&inst_lock);
   return e == cudaSuccess ? 0 : -EIO;
 }
 
 /* Chain lengths of a snapshot of the hash table (kernels may be changing
  * it: every walk is bounded, the figures are approximate then). */
-static int chain_stats(const struct gpufs_cache *c, struct gpufs_stats *st)
+static int chain_stats(const struct gpufs_cache *c, cudaStream_t stream, struct gpufs_stats *st)
 {
   int rc = 0;
   uint32_t *heads = malloc((size_t)c->nbuckets * sizeof(uint32_t));
@@ -314,8 +323,13 @@ static int chain_stats(const struct gpufs_cache *c, struct gpufs_stats *st)
     rc = -ENOMEM;
     goto fail;
   }
-  CU(cudaMemcpy(heads, c->heads, (size_t)c->nbuckets * sizeof(uint32_t), cudaMemcpyDeviceToHost));
-  CU(cudaMemcpy(fr, c->frames, (size_t)c->nframes * sizeof(*fr), cudaMemcpyDeviceToHost));
+  /* the side stream: a kernel running on the default stream must not
+   * hold these copies up */
+  CU(cudaMemcpyAsync(heads, c->heads, (size_t)c->nbuckets * sizeof(uint32_t),
+                     cudaMemcpyDeviceToHost, stream));
+  CU(cudaMemcpyAsync(fr, c->frames, (size_t)c->nframes * sizeof(*fr), cudaMemcpyDeviceToHost,
+                     stream));
+  CU(cudaStreamSynchronize(stream));
   for (uint32_t b = 0; b < c->nbuckets; b++) {
     uint64_t n = 0;
     for (uint32_t f = heads[b]; f < c->nframes && n < c->nframes; f = fr[f].next) n++;
@@ -341,6 +355,9 @@ int gpufs_get_stats(struct gpufs_stats *st)
     return -EINVAL;
   }
   memset(st, 0, sizeof(*st));
+  int old = -1;
+  cudaGetDevice(&old);
+  cudaSetDevice(in->cfg.device); /* its streams and memory belong to that device */
   uint32_t n = in->dev.cache.nrings;
   rings = malloc(n * sizeof(*rings));
   if (!rings) {
@@ -362,7 +379,7 @@ int gpufs_get_stats(struct gpufs_stats *st)
     cycles += rings[r].alloc_cycles;
   }
   st->alloc_ns = khz > 0 ? (uint64_t)((double)cycles * 1e6 / khz) : 0;
-  if ((rc = chain_stats(&in->dev.cache, st)) != 0) goto fail;
+  if ((rc = chain_stats(&in->dev.cache, in->stats_stream, st)) != 0) goto fail;
   struct gpufs_daemon_stats ds;
   gpufs_daemon_get_stats(in->daemon, &ds);
   st->requests = ds.requests;
@@ -375,6 +392,7 @@ int gpufs_get_stats(struct gpufs_stats *st)
   st->errors = ds.errors;
 fail:
   free(rings);
+  if (old >= 0) cudaSetDevice(old);
   pthread_mutex_unlock(&inst_lock);
   return rc;
 }

@@ -337,10 +337,11 @@ int gpufs_daemon_start(const struct gpufs_daemon_params *p, struct gpufs_daemon 
   gpufs_io_defaults(&d->io);
   d->batch_max = p->max_batch < p->nslots ? p->max_batch : p->nslots;
   d->workers = aligned_alloc(_Alignof(struct worker), p->nthreads * sizeof(struct worker));
+  /* zeroed at once: daemon_free frees every worker's tickets */
+  if (d->workers) memset(d->workers, 0, p->nthreads * sizeof(struct worker));
   int rc = d->workers ? gpufs_hostfiles_create(p->max_open_files, &d->io, &d->files)
                       : -GPUFS_ENOMEM;
   if (rc == 0) {
-    memset(d->workers, 0, p->nthreads * sizeof(struct worker));
     for (uint32_t i = 0; i < p->nthreads && rc == 0; i++) {
       d->workers[i].tickets = calloc(d->batch_max, sizeof(struct gpufs_req));
       if (!d->workers[i].tickets) rc = -GPUFS_ENOMEM;

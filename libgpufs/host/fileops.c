@@ -10,9 +10,10 @@
  *
  * A write moves exactly the bytes its ticket names: the GPU posts one WRITE
  * per changed byte range, so writers of disjoint bytes of one page never
- * overwrite each other.  After a write, truncate or fsync the file's
- * identity is refreshed (hostfiles), so the GPU's own changes do not make
- * its cached pages stale at the next open.
+ * overwrite each other.  After a write or truncate the file's identity is
+ * refreshed (hostfiles) if nobody else changed the file since the GPU's
+ * last open, so the GPU's own changes do not make its cached pages stale
+ * at the next open, and anyone else's still do.
  */
 #include "fileops.h"
 
@@ -94,10 +95,12 @@ static void serve_moves(const struct gpufs_fileops *fo, int write, struct gpufs_
   uint64_t total = (uint64_t)(n - 1) * fo->stride + t[n - 1].len;
   int err = 0;
   uint64_t got = 0;
+  struct stat before;
+  int have_before = write && fstat(fd, &before) == 0;
   if (total > 0)
     got = move_full(fo, write, fd, fo->staging + (uint64_t)s * fo->stride, total, t[0].offset,
                     acc, &err);
-  if (write && got > 0) gpufs_hostfiles_refresh(fo->files, t[0].hfid, fd);
+  if (have_before && got > 0) gpufs_hostfiles_refresh(fo->files, fd, &before);
   gpufs_hostfiles_unpin(fo->files, t[0].hfid);
 
   /* Each ticket gets what an unmerged call would have: its bytes (fewer at
@@ -149,9 +152,11 @@ void gpufs_serve_truncate(const struct gpufs_fileops *fo, struct gpufs_req *t)
     t->result = fd;
     return;
   }
+  struct stat before;
+  int have_before = fstat(fd, &before) == 0;
   errno = 0;
   t->result = fo->io->ftruncate(fd, (off_t)t->offset) == 0 ? 0 : io_errno();
-  if (t->result == 0) gpufs_hostfiles_refresh(fo->files, t->hfid, fd);
+  if (t->result == 0 && have_before) gpufs_hostfiles_refresh(fo->files, fd, &before);
   gpufs_hostfiles_unpin(fo->files, t->hfid);
 }
 

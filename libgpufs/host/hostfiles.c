@@ -271,14 +271,15 @@ void gpufs_hostfiles_unpin(struct gpufs_hostfiles *hf, int32_t hfid)
   if (hf_state(old) == HF_CLOSING && (old & HF_PINS) == 1) hf_retire(hf, e);
 }
 
-void gpufs_hostfiles_refresh(struct gpufs_hostfiles *hf, int32_t hfid, int fd)
+void gpufs_hostfiles_refresh(struct gpufs_hostfiles *hf, int fd, const struct stat *before)
 {
   struct stat st;
-  (void)hfid;
   if (fstat(fd, &st) != 0) return;
   pthread_mutex_lock(&hf->lock);
   struct hf_inode *n = hf_inode_find(hf->inodes, hf->icap, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
-  if (n->cid != 0) {
+  if (n->cid != 0 && n->size == (int64_t)before->st_size &&
+      n->mtime_ns == gpufs_timespec_ns(before->st_mtim) &&
+      n->ctime_ns == gpufs_timespec_ns(before->st_ctim)) {
     n->size = (int64_t)st.st_size;
     n->mtime_ns = gpufs_timespec_ns(st.st_mtim);
     n->ctime_ns = gpufs_timespec_ns(st.st_ctim);

@@ -64,10 +64,13 @@ int gpufs_hostfiles_close(struct gpufs_hostfiles *hf, int32_t hfid);
 int gpufs_hostfiles_pin(struct gpufs_hostfiles *hf, int32_t hfid);
 void gpufs_hostfiles_unpin(struct gpufs_hostfiles *hf, int32_t hfid);
 
-/* The daemon itself changed the file open as hfid (pinned, descriptor fd):
- * record its new size and times, so that the change does not count as one
- * made behind the GPU's back at the next open (no version bump). */
-void gpufs_hostfiles_refresh(struct gpufs_hostfiles *hf, int32_t hfid, int fd);
+/* The daemon itself just changed the file behind descriptor fd, which was
+ * as *before when it started.  If the inode's record still says *before
+ * (nobody else changed the file since the GPU's last open), record the new
+ * size and times, so that the GPU's own change does not make its cached
+ * pages stale at the next open.  Otherwise leave the record: the next open
+ * sees the difference and bumps the version. */
+void gpufs_hostfiles_refresh(struct gpufs_hostfiles *hf, int fd, const struct stat *before);
 
 /* fstat of an open hfid: 0, -EBADF or fstat's -errno. */
 int gpufs_hostfiles_fstat(struct gpufs_hostfiles *hf, int32_t hfid, struct stat *st);

@@ -267,6 +267,34 @@ TEST_P(DaemonWrite, OwnWritesKeepTheVersionOthersBumpIt)
   EXPECT_EQ(version + 1, out[2]) << "a change by the CPU makes cached pages stale";
 }
 
+
+} // namespace
+
+namespace {
+
+/* The CPU changes the file while the GPU has it open, then the daemon
+ * writes too: the CPU's change must still bump the version at the next
+ * open (the daemon's refresh may not hide it). */
+TEST_P(DaemonWrite, OthersChangesStayVisibleAfterOwnWrites)
+{
+  TestFile f = make_file("ver2", kStride, 49, false);
+  uint64_t out[4];
+  int32_t h = open_rw(f.path, 0, out);
+  ASSERT_GE(h, 0);
+  uint64_t version = out[2];
+  int cpu = open(f.path.c_str(), O_WRONLY);
+  ASSERT_GE(cpu, 0);
+  ASSERT_EQ(4, pwrite(cpu, "abcd", 4, 0));
+  close(cpu);
+  Request w = write_req(h, 3000, std::vector<uint8_t>(100, 3));
+  ASSERT_EQ(0, client_run(*q, &w, 1));
+  ASSERT_EQ(100, w.result);
+  EXPECT_EQ(0, client_close(*q, h));
+  h = open_rw(f.path, 0, out);
+  ASSERT_GE(h, 0);
+  EXPECT_EQ(version + 1, out[2]) << "the CPU's write must make the GPU's pages stale";
+}
+
 INSTANTIATE_TEST_SUITE_P(Transfer, DaemonWrite, ::testing::Values(false, true),
                          [](const ::testing::TestParamInfo<bool> &i) {
                            return i.param ? "dma" : "pull";

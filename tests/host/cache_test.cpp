@@ -25,22 +25,14 @@
 #include <vector>
 
 #include "tests/host/host_cache.h"
+#include "tests/host/stress_util.h"
 
 namespace {
 
+using namespace gpufs_test;
+
 constexpr uint32_t kPage = 64;
 constexpr int32_t kLoadErr = -GPUFS_EIO;
-constexpr int kWatchdogSeconds = 60; /* a stress run takes a few seconds */
-
-uint64_t mix64(uint64_t x)
-{
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdull;
-  x ^= x >> 33;
-  x *= 0xc4ceb9fe1a85ec53ull;
-  x ^= x >> 33;
-  return x;
-}
 
 /* The bytes a page of (key, version) holds: word w = seed ^ w.  Another key
  * or another version of the same key gives other words. */
@@ -519,19 +511,6 @@ struct thread_counts {
            bumps = 0;
 };
 
-/* First failure of any thread; the others stop soon after. */
-struct failure {
-  std::mutex mu;
-  std::string first;
-  std::atomic<bool> any{false};
-  void report(const std::string &what)
-  {
-    std::lock_guard<std::mutex> g(mu);
-    if (first.empty()) first = what;
-    any = true;
-  }
-};
-
 void run_stress(const stress_params &p)
 {
   host_cache hc(p.nframes, kPage, p.nrings, p.nbuckets);
@@ -682,28 +661,14 @@ void run_stress(const stress_params &p)
     }
   };
 
-  /* A broken chain makes the library loop forever: say so and stop. */
-  std::mutex wd_mu;
-  std::condition_variable wd_cv;
-  bool done = false;
-  std::thread watchdog([&] {
-    std::unique_lock<std::mutex> l(wd_mu);
-    if (!wd_cv.wait_for(l, std::chrono::seconds(kWatchdogSeconds), [&] { return done; })) {
-      fprintf(stderr, "cache stress: no progress in %d s (deadlock or looping chain)\n",
-              kWatchdogSeconds);
-      std::abort();
-    }
-  });
   auto t0 = std::chrono::steady_clock::now();
-  std::vector<std::thread> th;
-  for (uint32_t t = 0; t < p.nthreads; t++) th.emplace_back(worker, t);
-  for (auto &x : th) x.join();
   {
-    std::lock_guard<std::mutex> l(wd_mu);
-    done = true;
+    /* a broken chain makes the library loop forever: say so and stop */
+    watchdog wd("cache stress (deadlock or looping chain)");
+    std::vector<std::thread> th;
+    for (uint32_t t = 0; t < p.nthreads; t++) th.emplace_back(worker, t);
+    for (auto &x : th) x.join();
   }
-  wd_cv.notify_one();
-  watchdog.join();
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ASSERT_FALSE(fail.any.load()) << fail.first;
 

@@ -26,11 +26,13 @@
 #include <vector>
 
 #include "libgpufs/common/queue.h"
+#include "tests/host/stress_util.h"
 
 namespace {
 
+using namespace gpufs_test;
+
 constexpr uint32_t kStride = 64;
-constexpr int kWatchdogSeconds = 60; /* a stress run takes a few seconds */
 
 /* A queue in host memory, laid out as the library lays it out. */
 struct host_queue {
@@ -64,16 +66,6 @@ struct host_queue {
   void stop() { gpufs_st_relaxed_u32_sys(&hdr.state, (uint32_t)GPUFS_Q_STOPPED); }
 };
 
-uint64_t mix64(uint64_t x)
-{
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdull;
-  x ^= x >> 33;
-  x *= 0xc4ceb9fe1a85ec53ull;
-  x ^= x >> 33;
-  return x;
-}
-
 /* What a producer sends for (ticket, nonce) and what the consumer answers. */
 uint64_t req_word(uint64_t t, uint32_t nonce, uint32_t w) { return mix64(t * 131 + nonce) ^ w; }
 uint64_t reply_word(uint64_t t, uint32_t nonce, uint32_t w) { return ~req_word(t, nonce, w) * 3; }
@@ -98,47 +90,6 @@ bool words_ok(const uint8_t *d, uint32_t len, uint64_t (*f)(uint64_t, uint32_t, 
   }
   return true;
 }
-
-/* First failure of any thread; everybody stops soon after. */
-struct failure {
-  std::mutex mu;
-  std::string first;
-  std::atomic<bool> any{false};
-  void report(const std::string &what)
-  {
-    std::lock_guard<std::mutex> g(mu);
-    if (first.empty()) first = what;
-    any = true;
-  }
-};
-
-/* Aborts the process if the body does not return in time: a broken queue
- * hangs rather than fails. */
-struct watchdog {
-  std::mutex mu;
-  std::condition_variable cv;
-  bool done = false;
-  std::thread th;
-  explicit watchdog(const char *what)
-  {
-    th = std::thread([this, what] {
-      std::unique_lock<std::mutex> l(mu);
-      if (!cv.wait_for(l, std::chrono::seconds(kWatchdogSeconds), [this] { return done; })) {
-        fprintf(stderr, "%s: no progress in %d s (deadlock)\n", what, kWatchdogSeconds);
-        std::abort();
-      }
-    });
-  }
-  ~watchdog()
-  {
-    {
-      std::lock_guard<std::mutex> l(mu);
-      done = true;
-    }
-    cv.notify_one();
-    th.join();
-  }
-};
 
 /* ------------------------------------------------------------------ */
 /* Single-threaded protocol                                             */

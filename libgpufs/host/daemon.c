@@ -162,19 +162,24 @@ static void transfer_run(struct worker *w, struct gpufs_req *t, uint32_t k, uint
     if (t[r].op == GPUFS_OP_READ && t[r].result > 0) t[r].result = rc < 0 ? rc : -GPUFS_EIO;
 }
 
-/* Publish the results of tickets [from, to) of a run; returns to. */
-static uint32_t complete_tickets(struct gpufs_slot *slots, const struct gpufs_req *t, uint32_t s,
+/* Publish the results of tickets [from, to) of a run; returns to.  The
+ * worker's counters are flushed first, so a client that sees a completion
+ * also sees it counted. */
+static uint32_t complete_tickets(struct worker *w, const struct gpufs_req *t, uint32_t s,
                                  uint64_t first, uint32_t from, uint32_t to,
                                  struct gpufs_daemon_stats *acc)
 {
+  struct gpufs_slot *slots = w->d->p.slots;
   for (uint32_t r = from; r < to; r++) {
     struct gpufs_slot *sl = &slots[s + r];
     if (t[r].result < 0) acc->errors++;
     sl->result = t[r].result;
     memcpy(sl->out, t[r].out, sizeof(sl->out));
-    /* After this the slot and its staging are the GPU's again: not touched. */
-    gpufs_q_complete(sl, first + r);
   }
+  stats_flush(w, acc);
+  memset(acc, 0, sizeof(*acc));
+  /* After this the slots and their staging are the GPU's again: not touched. */
+  for (uint32_t r = from; r < to; r++) gpufs_q_complete(&slots[s + r], first + r);
   return to;
 }
 
@@ -232,13 +237,12 @@ static void serve_run(struct worker *w, uint64_t first, uint32_t k)
       break;
     }
     r += n;
-    if (!d->p.to_device) done = complete_tickets(slots, t, s, first, done, r, &acc);
+    if (!d->p.to_device) done = complete_tickets(w, t, s, first, done, r, &acc);
   }
   if (d->p.to_device) {
     transfer_run(w, t, k, s, &acc);
-    complete_tickets(slots, t, s, first, 0, k, &acc);
+    complete_tickets(w, t, s, first, 0, k, &acc);
   }
-  stats_flush(w, &acc);
 }
 
 /* ---- workers ---- */

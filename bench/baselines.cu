@@ -1,6 +1,7 @@
 /*
  * baselines.cu - ceiling, naive, expert, zero-copy and device-to-device
- * rates, and the kernel that checks what arrived on the GPU.
+ * rates, expert write (device memory to a new file), and the kernels that
+ * check what arrived on the GPU and fill device memory with the pattern.
  * (cuFile is in bench/cufile.cu.)  Contracts: bench/baselines.h.
  *
  * Every timed repetition first clears the device buffer (untimed), so the
@@ -123,6 +124,29 @@ int bench_verify(const void *p, uint64_t bytes, uint64_t offset, uint64_t seed,
                  uint64_t *mismatches, uint64_t *first_bad)
 {
   return bench_verify_run(p, bytes, offset, seed, mismatches, first_bad, NULL);
+}
+
+__global__ void bench_fill_kernel(uint64_t *p, uint64_t nwords, uint64_t first_word, uint64_t seed)
+{
+  const uint64_t n = (uint64_t)gridDim.x * blockDim.x;
+  for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < nwords; i += n)
+    p[i] = bench_word(seed, first_word + i);
+}
+
+int bench_fill_device(void *dev, uint64_t bytes, uint64_t offset, uint64_t seed)
+{
+  int rc, device, sms;
+  if (bytes % 8 != 0 || offset % 8 != 0)
+    return -EINVAL;
+  if (bytes == 0)
+    return 0;
+  if ((rc = BENCH_CUDA(cudaGetDevice(&device))) ||
+      (rc = BENCH_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device))))
+    return rc;
+  bench_fill_kernel<<<8 * sms, 256>>>((uint64_t *)dev, bytes / 8, offset / 8, seed);
+  if ((rc = BENCH_CUDA(cudaGetLastError())))
+    return rc;
+  return BENCH_CUDA(cudaDeviceSynchronize());
 }
 
 /* ---------------- helpers ---------------- */
@@ -436,6 +460,164 @@ out:
   free(job.streams);
   free(job.done);
   close(job.fd);
+  return rc;
+}
+
+/* ---------------- expert write ---------------- */
+
+struct bench_expert_write_job {
+  int fd;
+  const char *dev;
+  uint64_t bytes;
+  int nthreads;
+  int device;
+  char *pinned;          /* nthreads * BENCH_EXPERT_BUFS buffers of BENCH_EXPERT_CHUNK */
+  cudaStream_t *streams; /* one per thread */
+  cudaEvent_t *done;     /* per buffer: its last copy has landed */
+};
+
+/* Thread t's k-th chunk is chunk t + k * nthreads of the file, in its buffer
+ * k % BENCH_EXPERT_BUFS.  Sets *off and *len; returns the buffer's index. */
+static int bench_expert_write_chunk(const struct bench_expert_write_job *job, int t, uint64_t k,
+                                    uint64_t *off, uint64_t *len)
+{
+  *off = ((uint64_t)t + k * (uint64_t)job->nthreads) * BENCH_EXPERT_CHUNK;
+  *len = job->bytes - *off < BENCH_EXPERT_CHUNK ? job->bytes - *off : BENCH_EXPERT_CHUNK;
+  return t * BENCH_EXPERT_BUFS + (int)(k % BENCH_EXPERT_BUFS);
+}
+
+/* Start the device-to-host copy of thread t's k-th chunk. */
+static int bench_expert_write_copy(const struct bench_expert_write_job *job, int t, uint64_t k)
+{
+  uint64_t off, len;
+  const int b = bench_expert_write_chunk(job, t, k, &off, &len);
+  int rc;
+  if ((rc = BENCH_CUDA(cudaMemcpyAsync(job->pinned + (size_t)b * BENCH_EXPERT_CHUNK,
+                                       job->dev + off, len, cudaMemcpyDeviceToHost,
+                                       job->streams[t]))))
+    return rc;
+  return BENCH_CUDA(cudaEventRecord(job->done[b], job->streams[t]));
+}
+
+/* All BENCH_EXPERT_BUFS copies of a thread stay in flight: a buffer is
+ * refilled as soon as its pwrite returned. */
+static int bench_expert_write_worker(void *arg, int t)
+{
+  struct bench_expert_write_job *job = (struct bench_expert_write_job *)arg;
+  const uint64_t nchunks = (job->bytes + BENCH_EXPERT_CHUNK - 1) / BENCH_EXPERT_CHUNK;
+  const uint64_t mine =
+      (uint64_t)t < nchunks ? (nchunks - 1 - (uint64_t)t) / (uint64_t)job->nthreads + 1 : 0;
+  uint64_t k, off, len;
+  int rc, sync;
+
+  if ((rc = BENCH_CUDA(cudaSetDevice(job->device))))
+    return rc;
+  for (k = 0; k < mine && k < BENCH_EXPERT_BUFS && rc == 0; k++)
+    rc = bench_expert_write_copy(job, t, k);
+  for (k = 0; k < mine && rc == 0; k++) {
+    const int b = bench_expert_write_chunk(job, t, k, &off, &len);
+    if ((rc = BENCH_CUDA(cudaEventSynchronize(job->done[b]))) ||
+        (rc = bench_pio_full(job->fd, job->pinned + (size_t)b * BENCH_EXPERT_CHUNK, len, off, 1)))
+      break;
+    if (k + BENCH_EXPERT_BUFS < mine)
+      rc = bench_expert_write_copy(job, t, k + BENCH_EXPERT_BUFS);
+  }
+  /* after an error, copies may still be landing in the buffers */
+  sync = BENCH_CUDA(cudaStreamSynchronize(job->streams[t]));
+  return rc ? rc : sync;
+}
+
+/* One timed pass: create path, write it on every thread, fsync, close. */
+static int bench_expert_write_once(struct bench_expert_write_job *job, const char *path)
+{
+  int rc;
+  job->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (job->fd < 0)
+    return -errno;
+  rc = bench_parallel(job->nthreads, bench_expert_write_worker, job);
+  if (rc == 0 && fsync(job->fd) != 0)
+    rc = -errno;
+  if (close(job->fd) != 0 && rc == 0)
+    rc = -errno;
+  job->fd = -1;
+  return rc;
+}
+
+int bench_expert_write(const char *path, const void *dev, uint64_t bytes, uint64_t seed,
+                       int threads, struct bench_rate *out)
+{
+  struct bench_expert_write_job job;
+  double seconds[BENCH_MAX_REPS];
+  double t0 = bench_now();
+  uint64_t bad = 0, first = 0;
+  int rc = 0, i, r, nbufs;
+  const int reps = 3;
+
+  bench_rate_init(out, bytes);
+  if (bytes == 0 || bytes % 8 != 0)
+    return bench_fail(out, -EINVAL, "bytes must be a positive multiple of 8");
+  memset(&job, 0, sizeof(job));
+  job.fd = -1;
+  job.nthreads = threads > 0 ? threads : BENCH_EXPERT_THREADS;
+  nbufs = job.nthreads * BENCH_EXPERT_BUFS;
+  job.dev = (const char *)dev;
+  job.bytes = bytes;
+  job.streams = (cudaStream_t *)calloc((size_t)job.nthreads, sizeof(cudaStream_t));
+  job.done = (cudaEvent_t *)calloc((size_t)nbufs, sizeof(cudaEvent_t));
+  if (!job.streams || !job.done) {
+    rc = bench_fail(out, -ENOMEM, "out of host memory");
+    goto out;
+  }
+  if ((rc = BENCH_CUDA(cudaGetDevice(&job.device))) ||
+      (rc = BENCH_CUDA(cudaMallocHost(&job.pinned, (size_t)nbufs * BENCH_EXPERT_CHUNK))))
+    goto out;
+  for (i = 0; i < job.nthreads && rc == 0; i++)
+    rc = BENCH_CUDA(cudaStreamCreateWithFlags(&job.streams[i], cudaStreamNonBlocking));
+  for (i = 0; i < nbufs && rc == 0; i++)
+    rc = BENCH_CUDA(cudaEventCreateWithFlags(&job.done[i], cudaEventDisableTiming));
+  if (rc)
+    goto out;
+  out->setup_seconds = bench_now() - t0;
+
+  for (r = -1; r < reps; r++) { /* r = -1: the warm-up */
+    /* a new file each time; removing the last one is not timed */
+    if (unlink(path) != 0 && errno != ENOENT) {
+      rc = bench_fail(out, -errno, "unlink %s: %s", path, strerror(errno));
+      goto out;
+    }
+    t0 = bench_now();
+    if ((rc = bench_expert_write_once(&job, path)))
+      goto out;
+    if (r >= 0)
+      seconds[r] = bench_now() - t0;
+  }
+  bench_rate_set(out, seconds, reps);
+  if ((rc = bench_check_file(path, 0, bytes, seed, &bad, &first))) {
+    bench_fail(out, rc, "checking %s: %s", path, strerror(-rc));
+    goto out;
+  }
+  if (bad) {
+    rc = bench_fail(out, -EBADMSG, "%llu of %llu words wrong in the file, first at byte %llu",
+                    (unsigned long long)bad, (unsigned long long)(bytes / 8),
+                    (unsigned long long)first);
+    goto out;
+  }
+  snprintf(out->note, sizeof(out->note),
+           "%d threads, cudaMemcpyAsync D2H 1M into %d pinned buffers each on a stream per "
+           "thread, pwrite, then fsync; median of %d", job.nthreads, BENCH_EXPERT_BUFS, reps);
+out:
+  if (rc && !out->note[0])
+    bench_fail(out, rc, "%s (see stderr)", rc == -EIO ? "CUDA or write error" : strerror(-rc));
+  for (i = 0; job.done && i < nbufs; i++)
+    if (job.done[i])
+      BENCH_CUDA(cudaEventDestroy(job.done[i]));
+  for (i = 0; job.streams && i < job.nthreads; i++)
+    if (job.streams[i])
+      BENCH_CUDA(cudaStreamDestroy(job.streams[i]));
+  BENCH_CUDA(cudaFreeHost(job.pinned));
+  free(job.streams);
+  free(job.done);
+  unlink(path);
   return rc;
 }
 

@@ -16,6 +16,8 @@
  *   -EIO      a CUDA call failed (printed on stderr with file:line);
  *   -errno    of open/read/mmap/allocation.
  * Never exits, never aborts.  Callable from C and C++ (nvcc) code.
+ * bench_expert_write goes the other way (device memory to a new file): see
+ * there.
  */
 #ifndef BENCH_BASELINES_H
 #define BENCH_BASELINES_H
@@ -66,6 +68,22 @@ int bench_zero_copy(const char *path, uint64_t bytes, uint64_t seed, struct benc
  * or any registration is refused. */
 int bench_cufile(const char *path, void *dev, uint64_t bytes, uint64_t seed,
                  struct bench_rate *out);
+
+/* expert write, the baseline of the write workload (the reverse of expert):
+ * dev holds the pattern's first `bytes` (bench_fill_device); `threads` host
+ * threads (<= 0: 8) cudaMemcpyAsync 1 MiB chunks (thread t takes chunks t,
+ * t+threads, ...) device-to-host into 4 pinned buffers each, on a stream per
+ * thread, keeping all 4 in flight, and pwrite each once its copy is done to
+ * a new file at path (unlinked first, opened O_CREAT|O_TRUNC); then fsync
+ * and close.  Timed end to end, from the open to the close.  Warm-up, then
+ * the median of 3; every word of the last file is checked on the host
+ * (bench_check_file: -EBADMSG when wrong), and path is unlinked at the end. */
+int bench_expert_write(const char *path, const void *dev, uint64_t bytes, uint64_t seed,
+                       int threads, struct bench_rate *out);
+
+/* Fill `bytes` of device memory at dev with the pattern's bytes from file
+ * offset `offset` (both multiples of 8), on the GPU.  0, -EINVAL or -EIO. */
+int bench_fill_device(void *dev, uint64_t bytes, uint64_t offset, uint64_t seed);
 
 /* Device-to-device cudaMemcpy of `bytes` (gbps counts bytes copied once; the
  * memory moves twice that).  Warm-up, then the median of 5.  No check. */

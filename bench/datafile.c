@@ -19,6 +19,7 @@
 
 #define BENCH_WRITE_CHUNK (4 * BENCH_MIB)
 #define BENCH_WARM_CHUNK (1 * BENCH_MIB)
+#define BENCH_CHECK_CHUNK (4 * BENCH_MIB)
 
 static void bench_gen_words(uint64_t *dst, uint64_t first_word, uint64_t nwords, uint64_t seed)
 {
@@ -197,4 +198,86 @@ uint64_t bench_check_host(const void *buf, uint64_t offset, uint64_t bytes, uint
   for (i = 0; i < bytes / 8; i++)
     bad += w[i] != bench_word(seed, offset / 8 + i);
   return bad;
+}
+
+struct bench_check_job {
+  int fd;
+  uint64_t offset; /* file offset of the range */
+  uint64_t bytes;
+  uint64_t seed;
+  int nthreads;
+  uint64_t *bad;       /* per thread: wrong words */
+  uint64_t *first_bad; /* per thread: lowest wrong word index, UINT64_MAX if none */
+};
+
+static int bench_check_worker(void *arg, int t)
+{
+  struct bench_check_job *job = (struct bench_check_job *)arg;
+  const uint64_t nchunks = (job->bytes + BENCH_CHECK_CHUNK - 1) / BENCH_CHECK_CHUNK;
+  uint64_t c, i, bad = 0, first = UINT64_MAX;
+  int rc = 0;
+  uint64_t *buf = (uint64_t *)malloc(BENCH_CHECK_CHUNK);
+
+  if (!buf)
+    return -ENOMEM;
+  for (c = (uint64_t)t; c < nchunks && rc == 0; c += (uint64_t)job->nthreads) {
+    const uint64_t rel = c * BENCH_CHECK_CHUNK;
+    const uint64_t len =
+        job->bytes - rel < BENCH_CHECK_CHUNK ? job->bytes - rel : BENCH_CHECK_CHUNK;
+    const uint64_t word = (job->offset + rel) / 8;
+    if ((rc = bench_pio_full(job->fd, buf, len, job->offset + rel, 0)))
+      break;
+    for (i = 0; i < len / 8; i++) {
+      if (buf[i] != bench_word(job->seed, word + i)) {
+        if (bad == 0 && word + i < first)
+          first = word + i;
+        bad++;
+      }
+    }
+  }
+  free(buf);
+  job->bad[t] = bad;
+  job->first_bad[t] = first;
+  return rc;
+}
+
+int bench_check_file(const char *path, uint64_t offset, uint64_t bytes, uint64_t seed,
+                     uint64_t *mismatches, uint64_t *first_bad)
+{
+  struct bench_check_job job;
+  uint64_t first = UINT64_MAX;
+  int rc, t;
+
+  *mismatches = 0;
+  *first_bad = UINT64_MAX;
+  if (offset % 8 != 0 || bytes % 8 != 0)
+    return -EINVAL;
+  if (bytes == 0)
+    return 0;
+  memset(&job, 0, sizeof(job));
+  job.offset = offset;
+  job.bytes = bytes;
+  job.seed = seed;
+  job.nthreads = bench_host_threads();
+  job.bad = (uint64_t *)calloc((size_t)job.nthreads, sizeof(uint64_t));
+  job.first_bad = (uint64_t *)calloc((size_t)job.nthreads, sizeof(uint64_t));
+  job.fd = open(path, O_RDONLY);
+  if (!job.bad || !job.first_bad)
+    rc = -ENOMEM;
+  else if (job.fd < 0)
+    rc = -errno;
+  else
+    rc = bench_parallel(job.nthreads, bench_check_worker, &job);
+  if (rc == 0) {
+    for (t = 0; t < job.nthreads; t++) {
+      *mismatches += job.bad[t];
+      first = job.first_bad[t] < first ? job.first_bad[t] : first;
+    }
+    *first_bad = first == UINT64_MAX ? UINT64_MAX : first * 8;
+  }
+  if (job.fd >= 0)
+    close(job.fd);
+  free(job.bad);
+  free(job.first_bad);
+  return rc;
 }

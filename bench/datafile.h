@@ -33,6 +33,15 @@ int bench_fill_pattern(void *buf, uint64_t offset, uint64_t bytes, uint64_t seed
  * small buffers. */
 uint64_t bench_check_host(const void *buf, uint64_t offset, uint64_t bytes, uint64_t seed);
 
+/* Check every 8-byte word of the bytes [offset, offset + bytes) of the file
+ * at path against pattern seed (offset and bytes multiples of 8), reading it
+ * in 4 MiB preads on several threads: how a written file is verified.
+ * Returns 0 with *mismatches = the wrong words and *first_bad = the file
+ * offset of the first wrong word (UINT64_MAX when none); -EIO when the file
+ * ends before offset + bytes; -EINVAL; -errno of open/pread. */
+int bench_check_file(const char *path, uint64_t offset, uint64_t bytes, uint64_t seed,
+                     uint64_t *mismatches, uint64_t *first_bad);
+
 #ifdef __cplusplus
 }
 #endif

@@ -3,6 +3,10 @@
  * gpufs_start / gpufs_stop each, and their rows; plus the progress and
  * watchdog helpers that bench/main.cu shares.
  *
+ * The write runs all start from one device image of the pattern
+ * (BENCH_WRITE_SEED), made before the first of them and freed after the
+ * last; each writes a new file in --dir and removes it after gpufs_stop.
+ *
  * Budget: each kernel stops issuing reads after a cap (--cap, 60 s), and the
  * cap shrinks so that what is left of --budget is shared by the runs still
  * to come (never below 5 s).  A capped row says how far it got.
@@ -17,9 +21,12 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <cuda_runtime.h>
 
 #include <gpufs.cuh>
 
+#include "bench/baselines.h"
+#include "bench/cuda_check.h"
 #include "bench/report.h"
 #include "bench/util.h"
 #include "bench/workloads.h"
@@ -132,15 +139,28 @@ static int bench_plan(struct bench_job *jobs)
   /* the file is twice the cache */
   jobs[n++] = (struct bench_job){"big", "big", BENCH_SEQ_BLOCK, 65536, size / 2, -1, BENCH_MIB,
                                  2 * sms, 0, 0};
+  /* last: the cache holds the new file twice over, so only gfsync writes back */
+  for (i = 0; i < 2; i++)
+    jobs[n++] = (struct bench_job){"write", "write", BENCH_SEQ_WRITE, two[i], 2 * size, -1,
+                                   BENCH_MIB, 2 * sms, 0, 0};
   return n;
+}
+
+void bench_write_path(char *buf, int len, const char *suffix)
+{
+  char sz[32];
+  snprintf(buf, (size_t)len, "%s/write_%s%s.bin", g_bench.opt.dir,
+           bench_fmt_size(g_bench.size, sz, sizeof(sz)), suffix);
 }
 
 /* ---------------- rows ---------------- */
 
-static const struct {
+struct bench_stat_field {
   const char *name;
   size_t off;
-} bench_stat_fields[] = {
+};
+
+static const struct bench_stat_field bench_stat_fields[] = {
     {"hits", offsetof(struct gpufs_stats, hits)},
     {"misses", offsetof(struct gpufs_stats, misses)},
     {"evictions", offsetof(struct gpufs_stats, evictions)},
@@ -161,11 +181,41 @@ static const struct {
 };
 #define BENCH_NSTATS (int)(sizeof(bench_stat_fields) / sizeof(bench_stat_fields[0]))
 
-static uint64_t bench_stat(const struct gpufs_stats *s, int i)
+/* The counters of a write row: the write path's, and those of the read path
+ * that tell whether a write read anything (the hash chain figures left out:
+ * a row holds at most BENCH_MAX_EXTRA fields). */
+static const struct bench_stat_field bench_write_stat_fields[] = {
+    {"hits", offsetof(struct gpufs_stats, hits)},
+    {"misses", offsetof(struct gpufs_stats, misses)},
+    {"evictions", offsetof(struct gpufs_stats, evictions)},
+    {"nofree", offsetof(struct gpufs_stats, nofree)},
+    {"requests", offsetof(struct gpufs_stats, requests)},
+    {"batches", offsetof(struct gpufs_stats, batches)},
+    {"preads", offsetof(struct gpufs_stats, preads)},
+    {"bytes_read", offsetof(struct gpufs_stats, bytes_read)},
+    {"transfers", offsetof(struct gpufs_stats, transfers)},
+    {"opens", offsetof(struct gpufs_stats, opens)},
+    {"stat_errors", offsetof(struct gpufs_stats, errors)},
+    {"alloc_ns", offsetof(struct gpufs_stats, alloc_ns)},
+    {"pwrites", offsetof(struct gpufs_stats, pwrites)},
+    {"bytes_written", offsetof(struct gpufs_stats, bytes_written)},
+    {"writebacks", offsetof(struct gpufs_stats, writebacks)},
+    {"cleanings", offsetof(struct gpufs_stats, cleanings)},
+    {"dirty", offsetof(struct gpufs_stats, dirty)},
+};
+#define BENCH_NWRITE_STATS \
+  (int)(sizeof(bench_write_stat_fields) / sizeof(bench_write_stat_fields[0]))
+
+static uint64_t bench_stat_at(const struct gpufs_stats *s, const struct bench_stat_field *f)
 {
   uint64_t v;
-  memcpy(&v, (const char *)s + bench_stat_fields[i].off, sizeof(v));
+  memcpy(&v, (const char *)s + f->off, sizeof(v));
   return v;
+}
+
+static uint64_t bench_stat(const struct gpufs_stats *s, int i)
+{
+  return bench_stat_at(s, &bench_stat_fields[i]);
 }
 
 static const char *bench_xfer_name(uint32_t x)
@@ -174,36 +224,59 @@ static const char *bench_xfer_name(uint32_t x)
 }
 
 /* Status and note of a row from the kernel's outcome; value NaN unless
- * the data was complete and right (capped: right as far as it got). */
+ * the data was complete and right (capped: right as far as it got).
+ * write: the outcome of bench_gpufs_write (gwrite calls, the file's check). */
 static void bench_judge(struct bench_row *row, int rc, const struct bench_read_result *r,
-                        double cap)
+                        double cap, int write)
 {
   if (rc)
-    bench_row_status(row, BENCH_FAILED, "CUDA error (see stderr)");
+    bench_row_status(row, BENCH_FAILED, "%s",
+                     rc == -EIO ? "CUDA error (see stderr)" : strerror(-rc));
   else if (r->errors)
     bench_row_status(row, BENCH_FAILED, "%llu calls failed; the first returned %lld (%s)",
                      (unsigned long long)r->errors, (long long)r->first_error,
-                     r->first_error < 0 ? gpufs_strerror((int)r->first_error) : "short read");
+                     r->first_error < 0 ? gpufs_strerror((int)r->first_error)
+                     : write           ? "short write"
+                                       : "short read");
   else if (r->mismatches)
-    bench_row_status(row, BENCH_FAILED, "%llu wrong words, the first at byte %llu",
-                     (unsigned long long)r->mismatches, (unsigned long long)r->first_bad);
+    bench_row_status(row, BENCH_FAILED, "%llu wrong words%s, the first at byte %llu",
+                     (unsigned long long)r->mismatches, write ? " in the file" : "",
+                     (unsigned long long)r->first_bad);
   else if (r->capped_groups)
     bench_row_status(row, BENCH_CAPPED,
                      "%llu groups stopped by the %.3g s cap after %llu of %llu bytes",
                      (unsigned long long)r->capped_groups, cap, (unsigned long long)r->bytes,
                      (unsigned long long)r->expected_bytes);
   else if (r->bytes != r->expected_bytes)
-    bench_row_status(row, BENCH_FAILED, "read %llu of %llu bytes", (unsigned long long)r->bytes,
-                     (unsigned long long)r->expected_bytes);
+    bench_row_status(row, BENCH_FAILED, "%s %llu of %llu bytes", write ? "wrote" : "read",
+                     (unsigned long long)r->bytes, (unsigned long long)r->expected_bytes);
   if (row->status == BENCH_FAILED)
     row->value = NAN;
 }
 
-static void bench_extras(struct bench_row *row, const struct bench_job *j,
-                         const struct gpufs_config *cfg, const struct bench_read_result *r,
-                         const struct gpufs_stats *st, double cap)
+/* bench_judge, then what only a write can get wrong: the file could not be
+ * read back, or has the wrong size although every block finished. */
+static void bench_judge_write(struct bench_row *row, int rc, const struct bench_write_result *w,
+                              double cap)
 {
-  int i;
+  bench_judge(row, rc, &w->io, cap, 1);
+  if (row->status == BENCH_FAILED)
+    return;
+  if (w->check_error)
+    bench_row_status(row, BENCH_FAILED, "checking the file on the host: %s",
+                     strerror(-w->check_error));
+  else if (!w->io.capped_groups && w->file_bytes != w->io.expected_bytes)
+    bench_row_status(row, BENCH_FAILED, "the file has %llu bytes, not %llu",
+                     (unsigned long long)w->file_bytes, (unsigned long long)w->io.expected_bytes);
+  if (row->status == BENCH_FAILED)
+    row->value = NAN;
+}
+
+/* The fields of every libgpufs row: its configuration and outcome. */
+static void bench_run_extras(struct bench_row *row, const struct bench_job *j,
+                             const struct gpufs_config *cfg, const struct bench_read_result *r,
+                             double cap)
+{
   bench_row_u64(row, "page_size", cfg->page_size);
   bench_row_u64(row, "cache_size", cfg->cache_size);
   bench_row_str(row, "xfer", bench_xfer_name(cfg->xfer));
@@ -222,6 +295,14 @@ static void bench_extras(struct bench_row *row, const struct bench_job *j,
   bench_row_u64(row, "call_errors", r->errors);
   bench_row_u64(row, "capped_groups", r->capped_groups);
   bench_row_f64(row, "cap_seconds", cap);
+}
+
+static void bench_extras(struct bench_row *row, const struct bench_job *j,
+                         const struct gpufs_config *cfg, const struct bench_read_result *r,
+                         const struct gpufs_stats *st, double cap)
+{
+  int i;
+  bench_run_extras(row, j, cfg, r, cap);
   for (i = 0; i < BENCH_NSTATS; i++)
     bench_row_u64(row, bench_stat_fields[i].name, bench_stat(st, i));
   if (r->seconds > 0) {
@@ -262,6 +343,60 @@ static void bench_print_outcome(const char *what, const struct bench_row *row,
                  (unsigned long long)st->merged);
 }
 
+/* ---------------- one write run ---------------- */
+
+/* The device image every write run starts from (bench_plan_run makes it):
+ * the pattern's first g_bench.size bytes under BENCH_WRITE_SEED. */
+static void *g_write_src;
+
+/* The write run of job j in the started instance: its row, against the
+ * expert_write baseline.  The file is removed by the caller. */
+static void bench_write_job(const struct bench_job *j, const struct gpufs_config *cfg,
+                            const char *config, const char *path, double cap)
+{
+  static const char *names[] = {"expert_write"};
+  const double values[] = {g_bench.expert_write_gbps};
+  struct bench_write_params p;
+  struct bench_write_result w;
+  struct gpufs_stats st;
+  struct bench_row row;
+  int rc, i;
+
+  memset(&p, 0, sizeof(p));
+  p.path = path;
+  p.file_size = g_bench.size;
+  p.seed = BENCH_WRITE_SEED;
+  p.src = g_write_src;
+  p.blocks = j->blocks;
+  p.threads = BENCH_THREADS;
+  p.io_size = j->io;
+  p.cap_seconds = cap;
+  rc = bench_gpufs_write(&p, &w);
+  memset(&st, 0, sizeof(st));
+  gpufs_get_stats(&st);
+
+  bench_row_init(&row, j->workload, config, w.io.gbps, "GB/s");
+  bench_judge_write(&row, rc, &w, cap);
+  bench_run_extras(&row, j, cfg, &w.io, cap);
+  bench_row_u64(&row, "file_bytes", w.file_bytes);
+  bench_row_u64(&row, "checked_bytes", w.checked_bytes);
+  bench_row_f64(&row, "verify_seconds", w.verify_seconds);
+  bench_row_u64(&row, "co_resident", (uint64_t)w.co_resident);
+  for (i = 0; i < BENCH_NWRITE_STATS; i++)
+    bench_row_u64(&row, bench_write_stat_fields[i].name,
+                  bench_stat_at(&st, &bench_write_stat_fields[i]));
+  bench_emit(&row, names, values, 1);
+  bench_progress("%s: %.3f GB/s in %.2f s, %s%s%s; pwrites %llu bytes_written %llu writebacks "
+                 "%llu cleanings %llu dirty %llu misses %llu; %llu bytes checked in %.2f s",
+                 j->workload, w.io.gbps, w.io.seconds,
+                 row.status == BENCH_OK ? "ok" : row.status == BENCH_CAPPED ? "capped" : "FAILED",
+                 row.note[0] ? ": " : "", row.note, (unsigned long long)st.pwrites,
+                 (unsigned long long)st.bytes_written, (unsigned long long)st.writebacks,
+                 (unsigned long long)st.cleanings, (unsigned long long)st.dirty,
+                 (unsigned long long)st.misses, (unsigned long long)w.checked_bytes,
+                 w.verify_seconds);
+}
+
 /* ---------------- one run ---------------- */
 
 static void bench_run_job(const struct bench_job *j, double cap)
@@ -273,7 +408,7 @@ static void bench_run_job(const struct bench_job *j, double cap)
   struct bench_read_result r;
   struct bench_row row;
   const char *bad = NULL;
-  char config[160], a[32], b[32], c[32];
+  char config[160], a[32], b[32], c[32], path[4096];
   double seq_values[3] = {g_bench.ceiling_gbps, g_bench.naive_gbps, g_bench.expert_gbps};
   int rc, i;
 
@@ -297,6 +432,18 @@ static void bench_run_job(const struct bench_job *j, double cap)
 
   bench_progress("%s %s (cap %.0f s)", j->workload, config, cap);
   bench_watch(j->workload, (j->hit ? 2 : 1) * cap + 180);
+  if (j->access == BENCH_SEQ_WRITE) {
+    bench_write_path(path, sizeof(path), "");
+    if (!g_write_src) {
+      bench_row_init(&row, j->workload, config, NAN, "GB/s");
+      bench_row_status(&row, BENCH_FAILED, "no device image of the data to write (see stderr)");
+      bench_report_add(&row);
+      bench_progress("%s: %s", j->workload, row.note);
+      bench_watch("", 0);
+      return;
+    }
+    unlink(path); /* left by a run that died: gopen must create the file */
+  }
   rc = gpufs_start(&cfg);
   if (rc != 0) {
     bench_row_init(&row, j->workload, config, NAN, "GB/s");
@@ -307,6 +454,11 @@ static void bench_run_job(const struct bench_job *j, double cap)
     gpufs_stop();
     bench_watch("", 0);
     return;
+  }
+
+  if (j->access == BENCH_SEQ_WRITE) {
+    bench_write_job(j, &cfg, config, path, cap);
+    goto stop;
   }
 
   memset(&p, 0, sizeof(p));
@@ -326,23 +478,23 @@ static void bench_run_job(const struct bench_job *j, double cap)
   if (j->access == BENCH_RAND_WARP) {
     /* pages/s alone, then GB/s against the ceiling */
     bench_row_init(&row, j->workload, config, r.mcalls_per_s, "Mpages/s");
-    bench_judge(&row, rc, &r, cap);
+    bench_judge(&row, rc, &r, cap, 0);
     bench_extras(&row, j, &cfg, &r, &st, cap);
     bench_emit(&row, NULL, NULL, 0);
     bench_row_init(&row, j->workload, config, r.gbps, "GB/s");
-    bench_judge(&row, rc, &r, cap);
+    bench_judge(&row, rc, &r, cap, 0);
     bench_extras(&row, j, &cfg, &r, &st, cap);
     bench_emit(&row, seq_names, seq_values, 1);
   } else if (!strcmp(j->group, "big")) {
     static const char *big_names[] = {"seq(64K)", "expert"};
     const double big_values[] = {g_bench.seq64_gbps, g_bench.expert_gbps};
     bench_row_init(&row, j->workload, config, r.gbps, "GB/s");
-    bench_judge(&row, rc, &r, cap);
+    bench_judge(&row, rc, &r, cap, 0);
     bench_extras(&row, j, &cfg, &r, &st, cap);
     bench_emit(&row, big_names, big_values, 2);
   } else {
     bench_row_init(&row, j->workload, config, r.gbps, "GB/s");
-    bench_judge(&row, rc, &r, cap);
+    bench_judge(&row, rc, &r, cap, 0);
     bench_extras(&row, j, &cfg, &r, &st, cap);
     bench_emit(&row, seq_names, seq_values, 3);
     if (!strcmp(j->group, "seq") && j->page == 65536 && row.status != BENCH_FAILED)
@@ -361,13 +513,14 @@ static void bench_run_job(const struct bench_job *j, double cap)
       memcpy((char *)&st2 + bench_stat_fields[i].off, &v, sizeof(v));
     }
     bench_row_init(&row, "hit", config, r.gbps, "GB/s");
-    bench_judge(&row, rc, &r, cap);
+    bench_judge(&row, rc, &r, cap, 0);
     bench_extras(&row, j, &cfg, &r, &st2, cap);
     bench_row_baseline(&row, "d2d", g_bench.d2d_gbps);
     bench_report_add(&row);
     bench_print_outcome("hit", &row, &r, &st2);
   }
 
+stop:
   rc = gpufs_stop();
   if (rc != 0) {
     bench_row_init(&row, j->workload, config, NAN, "GB/s");
@@ -376,6 +529,8 @@ static void bench_run_job(const struct bench_job *j, double cap)
     bench_report_add(&row);
     bench_progress("%s: %s", j->workload, row.note);
   }
+  if (j->access == BENCH_SEQ_WRITE)
+    unlink(path);
   bench_watch("", 0);
 }
 
@@ -392,6 +547,14 @@ void bench_plan_run(void)
     double left, cap;
     if (!bench_selected(jobs[i].group))
       continue;
+    if (jobs[i].access == BENCH_SEQ_WRITE && !g_write_src) {
+      /* the same bytes as expert_write wrote from device memory; untimed */
+      if (BENCH_CUDA(cudaMalloc(&g_write_src, g_bench.size)) != 0 ||
+          bench_fill_device(g_write_src, g_bench.size, 0, BENCH_WRITE_SEED) != 0) {
+        BENCH_CUDA(cudaFree(g_write_src));
+        g_write_src = NULL;
+      }
+    }
     k = 1 + jobs[i].hit;
     left = g_bench.opt.budget - (bench_now() - t0);
     cap = left / kernels_left;
@@ -400,4 +563,6 @@ void bench_plan_run(void)
     bench_run_job(&jobs[i], cap);
     kernels_left -= k;
   }
+  BENCH_CUDA(cudaFree(g_write_src));
+  g_write_src = NULL;
 }

@@ -14,6 +14,11 @@ extern "C" {
 /* The pattern of the data file; a file from an earlier run is reused only
  * when its words match this seed. */
 #define BENCH_SEED 0x6770756673ull /* "gpufs" */
+/* The pattern the write workload and its baseline write.  The seeds differ
+ * only in high bits and bench_word is a bijection of seed ^ index, so no word
+ * of it appears anywhere in a BENCH_SEED file (under 2^59 bytes): bytes that
+ * came from the data file never pass the check. */
+#define BENCH_WRITE_SEED (BENCH_SEED ^ 0x7772697465000000ull) /* "write" */
 
 struct bench_options {
   const char *out;  /* JSON lines file, or NULL */
@@ -21,8 +26,8 @@ struct bench_options {
   const char *only; /* comma-separated workload groups, or NULL: all */
   double size_gib;
   int quick;
-  int threads;      /* expert baseline */
-  double cap;       /* seconds a kernel may keep issuing reads */
+  int threads;      /* expert and expert_write baselines */
+  double cap;       /* seconds a kernel may keep issuing calls */
   double budget;    /* seconds for all libgpufs runs together */
   int device;
 };
@@ -36,7 +41,8 @@ struct bench_state {
   double t_start;
   /* rates measured in this run, GB/s; NaN when not measured */
   double ceiling_gbps, naive_gbps, expert_gbps, d2d_gbps;
-  double seq64_gbps; /* seq, 64 KiB pages, default transfer path: big's baseline */
+  double seq64_gbps;         /* seq, 64 KiB pages, default transfer path: big's baseline */
+  double expert_write_gbps;  /* the write workload's baseline */
 };
 
 extern struct bench_state g_bench;
@@ -49,11 +55,16 @@ void bench_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * already measured are in the --out file. */
 void bench_watch(const char *step, double seconds);
 
-/* Is workload group name (seq, seq_warp, xfer, rand, big) selected by --only? */
+/* Is workload group name (seq, seq_warp, xfer, rand, big, write) selected by
+ * --only? */
 int bench_selected(const char *name);
 
 /* Run the libgpufs workloads that --only selects, adding their rows. */
 void bench_plan_run(void);
+
+/* The files the write workload (suffix "") and its expert_write baseline
+ * (suffix "_expert") create in --dir, and remove again, into buf. */
+void bench_write_path(char *buf, int len, const char *suffix);
 
 #ifdef __cplusplus
 }

@@ -6,7 +6,9 @@
  *
  * 1. writes (or reuses) the pattern file and reads it into the page cache;
  * 2. measures the baselines once: ceiling, naive, expert, zero-copy, cufile,
- *    and the device-to-device copy rate;
+ *    the device-to-device copy rate, and, when write or baselines is
+ *    selected, expert_write (device memory to a new file: the write
+ *    workload's baseline);
  * 3. runs each libgpufs workload (bench/driver.cu) in a fresh gpufs_start /
  *    gpufs_stop;
  * 4. prints the table of every row last on stdout.
@@ -40,10 +42,10 @@ static void bench_usage(FILE *f)
           "  --size GiB      data file size (default 4; --quick: 1)\n"
           "  --quick         small file, fewer configurations, shorter caps\n"
           "  --only LIST     comma-separated: baselines, seq (with hit), seq_warp, xfer,\n"
-          "                  rand, big (baselines are always measured)\n"
+          "                  rand, big, write (baselines are always measured)\n"
           "  --dir DIR       where the data file lives (default /tmp/gpufs_bench)\n"
-          "  --threads N     host threads of the expert baseline (default 8)\n"
-          "  --cap SECONDS   longest a workload's kernel keeps issuing reads (default 60)\n"
+          "  --threads N     host threads of the expert and expert_write baselines (default 8)\n"
+          "  --cap SECONDS   longest a workload's kernel keeps issuing calls (default 60)\n"
           "  --budget SECONDS  caps shrink so that the libgpufs part fits (default 300)\n"
           "  --device N      CUDA device (default 0)\n");
 }
@@ -96,7 +98,7 @@ static int bench_parse(int argc, char **argv, struct bench_options *o)
       o->device = atoi(v);
   }
   if (o->only) {
-    static const char *known = ",baselines,seq,hit,seq_warp,xfer,rand,big,";
+    static const char *known = ",baselines,seq,hit,seq_warp,xfer,rand,big,write,";
     const char *p = o->only;
     while (*p) {
       size_t n = strcspn(p, ",");
@@ -159,8 +161,8 @@ static void bench_context(const struct cudaDeviceProp *prop)
 
 /* ---------------- baselines ---------------- */
 
-/* A row of one baseline; ratio to the ceiling except for the ceiling itself
- * and d2d (a device-memory rate). */
+/* A row of one baseline; ratio to the ceiling except for the ceiling itself,
+ * d2d (a device-memory rate) and expert_write (the other direction). */
 static void bench_baseline_row(const char *name, int rc, const struct bench_rate *rate)
 {
   struct bench_row row;
@@ -168,7 +170,8 @@ static void bench_baseline_row(const char *name, int rc, const struct bench_rate
 
   snprintf(config, sizeof(config), "file=%s", bench_fmt_size(rate->bytes, sz, sizeof(sz)));
   bench_row_init(&row, name, config, rc == 0 ? rate->gbps : NAN, "GB/s");
-  if (strcmp(name, "ceiling") != 0 && strcmp(name, "d2d") != 0)
+  if (strcmp(name, "ceiling") != 0 && strcmp(name, "d2d") != 0 &&
+      strcmp(name, "expert_write") != 0)
     bench_row_baseline(&row, "ceiling", g_bench.ceiling_gbps);
   bench_row_status(&row, rc == 0 ? BENCH_OK : rc == -ENOTSUP ? BENCH_NA : BENCH_FAILED, "%s",
                    rate->note);
@@ -222,6 +225,24 @@ static void bench_baselines(void)
   g_bench.d2d_gbps = rc == 0 ? rate.gbps : NAN;
   bench_baseline_row("d2d", rc, &rate);
 
+  if (bench_selected("write") || bench_selected("baselines")) {
+    char path[4096];
+    bench_write_path(path, sizeof(path), "_expert");
+    bench_progress("expert_write: %d threads, D2H + pwrite + fsync to %s", g_bench.opt.threads,
+                   path);
+    bench_watch("expert_write", 600); /* 4 file writes with fsync: the disk's pace */
+    memset(&rate, 0, sizeof(rate));
+    rate.bytes = g_bench.size;
+    rc = bench_fill_device(dev, g_bench.size, 0, BENCH_WRITE_SEED);
+    if (rc == 0)
+      rc = bench_expert_write(path, dev, g_bench.size, BENCH_WRITE_SEED, g_bench.opt.threads,
+                              &rate);
+    else
+      snprintf(rate.note, sizeof(rate.note), "filling the device buffer failed (see stderr)");
+    g_bench.expert_write_gbps = rc == 0 ? rate.gbps : NAN;
+    bench_baseline_row("expert_write", rc, &rate);
+  }
+
   BENCH_CUDA(cudaFree(dev));
   bench_watch("baselines", 0);
 }
@@ -245,7 +266,7 @@ int main(int argc, char **argv)
     g_bench.size = BENCH_MIB;
   g_bench.seed = BENCH_SEED;
   g_bench.ceiling_gbps = g_bench.naive_gbps = g_bench.expert_gbps = NAN;
-  g_bench.d2d_gbps = g_bench.seq64_gbps = NAN;
+  g_bench.d2d_gbps = g_bench.seq64_gbps = g_bench.expert_write_gbps = NAN;
   if (BENCH_CUDA(cudaSetDevice(g_bench.opt.device)) ||
       BENCH_CUDA(cudaGetDeviceProperties(&prop, g_bench.opt.device)))
     return 2;

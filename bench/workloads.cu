@@ -11,22 +11,38 @@
  *   2. reads io_size bytes into its buffer,
  *   3. checks them against bench_word, all threads striding over the words.
  * Every block opens the file with block-level gopen and closes it at the end.
+ *
+ * The write kernel turns this around: block b gopen()s a new file
+ * (O_CREAT|O_WRONLY|O_TRUNC; the blocks share one descriptor), gwrite()s
+ * its stride from a device image of the pattern in io_size calls (the same
+ * cap vote before each), then gfsync()s and gclose()s it.  The file is
+ * checked on the host afterwards (bench_check_file), since what counts is
+ * what reached the host file.
  */
 #include "bench/workloads.h"
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <cuda/atomic>
 #include <cuda_runtime.h>
 
 #include <gpufs.cuh>
 
 #include "bench/cuda_check.h"
+#include "bench/datafile.h"
 #include "bench/pattern.h"
+#include "bench/util.h"
 
 /* A prime: i -> (i * BENCH_RAND_MULT + add) mod npages is a permutation of
  * [0, npages) for every npages below it (files up to 8 TiB at 4 KiB). */
 #define BENCH_RAND_MULT 2654435761ull
+
+/* Longest a write block waits for the other blocks' gopen before its gclose
+ * (bench_wait_opens); only a grid that is not co-resident waits this long. */
+#define BENCH_OPEN_WAIT_NS (60ull * 1000000000ull)
 
 struct bench_counters {
   unsigned long long bytes;
@@ -37,6 +53,7 @@ struct bench_counters {
   unsigned long long capped;
   unsigned long long error_taken; /* 0 until a thread claims first_error */
   long long first_error;
+  unsigned long long opened; /* write kernel: blocks whose gopen has returned */
 };
 
 __device__ __forceinline__ uint64_t bench_globaltimer(void)
@@ -169,11 +186,84 @@ __global__ void bench_rand_kernel(const char *path, uint64_t npages, uint64_t io
   bench_close(fd, c);
 }
 
+/* Whole block.  The blocks share one descriptor, and with its last gclose
+ * the host file is closed: a block that gopen()ed after that would open it
+ * again with O_TRUNC and cut away what the others wrote.  So no block drops
+ * its reference before every block has taken one.  The release of each
+ * block's count (after its gopen returned) pairs with the acquire load here.
+ * A grid that is not co-resident must not call this (blocks still to start
+ * would never count); after BENCH_OPEN_WAIT_NS the block gives up with an
+ * -ETIMEDOUT error. */
+__device__ void bench_wait_opens(struct bench_counters *c)
+{
+  if (threadIdx.x == 0) {
+    cuda::atomic_ref<unsigned long long, cuda::thread_scope_device> opened(c->opened);
+    const uint64_t t0 = bench_globaltimer();
+    while (opened.load(cuda::memory_order_acquire) < gridDim.x) {
+      if (bench_globaltimer() - t0 > BENCH_OPEN_WAIT_NS) {
+        bench_record_error(c, -ETIMEDOUT);
+        break;
+      }
+      __nanosleep(1000);
+    }
+  }
+  __syncthreads();
+}
+
+/* Block b gwrite()s [b * stride, (b + 1) * stride) of a new file from src +
+ * offset in io-sized calls, then gfsync()s and gclose()s it; ends[b] gets
+ * the end of its full gwrites (b * stride when none). */
+__global__ void bench_write_kernel(const char *path, uint64_t size, uint64_t stride, uint64_t io,
+                                   const char *src, uint64_t cap_ns, int hold,
+                                   unsigned long long *ends, struct bench_counters *c)
+{
+  const uint64_t begin = (uint64_t)blockIdx.x * stride;
+  const uint64_t end = begin >= size ? begin : begin + stride < size ? begin + stride : size;
+  const uint64_t t0 = bench_globaltimer();
+  uint64_t off = begin;
+  const int fd = gopen(path, GPUFS_O_CREAT | GPUFS_O_WRONLY | GPUFS_O_TRUNC, 0644);
+
+  if (threadIdx.x == 0) {
+    if (fd < 0)
+      bench_record_error(c, fd);
+    cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>(c->opened).fetch_add(
+        1ull, cuda::memory_order_release);
+  }
+  if (fd >= 0) {
+    for (; off < end; off += io) {
+      if (bench_group_stop<false>(t0, cap_ns, c))
+        break;
+      const uint64_t want = end - off < io ? end - off : io;
+      const ssize_t got = gwrite(fd, (int64_t)off, want, src + off);
+      if (got != (ssize_t)want) {
+        if (threadIdx.x == 0)
+          bench_record_error(c, (long long)got);
+        break;
+      }
+      if (threadIdx.x == 0) {
+        atomicAdd(&c->bytes, (unsigned long long)want);
+        atomicAdd(&c->calls, 1ull);
+      }
+    }
+  }
+  if (threadIdx.x == 0)
+    ends[blockIdx.x] = off < end ? off : end;
+  if (fd < 0)
+    return;
+  const int rc = gfsync(fd);
+  if (rc < 0 && threadIdx.x == 0)
+    bench_record_error(c, rc);
+  if (hold)
+    bench_wait_opens(c);
+  bench_close(fd, c);
+}
+
 static int bench_params_ok(const struct bench_read_params *p)
 {
-  return p->path && p->file_size > 0 && p->blocks > 0 && p->threads >= 32 &&
-         p->threads % 32 == 0 && p->threads <= 1024 && p->io_size > 0 && p->io_size % 8 == 0 &&
-         p->file_size % p->io_size == 0 && strlen(p->path) < GPUFS_PATH_MAX &&
+  return p->path && p->file_size > 0 && p->access != BENCH_SEQ_WRITE && p->blocks > 0 &&
+         p->threads >= 32 && p->threads % 32 == 0 && p->threads <= 1024 && p->io_size > 0 &&
+         p->io_size % 8 == 0 && p->file_size % p->io_size == 0 &&
+         strlen(p->path) < GPUFS_PATH_MAX &&
          (p->access != BENCH_RAND_WARP || p->file_size / p->io_size < BENCH_RAND_MULT);
 }
 
@@ -227,6 +317,8 @@ int bench_gpufs_read(const struct bench_read_params *p, struct bench_read_result
     bench_rand_kernel<<<p->blocks, p->threads>>>(dpath, npages, p->io_size, reads,
                                                  p->seed % npages, bufs, p->seed, cap_ns, d);
     break;
+  case BENCH_SEQ_WRITE: /* refused by bench_params_ok */
+    break;
   }
   if ((rc = BENCH_CUDA(cudaGetLastError())) || (rc = BENCH_CUDA(cudaEventRecord(e1, 0))) ||
       (rc = BENCH_CUDA(cudaEventSynchronize(e1))) ||
@@ -254,5 +346,115 @@ out:
   BENCH_CUDA(cudaFree(bufs));
   BENCH_CUDA(cudaFree(d));
   BENCH_CUDA(cudaFree(dpath));
+  return rc;
+}
+
+/* The host's check of what the kernel wrote: the whole file when every
+ * block wrote its stride in full, else each block's written range. */
+static int bench_write_check(const struct bench_write_params *p, uint64_t stride,
+                             const unsigned long long *ends, struct bench_write_result *r)
+{
+  const double t0 = bench_now();
+  struct stat st;
+  uint64_t bad, first, b;
+  int rc = 0;
+
+  if (stat(p->path, &st) != 0)
+    return -errno;
+  r->file_bytes = (uint64_t)st.st_size;
+  for (b = 0; b < (uint64_t)p->blocks && rc == 0; b++) {
+    const uint64_t begin = b * stride;
+    /* bytes past the file's end are missing, not checked: file_bytes tells */
+    uint64_t end = ends[b] < r->file_bytes ? ends[b] : r->file_bytes / 8 * 8;
+    if (r->io.bytes == p->file_size) {
+      if (b > 0)
+        break;
+      end = p->file_size < r->file_bytes ? p->file_size : r->file_bytes / 8 * 8;
+    }
+    if (end <= begin)
+      continue;
+    rc = bench_check_file(p->path, begin, end - begin, p->seed, &bad, &first);
+    if (rc == 0) {
+      r->checked_bytes += end - begin;
+      r->io.mismatches += bad;
+      r->io.first_bad = first < r->io.first_bad ? first : r->io.first_bad;
+    }
+  }
+  r->verify_seconds = bench_now() - t0;
+  return rc;
+}
+
+int bench_gpufs_write(const struct bench_write_params *p, struct bench_write_result *r)
+{
+  struct bench_counters h;
+  struct bench_counters *d = NULL;
+  unsigned long long *ends = NULL, *hends = NULL;
+  char *dpath = NULL;
+  cudaEvent_t e0 = NULL, e1 = NULL;
+  const uint64_t cap_ns = p->cap_seconds > 0 ? (uint64_t)(p->cap_seconds * 1e9) : UINT64_MAX;
+  uint64_t stride, npieces;
+  int device = 0, sms = 0, per_sm = 0;
+  float ms = 0;
+  int rc;
+
+  memset(r, 0, sizeof(*r));
+  r->io.first_bad = UINT64_MAX;
+  if (!p->path || !p->src || p->file_size == 0 || p->file_size % 8 != 0 || p->blocks <= 0 ||
+      p->threads < 32 || p->threads % 32 != 0 || p->threads > 1024 || p->io_size == 0 ||
+      p->io_size % 8 != 0 || strlen(p->path) >= GPUFS_PATH_MAX)
+    return -EINVAL;
+  /* whole io_size pieces per block, as the seq reads */
+  npieces = (p->file_size + p->io_size - 1) / p->io_size;
+  stride = (npieces + (uint64_t)p->blocks - 1) / (uint64_t)p->blocks * p->io_size;
+  r->io.expected_bytes = p->file_size;
+  memset(&h, 0, sizeof(h));
+  hends = (unsigned long long *)calloc((size_t)p->blocks, sizeof(*hends));
+  if (!hends)
+    return -ENOMEM;
+
+  if ((rc = BENCH_CUDA(cudaGetDevice(&device))) ||
+      (rc = BENCH_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device))) ||
+      (rc = BENCH_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, bench_write_kernel,
+                                                                     p->threads, 0))) ||
+      (rc = BENCH_CUDA(cudaMalloc(&dpath, strlen(p->path) + 1))) ||
+      (rc = BENCH_CUDA(cudaMemcpy(dpath, p->path, strlen(p->path) + 1, cudaMemcpyHostToDevice))) ||
+      (rc = BENCH_CUDA(cudaMalloc(&d, sizeof(h)))) ||
+      (rc = BENCH_CUDA(cudaMemcpy(d, &h, sizeof(h), cudaMemcpyHostToDevice))) ||
+      (rc = BENCH_CUDA(cudaMalloc(&ends, (size_t)p->blocks * sizeof(*ends)))) ||
+      (rc = BENCH_CUDA(cudaEventCreate(&e0))) || (rc = BENCH_CUDA(cudaEventCreate(&e1))) ||
+      (rc = BENCH_CUDA(cudaDeviceSynchronize())) || (rc = BENCH_CUDA(cudaEventRecord(e0, 0))))
+    goto out;
+  r->co_resident = (uint64_t)per_sm * (uint64_t)sms >= (uint64_t)p->blocks;
+  bench_write_kernel<<<p->blocks, p->threads>>>(dpath, p->file_size, stride, p->io_size,
+                                                (const char *)p->src, cap_ns, r->co_resident,
+                                                ends, d);
+  if ((rc = BENCH_CUDA(cudaGetLastError())) || (rc = BENCH_CUDA(cudaEventRecord(e1, 0))) ||
+      (rc = BENCH_CUDA(cudaEventSynchronize(e1))) ||
+      (rc = BENCH_CUDA(cudaEventElapsedTime(&ms, e0, e1))) ||
+      (rc = BENCH_CUDA(cudaMemcpy(&h, d, sizeof(h), cudaMemcpyDeviceToHost))) ||
+      (rc = BENCH_CUDA(cudaMemcpy(hends, ends, (size_t)p->blocks * sizeof(*ends),
+                                  cudaMemcpyDeviceToHost))))
+    goto out;
+
+  r->io.seconds = ms * 1e-3;
+  r->io.bytes = h.bytes;
+  r->io.calls = h.calls;
+  r->io.errors = h.errors;
+  r->io.first_error = h.first_error;
+  r->io.capped_groups = h.capped;
+  if (r->io.seconds > 0) {
+    r->io.gbps = (double)r->io.bytes / r->io.seconds / 1e9;
+    r->io.mcalls_per_s = (double)r->io.calls / r->io.seconds / 1e6;
+  }
+  r->check_error = bench_write_check(p, stride, hends, r);
+out:
+  if (e0)
+    BENCH_CUDA(cudaEventDestroy(e0));
+  if (e1)
+    BENCH_CUDA(cudaEventDestroy(e1));
+  BENCH_CUDA(cudaFree(ends));
+  BENCH_CUDA(cudaFree(d));
+  BENCH_CUDA(cudaFree(dpath));
+  free(hends);
   return rc;
 }

@@ -1,7 +1,9 @@
 /*
  * workloads.h - the libgpufs side of the benchmarks: kernels that read a
  * pattern file (bench/pattern.h) through gread / gread_warp and check every
- * 8-byte word that arrives, timed with CUDA events.
+ * 8-byte word that arrives, and a kernel that writes a new pattern file
+ * through gwrite + gfsync, checked word by word on the host afterwards; all
+ * timed with CUDA events.
  *
  * libgpufs must be started (gpufs_start) by the caller; the page size, cache
  * size and transfer path are its configuration, not these parameters.
@@ -19,7 +21,9 @@ extern "C" {
 enum bench_access {
   BENCH_SEQ_BLOCK = 0, /* each threadblock gread()s its own contiguous stride */
   BENCH_SEQ_WARP = 1,  /* each warp gread_warp()s its own contiguous stride */
-  BENCH_RAND_WARP = 2  /* warps gread_warp() io_size-aligned pieces in a random order */
+  BENCH_RAND_WARP = 2, /* warps gread_warp() io_size-aligned pieces in a random order */
+  BENCH_SEQ_WRITE = 3  /* each threadblock gwrite()s its own contiguous stride of a new
+                          file (bench_gpufs_write; bench_gpufs_read refuses it) */
 };
 
 struct bench_read_params {
@@ -54,6 +58,44 @@ struct bench_read_result {
  * expected_bytes); -EINVAL for bad parameters; -EIO for a CUDA failure
  * (printed on stderr with file:line). */
 int bench_gpufs_read(const struct bench_read_params *p, struct bench_read_result *r);
+
+struct bench_write_params {
+  const char *path;     /* the file to create (O_CREAT|O_WRONLY|O_TRUNC); must not be open */
+  uint64_t file_size;   /* bytes to write: a multiple of 8 */
+  uint64_t seed;        /* the pattern src holds */
+  const void *src;      /* device memory: the pattern's first file_size bytes
+                           (bench_fill_device); block b gwrite()s from src + offset */
+  int blocks;           /* grid; every block opens the file (block-level gopen) */
+  int threads;          /* per block, a multiple of 32 */
+  uint64_t io_size;     /* bytes per gwrite; a multiple of 8 */
+  double cap_seconds;   /* a block issues no new gwrite after this long (<= 0: no cap) */
+};
+
+/* The outcome of a write run.  io is read as for bench_gpufs_read, with
+ * bytes and calls counting gwrite()s that returned the full size, errors
+ * counting failed or short gopen/gwrite/gfsync/gclose calls, and
+ * mismatches / first_bad coming from the host's check of the file. */
+struct bench_write_result {
+  struct bench_read_result io;
+  uint64_t file_bytes;    /* the file's size after the kernel (stat) */
+  uint64_t checked_bytes; /* bytes of the file checked: every byte some gwrite wrote in full */
+  double verify_seconds;  /* the host's check */
+  int check_error;        /* 0, or -errno: the file could not be stat'ed or read back
+                             (then mismatches counts only the ranges checked before) */
+  int co_resident;        /* 1: the whole grid fits on the GPU at once, so each block's
+                             gclose waited for every block's gopen (see workloads.cu) */
+};
+
+/* Run the write kernel: block b gopen()s path with O_CREAT|O_WRONLY|O_TRUNC,
+ * gwrite()s [b * stride, (b + 1) * stride) of it from src in io_size calls
+ * (stride: whole io_size pieces, as the seq reads), gfsync()s and gclose()s
+ * it.  The kernel (gopen to gclose, the host's fsync included) is timed.
+ * Then, while libgpufs still runs, the host checks every word that the
+ * blocks wrote, in the file as gfsync left it.  Returns 0 when the kernel
+ * ran to its end (the outcome, the check's included, in *r); -EINVAL for
+ * bad parameters; -ENOMEM; -EIO for a CUDA failure (printed on stderr with
+ * file:line).  Does not remove the file. */
+int bench_gpufs_write(const struct bench_write_params *p, struct bench_write_result *r);
 
 #ifdef __cplusplus
 }

@@ -2,8 +2,9 @@
  * gpufs.cuh - libgpufs: POSIX-like file calls for CUDA kernels.
  *
  * Host code starts an instance (gpufs_start: picks the device, allocates the
- * page cache, starts the host daemon); kernels then open and read ordinary
- * host files with gopen/gread/gfstat/gclose; host code stops it (gpufs_stop).
+ * page cache, starts the host daemon); kernels then open, read, write and
+ * sync ordinary host files with gopen/gread/gwrite/gfsync/gclose/...; host
+ * code may write back everything (gpufs_sync) and stops it (gpufs_stop).
  * Build your program with nvcc -rdc=true and link libgpufs.a:
  *
  *   nvcc -arch=sm_90 -rdc=true -I$PREFIX/include app.cu -L$PREFIX/lib -lgpufs
@@ -56,6 +57,13 @@ struct gpufs_stats {
   uint64_t transfers;   /* host-to-GPU copy calls (DMA path) */
   uint64_t opens;       /* host opens */
   uint64_t errors;      /* requests that failed */
+  /* write path */
+  uint64_t pwrites;     /* pwrite calls (after merging) */
+  uint64_t bytes_written;
+  uint64_t writebacks;  /* dirty byte ranges the GPU wrote back */
+  uint64_t cleanings;   /* allocations that found only dirty frames and
+                           wrote a file's dirty pages back to free some */
+  uint64_t dirty;       /* frames holding unwritten bytes, at the time of the call */
 };
 
 /* Start libgpufs on cfg->device.  cfg NULL: defaults, then GPUFS_* environment
@@ -64,10 +72,19 @@ struct gpufs_stats {
  * device, -ENOMEM when the cache or staging cannot be allocated. */
 int gpufs_start(const struct gpufs_config *cfg);
 
-/* Stop: GPU calls still waiting on the host return -ESHUTDOWN; waits for
- * running kernels, joins the daemon, frees everything.  Safe to call twice
- * and without a start (returns 0). */
+/* Stop: first writes back the dirty pages of files still open (as
+ * gpufs_sync, given up to 10 s while kernels run); then GPU calls still
+ * waiting on the host return -ESHUTDOWN; waits for running kernels, joins
+ * the daemon, frees everything.  Returns 0; -EIO when dirty bytes could
+ * not be written back (gpufs_error_detail says how many pages: nothing is
+ * dropped silently).  Safe to call twice and without a start (returns 0). */
 int gpufs_stop(void);
+
+/* Write back every dirty page of every file open on the GPU and fsync
+ * those files, from host code (kernels may be running: it uses a kernel of
+ * its own on a side stream).  0, or the first write-back error (-EIO,
+ * -ENOSPC, ...; the pages stay dirty), -EINVAL when not started. */
+int gpufs_sync(void);
 
 /* Counters since gpufs_start.  0, or -EINVAL when not started. */
 int gpufs_get_stats(struct gpufs_stats *st);
@@ -104,27 +121,38 @@ struct gstat {
 #if defined(__CUDACC__)
 /*
  * gopen: open the host file `path` (NUL-terminated, < GPUFS_PATH_MAX bytes).
- *   flags: GPUFS_O_RDONLY (the only mode served by this version).
+ *   flags: one of GPUFS_O_RDONLY, GPUFS_O_WRONLY, GPUFS_O_RDWR, or'ed with
+ *   any of GPUFS_O_CREAT, GPUFS_O_EXCL, GPUFS_O_TRUNC; mode: permissions of
+ *   a file O_CREAT creates (the host's umask applies).
  *   Returns a descriptor >= 0, shared by every group that opens the same path
  *   with the same flags (reference counted: each successful gopen needs one
- *   gclose).  Errors: -ENOENT, -EACCES, ... as the host's open(2) (a
- *   directory opens; reading it fails with -EISDIR);
+ *   gclose).  O_CREAT, O_TRUNC and O_EXCL act when the host opens the file,
+ *   that is, for the first of the groups sharing a descriptor; a gopen with
+ *   O_CREAT|O_EXCL of a path open on the GPU fails with -EEXIST.
+ *   Errors: -ENOENT, -EACCES, -EEXIST, -EISDIR, ... as the host's open(2) (a
+ *   directory opens read-only; reading it fails with -EISDIR);
  *   -EMFILE when max_open_files distinct files are open; -ENAMETOOLONG;
  *   -EFBIG for a file of 2^40 pages or more; -ENFILE after 2^24 - 1
- *   distinct files in one instance; -ESHUTDOWN when libgpufs is stopped
- *   while the call waits (calls made after gpufs_stop returned, from a
- *   kernel launched later, are undefined);
- *   -EINVAL for unsupported flags; -ESHUTDOWN when libgpufs stopped.
- *   Differences to POSIX: descriptors are shared, not per caller; the file's
- *   size is sampled at open (close-to-open consistency).
+ *   distinct files in one instance; -EINVAL for unknown flags; -ESHUTDOWN
+ *   when libgpufs is stopped while the call waits (calls made after
+ *   gpufs_stop returned, from a kernel launched later, are undefined).
+ *   Differences to POSIX: descriptors are shared, not per caller; the
+ *   file's size is sampled at open and then changed only by this GPU's
+ *   gwrite and gftruncate (close-to-open consistency): bytes the host file
+ *   lost after gopen read as zeros.
  */
-__device__ int gopen(const char *path, int flags);
-__device__ int gopen_warp(const char *path, int flags);
+__device__ int gopen(const char *path, int flags, int mode = 0666);
+__device__ int gopen_warp(const char *path, int flags, int mode = 0666);
 
 /*
- * gclose: drop one reference to fd; the host file is closed with the last.
+ * gclose: drop one reference to fd.  With the last reference the file's
+ *   dirty pages are written back (no fsync) and the host file is closed.
  *   Returns 0; -EBADF for a descriptor that is not open; with the last
- *   reference, the host close(2)'s error or -ESHUTDOWN.
+ *   reference, a write-back error (-EIO, -ENOSPC, ...), the host close(2)'s
+ *   error or -ESHUTDOWN.
+ *   Differences to POSIX: when the write-back fails the descriptor stays
+ *   open with this last reference and its pages stay dirty: retry gclose
+ *   (or gfsync) once the cause is fixed.  Nothing is dropped silently.
  */
 __device__ int gclose(int fd);
 __device__ int gclose_warp(int fd);
@@ -132,9 +160,11 @@ __device__ int gclose_warp(int fd);
 /*
  * gread: read up to size bytes at offset of fd into buf (device memory,
  *   visible to the whole group), through the page cache: pread semantics.
- *   Returns the bytes read: size, fewer at end of file (size at open), 0 at
- *   or past it (then buf is not looked at, even if NULL).  Errors: -EBADF
- *   (fd not open), -EINVAL (offset < 0), -EFAULT (buf NULL), -EIO and
+ *   Returns the bytes read: size, fewer at end of file (see gopen: the size
+ *   at open, as this GPU's writes changed it), 0 at or past it (then buf is
+ *   not looked at, even if NULL).  Bytes this GPU wrote are read back at
+ *   once, before any write-back.  Errors: -EBADF (fd not open, or opened
+ *   O_WRONLY), -EINVAL (offset < 0), -EFAULT (buf NULL), -EIO and
  *   other errors of the host's pread, -ENOMEM (no frame could be had within
  *   alloc_timeout_ms: every frame of the group's allocator ring pinned or
  *   loading), -ESHUTDOWN.
@@ -143,6 +173,60 @@ __device__ int gclose_warp(int fd);
  */
 __device__ ssize_t gread(int fd, int64_t offset, size_t size, void *buf);
 __device__ ssize_t gread_warp(int fd, int64_t offset, size_t size, void *buf);
+
+/*
+ * gwrite: write size bytes of buf (device memory) at offset of fd, through
+ *   the page cache: pwrite semantics.  The bytes go into cached pages at
+ *   once (every later gread on this GPU sees them) and reach the host file
+ *   at write-back: gfsync, the last gclose, gpufs_sync, or when the cache
+ *   needs the frame.  Only the changed bytes are written back, in
+ *   GPUFS_DIRTY_GRAIN-byte pieces: writers of disjoint grains of one page
+ *   (other groups, the CPU, another kernel) never overwrite each other.
+ *   A write past the end extends the file (the gap reads as zeros).
+ *   Returns size; fewer when an error stopped it after some pages were
+ *   written; 0 for size 0.  Errors: -EBADF (fd not open for writing),
+ *   -EINVAL (offset < 0), -EFAULT (buf NULL), -EFBIG (past 2^40 pages),
+ *   the host's read errors (a partly written page is read first), -ENOMEM
+ *   (no frame within alloc_timeout_ms), a write-back error met while freeing
+ *   frames (-EIO, -ENOSPC, ...), -ESHUTDOWN.
+ *   Differences to POSIX: no file position, no O_APPEND; the data is not
+ *   in the host file until write-back; a grain written in part is written
+ *   back whole, with the other bytes as the cache holds them.
+ */
+__device__ ssize_t gwrite(int fd, int64_t offset, size_t size, const void *buf);
+__device__ ssize_t gwrite_warp(int fd, int64_t offset, size_t size, const void *buf);
+
+/*
+ * gfsync: write back every dirty page of fd's file (whoever dirtied it,
+ *   waiting for write-backs other groups have in flight), then fsync(2)
+ *   it on the host.  0; -EBADF; the first write-back or fsync error (-EIO,
+ *   -ENOSPC, -EDQUOT, ...: the pages that failed stay dirty and are written
+ *   by a later gfsync); -ESHUTDOWN.
+ */
+__device__ int gfsync(int fd);
+__device__ int gfsync_warp(int fd);
+
+/*
+ * gftruncate: set fd's file to length bytes, shrinking or growing it (new
+ *   bytes read as zeros).  Dirty pages are written back first; the file's
+ *   cached pages are then stale for this descriptor and are read again
+ *   when used.  0; -EBADF (not open); -EINVAL (length < 0, or fd not open
+ *   for writing, as Linux); -EFBIG; the host's ftruncate or write-back
+ *   error; -ESHUTDOWN.
+ *   Must not run concurrently with gwrite of the same file.
+ */
+__device__ int gftruncate(int fd, int64_t length);
+__device__ int gftruncate_warp(int fd, int64_t length);
+
+/*
+ * gunlink: remove the name path on the host (unlink(2)).  Files open on
+ *   the GPU stay readable and writable through their descriptors; a file
+ *   later created under the same name is a new file to the cache.  0 or the
+ *   host's -errno (-ENOENT, -EACCES, -EISDIR, ...); -ENAMETOOLONG; -EFAULT;
+ *   -ESHUTDOWN.
+ */
+__device__ int gunlink(const char *path);
+__device__ int gunlink_warp(const char *path);
 
 /* gmmap protections, flags and gmsync flags: the Linux values. */
 #define GPUFS_PROT_READ 0x1
@@ -163,8 +247,16 @@ __device__ ssize_t gread_warp(int fd, int64_t offset, size_t size, void *buf);
  *   page is loaded if needed and stays pinned in the cache, never evicted,
  *   until gmunmap; the pointer is valid until then.  Bytes of the page past
  *   the end of the file read as zero.
- *   addr: a hint, ignored.  prot: GPUFS_PROT_READ.  flags: GPUFS_MAP_SHARED
- *   or GPUFS_MAP_PRIVATE (the same for read-only mappings).
+ *   addr: a hint, ignored.  prot: GPUFS_PROT_READ, or'ed with
+ *   GPUFS_PROT_WRITE for a descriptor open for writing.  flags:
+ *   GPUFS_MAP_SHARED (writes reach the file) or GPUFS_MAP_PRIVATE (read-only
+ *   mappings only).
+ *   Writes through a PROT_WRITE mapping are shared at once with every
+ *   reader of the page on this GPU; the mapped range, [addr, addr+size) as
+ *   given to gmsync and gmunmap, is written back whole (its grains) at
+ *   gmsync, gmunmap and the file's last gclose: there is no pristine copy
+ *   to diff against, so map only the bytes you change.  Bytes past the end
+ *   of the file are not written.
  *   Errors (test with GPUFS_MAP_FAILED, read with GPUFS_MAP_ERRNO): -EBADF,
  *   -EINVAL (size 0, offset < 0, a range crossing a page boundary, bad prot
  *   or flags), -EACCES (PROT_WRITE on a read-only descriptor), -ENXIO (offset
@@ -179,7 +271,9 @@ __device__ void *gmmap_warp(void *addr, size_t size, int prot, int flags, int fd
 
 /*
  * gmunmap: release a mapping made by gmmap (addr: the pointer it returned or
- *   any address inside the same page range).  0, or -EINVAL when addr does
+ *   any address inside the same page range).  For a page of a file open for
+ *   writing on the GPU, [addr, addr+size) is marked dirty first (written
+ *   back later, as by gwrite).  0, or -EINVAL when addr does
  *   not point into a mapped (pinned) page of the cache.  Pins are counts, not
  *   records: unmapping a page the caller did not map releases another
  *   group's mapping (as a double free would), so don't.
@@ -189,8 +283,12 @@ __device__ int gmunmap_warp(void *addr, size_t size);
 
 /*
  * gmsync: flags GPUFS_MS_SYNC or GPUFS_MS_ASYNC (one of them), optionally
- *   GPUFS_MS_INVALIDATE.  Read-only mappings have nothing to write back: 0;
- *   -EINVAL for bad flags, -ENOMEM when the range is not mapped (as msync).
+ *   GPUFS_MS_INVALIDATE (ignored: the cache is the only copy on the GPU).
+ *   For a page of a file open for writing on the GPU, [addr, addr+size) is
+ *   marked dirty and, with MS_SYNC, the file's dirty pages are written back
+ *   (no fsync); with MS_ASYNC they are written back later.  Pages of files
+ *   open read-only have nothing to write back.  0; -EINVAL for bad flags,
+ *   -ENOMEM when the range is not mapped (as msync); write-back errors.
  */
 __device__ int gmsync(void *addr, size_t size, int flags);
 __device__ int gmsync_warp(void *addr, size_t size, int flags);

@@ -56,7 +56,15 @@
   GPUFS_HD int gpufs_cas_acquire_##sfx##_##scopename(T *p, T *expected, T desired)      \
   { return GPUFS_AREF(T, scope, p).compare_exchange_strong(*expected, desired,          \
                                                            GPUFS_MO(acquire),           \
-                                                           GPUFS_MO(relaxed)); }
+                                                           GPUFS_MO(relaxed)); }        \
+  GPUFS_HD T gpufs_or_acqrel_##sfx##_##scopename(T *p, T v)                             \
+  { return GPUFS_AREF(T, scope, p).fetch_or(v, GPUFS_MO(acq_rel)); }                    \
+  GPUFS_HD T gpufs_and_acqrel_##sfx##_##scopename(T *p, T v)                            \
+  { return GPUFS_AREF(T, scope, p).fetch_and(v, GPUFS_MO(acq_rel)); }                   \
+  GPUFS_HD T gpufs_xchg_acqrel_##sfx##_##scopename(T *p, T v)                           \
+  { return GPUFS_AREF(T, scope, p).exchange(v, GPUFS_MO(acq_rel)); }                    \
+  GPUFS_HD T gpufs_max_relaxed_##sfx##_##scopename(T *p, T v)                           \
+  { return GPUFS_AREF(T, scope, p).fetch_max(v, GPUFS_MO(relaxed)); }
 #else /* plain C: the host daemon */
 #define GPUFS_DEFINE_ATOMICS(T, sfx, scopename, scope)                                  \
   GPUFS_HD T gpufs_ld_relaxed_##sfx##_##scopename(T *p)                                 \
@@ -78,7 +86,18 @@
                                        __ATOMIC_ACQUIRE); }                             \
   GPUFS_HD int gpufs_cas_acquire_##sfx##_##scopename(T *p, T *expected, T desired)      \
   { return __atomic_compare_exchange_n(p, expected, desired, 0, __ATOMIC_ACQUIRE,       \
-                                       __ATOMIC_RELAXED); }
+                                       __ATOMIC_RELAXED); }                             \
+  GPUFS_HD T gpufs_or_acqrel_##sfx##_##scopename(T *p, T v)                             \
+  { return __atomic_fetch_or(p, v, __ATOMIC_ACQ_REL); }                                 \
+  GPUFS_HD T gpufs_and_acqrel_##sfx##_##scopename(T *p, T v)                            \
+  { return __atomic_fetch_and(p, v, __ATOMIC_ACQ_REL); }                                \
+  GPUFS_HD T gpufs_xchg_acqrel_##sfx##_##scopename(T *p, T v)                           \
+  { return __atomic_exchange_n(p, v, __ATOMIC_ACQ_REL); }                               \
+  GPUFS_HD T gpufs_max_relaxed_##sfx##_##scopename(T *p, T v)                           \
+  { T o = __atomic_load_n(p, __ATOMIC_RELAXED);                                         \
+    while (o < v && !__atomic_compare_exchange_n(p, &o, v, 0, __ATOMIC_RELAXED,         \
+                                                 __ATOMIC_RELAXED)) {}                  \
+    return o; }
 #endif
 
 GPUFS_DEFINE_ATOMICS(uint32_t, u32, dev, device)

@@ -5,7 +5,10 @@
  *                                       (chain through gpufs_frame.next)
  *   rings: [first, first+count) of the frame array each, a clock hand per ring
  *
- * Frame state word: state in bits 24..31, pin count in bits 0..23.
+ * Frame state word: state in bits 24..31, DIRTY in bit 23, WB in bit 22,
+ * pin count in bits 0..21.  DIRTY (dirty.h) says the frame holds bytes not
+ * yet written back and sits on a file's dirty list: allocation never takes
+ * it.  WB marks the one flusher writing the frame back (with a pin).
  *
  *   FREE --alloc--> OWNED --insert--> LOADING --loaded--> VALID --alloc--> OWNED
  *     ^               |                  |                                  (unlinked)
@@ -16,8 +19,10 @@
  *   version (the frame may have been reused between the walk and the pin).
  * - Insert and unlink take the bucket's lock; they never wait for anything
  *   else while holding it.  A frame is allocated before the lock is taken.
- * - Allocation claims a frame only from (FREE|VALID|ERROR, 0 pins) by CAS,
- *   so a pinned or loading frame is never taken; a VALID one is unlinked
+ * - Allocation claims a frame only from (FREE|VALID|ERROR, 0 pins, clean)
+ *   by CAS, so a pinned, loading or dirty frame is never taken (the CAS
+ *   compares the whole word: a writer that pinned, dirtied and unpinned in
+ *   between leaves DIRTY behind, so it fails); a VALID one is unlinked
  *   from its chain before it is handed out.  Allocation does not wait: it
  *   scans the ring at most twice and reports NIL; the caller releases what
  *   it holds before it tries again.
@@ -42,7 +47,9 @@
 
 #define GPUFS_NIL 0xffffffffu
 #define GPUFS_PG_SHIFT 24
-#define GPUFS_PG_PINS 0x00ffffffu
+#define GPUFS_PG_PINS 0x003fffffu
+#define GPUFS_PG_WB 0x00400000u    /* a flusher writes the frame back (dirty.h) */
+#define GPUFS_PG_DIRTY 0x00800000u /* unwritten bytes: never evicted (dirty.h) */
 #define GPUFS_WALK_MAX 64 /* lock-free walk gives up here and takes the lock */
 
 enum gpufs_pg_state {
@@ -68,6 +75,8 @@ struct gpufs_frame {
   uint32_t version; /* file version the bytes belong to */
   uint32_t len;     /* valid bytes (VALID) */
   int32_t err;      /* negative errno (ERROR) */
+  uint32_t dnext;   /* dirty list link (dirty.h) */
+  uint32_t wfile;   /* the descriptor whose dirty list holds the frame */
   uint32_t pad;
 };
 
@@ -82,6 +91,10 @@ struct gpufs_ring {
   uint64_t scanned;   /* frames looked at by allocations */
   uint64_t nofree;    /* allocations that found every frame busy */
   uint64_t alloc_cycles; /* SM clock cycles spent in gpufs_ring_alloc (device) */
+  uint64_t writebacks;   /* dirty byte ranges written back by groups of this ring */
+  uint64_t cleanings;    /* stalls that wrote back dirty pages to free frames */
+  uint32_t dirty_hint;   /* a dirty frame allocation passed over (or GPUFS_NIL) */
+  uint32_t pad[11];
 };
 
 struct gpufs_cache {
@@ -90,6 +103,8 @@ struct gpufs_cache {
   uint32_t *heads;      /* nbuckets chain heads */
   uint32_t *locks;      /* nbuckets bucket locks */
   struct gpufs_ring *rings;
+  uint32_t *dirty;      /* per frame, dwords words: one bit per GPUFS_DIRTY_GRAIN bytes */
+  uint32_t dwords;
   uint32_t nframes;
   uint32_t page_size;
   uint32_t nbuckets;    /* power of two */
@@ -125,6 +140,11 @@ GPUFS_HD uint8_t *gpufs_frame_data(const struct gpufs_cache *c, uint32_t f)
 }
 
 GPUFS_HD uint32_t gpufs_pg_state(uint32_t word) { return word >> GPUFS_PG_SHIFT; }
+
+GPUFS_HD uint32_t *gpufs_frame_dirty(const struct gpufs_cache *c, uint32_t f)
+{
+  return c->dirty + (uint64_t)f * c->dwords;
+}
 
 GPUFS_HD void gpufs_bucket_lock(const struct gpufs_cache *c, uint32_t b)
 {
@@ -226,6 +246,10 @@ GPUFS_HD uint32_t gpufs_ring_take(const struct gpufs_cache *c, uint32_t r)
     uint32_t st = gpufs_pg_state(s);
     scanned++;
     if ((s & GPUFS_PG_PINS) != 0) continue;
+    if (s & GPUFS_PG_DIRTY) { /* to be written back first: tell a stalled group */
+      gpufs_st_relaxed_u32_dev(&ring->dirty_hint, f);
+      continue;
+    }
     if (st != GPUFS_PG_FREE && st != GPUFS_PG_VALID && st != GPUFS_PG_ERROR) continue;
     /* acquire: pairs with the last unpin's release (readers are done with
      * the bytes) and with the loader's release of VALID */

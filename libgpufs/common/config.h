@@ -41,6 +41,7 @@ struct gpufs_config {
 #define GPUFS_MIN_SLOTS 128u      /* staging_size / page_size at least this */
 #define GPUFS_MAX_FILES_LIMIT 4096u
 #define GPUFS_PATH_MAX 4096u      /* including the terminating NUL */
+#define GPUFS_DIRTY_GRAIN 64u     /* bytes: the unit of dirty tracking and write-back */
 
 void gpufs_config_default(struct gpufs_config *cfg);
 

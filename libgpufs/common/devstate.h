@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include "cache.h"
 #include "config.h"
+#include "dirty.h"
 #include "queue.h"
 
 /* GPU file table entry state. */
@@ -31,11 +32,12 @@ struct gpufs_gfile {
   uint32_t refs;    /* opens not yet closed; under the table lock */
   int32_t hfid;     /* host file index */
   uint32_t cid;     /* cache identity of the file (same inode, same cid) */
-  uint32_t version; /* file version at open */
+  uint32_t version; /* file version: at open, renewed by gftruncate */
   uint32_t flags;
   int32_t err;
-  uint32_t pad;
-  uint64_t size;    /* bytes at open */
+  uint32_t flushing; /* write-backs of this file's lists in progress */
+  uint64_t size;    /* bytes: at open, then as this GPU's writes and truncates set it */
+  uint32_t dheads[GPUFS_DLISTS]; /* dirty lists (dirty.h), writable files only */
   char path[GPUFS_PATH_MAX];
 };
 

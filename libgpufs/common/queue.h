@@ -48,7 +48,8 @@ enum gpufs_op {
   GPUFS_OP_WRITE = 5, /* hfid, offset, len (<= stride); the bytes in staging.
                          result bytes written (len) or -errno */
   GPUFS_OP_FSYNC = 6, /* hfid. result 0 or -errno */
-  GPUFS_OP_TRUNCATE = 7, /* hfid, offset = the new length. result 0 or -errno */
+  GPUFS_OP_TRUNCATE = 7, /* hfid, offset = the new length. result 0 or -errno;
+                            out[0] the file's new version */
   GPUFS_OP_UNLINK = 8 /* path in staging, len = its length. result 0 or -errno */
 };
 

@@ -7,10 +7,15 @@
  * table edits, never while the host works.  The first opener marks its entry
  * OPENING, drops the lock and asks the host; later openers of the same path
  * take a reference and wait for the entry to leave OPENING.
+ *
+ * The last gclose of a writable file marks it CLOSING (no new opener joins
+ * it, no write-back may start holding it), waits for write-backs that hold
+ * it, writes back its dirty lists itself, and only then closes the host
+ * file.  If the write-back fails the entry goes back to OPEN with the
+ * caller's reference: its dirty pages are never orphaned.
  */
 #include "include/gpufs.cuh"
-#include "libgpufs/device/group.cuh"
-#include "libgpufs/device/internal.cuh"
+#include "libgpufs/device/writeback.cuh"
 
 static __device__ void ftab_lock(const struct gpufs_ftab *t)
 {
@@ -48,12 +53,15 @@ static __device__ void ftab_unref(const struct gpufs_ftab *t, struct gpufs_gfile
   ftab_unlock(t);
 }
 
+#define GPUFS_O_KNOWN (3 | GPUFS_O_CREAT | GPUFS_O_EXCL | GPUFS_O_TRUNC)
+
 /* The whole open, made by one thread. */
-static __device__ int gopen_one(const char *path, int flags)
+static __device__ int gopen_one(const char *path, int flags, int mode)
 {
   const struct gpufs_ftab *t = &gpufs_dev.ftab;
   if (path == NULL) return -GPUFS_EFAULT;
-  if ((flags & 3) != GPUFS_O_RDONLY || (flags & ~3) != 0) return -GPUFS_EINVAL;
+  if ((flags & 3) == 3 || (flags & ~GPUFS_O_KNOWN) != 0) return -GPUFS_EINVAL;
+  const bool excl = (flags & (GPUFS_O_CREAT | GPUFS_O_EXCL)) == (GPUFS_O_CREAT | GPUFS_O_EXCL);
   uint32_t len = 0;
   while (len < GPUFS_PATH_MAX && path[len] != '\0') len++;
   if (len == GPUFS_PATH_MAX) return -GPUFS_ENAMETOOLONG;
@@ -66,10 +74,15 @@ static __device__ int gopen_one(const char *path, int flags)
     uint32_t st = gpufs_ld_relaxed_u32_dev(&e->state);
     if (st == GPUFS_GF_FREE) {
       if (free_slot < 0) free_slot = (int)i;
-    } else if ((st == GPUFS_GF_OPEN || st == GPUFS_GF_OPENING) &&
-               gpufs_ld_relaxed_u32_dev(&e->flags) == (uint32_t)flags && path_eq(e->path, path)) {
-      found = (int)i;
-      break;
+    } else if ((st == GPUFS_GF_OPEN || st == GPUFS_GF_OPENING) && path_eq(e->path, path)) {
+      if (excl) { /* the file exists: it is open here */
+        ftab_unlock(t);
+        return -GPUFS_EEXIST;
+      }
+      if (gpufs_ld_relaxed_u32_dev(&e->flags) == (uint32_t)flags) {
+        found = (int)i;
+        break;
+      }
     }
   }
   if (found >= 0) {
@@ -93,10 +106,13 @@ static __device__ int gopen_one(const char *path, int flags)
   for (uint32_t i = 0; i <= len; i++) e->path[i] = path[i];
   gpufs_st_relaxed_u32_dev(&e->flags, (uint32_t)flags);
   gpufs_st_relaxed_u32_dev(&e->refs, 1u);
+  gpufs_st_relaxed_u32_dev(&e->flushing, 0u);
+  for (uint32_t k = 0; k < GPUFS_DLISTS; k++) gpufs_st_relaxed_u32_dev(&e->dheads[k], GPUFS_NIL);
   gpufs_st_relaxed_u32_dev(&e->state, GPUFS_GF_OPENING);
   ftab_unlock(t);
 
-  struct gpufs_call c = {GPUFS_OP_OPEN, -1, 0644, len, (uint32_t)flags, path, len + 1};
+  struct gpufs_call c = {GPUFS_OP_OPEN, -1, (uint64_t)(uint32_t)mode, len, (uint32_t)flags, path,
+                         len + 1};
   uint64_t out[4];
   int64_t r = gpufs_host_call(&c, out);
   if (r >= 0 && out[0] / gpufs_dev.cache.page_size >= (1ull << GPUFS_PAGE_BITS)) {
@@ -106,9 +122,9 @@ static __device__ int gopen_one(const char *path, int flags)
   }
   if (r >= 0) {
     e->hfid = (int32_t)r;
-    e->size = out[0];
+    gpufs_st_relaxed_u64_dev(&e->size, out[0]);
     e->cid = (uint32_t)out[1];
-    e->version = (uint32_t)out[2];
+    gpufs_st_relaxed_u32_dev(&e->version, (uint32_t)out[2]);
     /* release: publishes hfid, size, cid and version; pairs with the acquire
      * of waiting openers above and of gpufs_fd_get */
     gpufs_st_release_u32_dev(&e->state, GPUFS_GF_OPEN);
@@ -130,29 +146,97 @@ __device__ int gpufs_fd_get(int fd, struct gpufs_fdinfo *fi)
   if (gpufs_ld_acquire_u32_dev(&e->state) != GPUFS_GF_OPEN) return -GPUFS_EBADF;
   fi->hfid = e->hfid;
   fi->cid = e->cid;
-  fi->version = e->version;
-  fi->size = e->size;
+  /* relaxed: version and size change (gftruncate, gwrite) while the file
+   * is open; callers racing with those get either value */
+  fi->version = gpufs_ld_relaxed_u32_dev(&e->version);
+  fi->flags = e->flags;
+  fi->fd = (uint32_t)fd;
+  fi->size = gpufs_ld_relaxed_u64_dev(&e->size);
   return 0;
 }
 
-static __device__ int gclose_one(int fd)
+__device__ int gpufs_fd_hold(int fd)
 {
   const struct gpufs_ftab *t = &gpufs_dev.ftab;
   if (fd < 0 || (uint32_t)fd >= t->nfiles) return -GPUFS_EBADF;
   struct gpufs_gfile *e = &t->files[fd];
   ftab_lock(t);
+  bool ok = gpufs_ld_relaxed_u32_dev(&e->state) == GPUFS_GF_OPEN &&
+            (gpufs_ld_relaxed_u32_dev(&e->flags) & 3) != 0;
+  /* relaxed: the table lock orders it against the closer's CLOSING */
+  if (ok) gpufs_add_relaxed_u32_dev(&e->flushing, 1u);
+  ftab_unlock(t);
+  return ok ? 0 : -GPUFS_EBADF;
+}
+
+__device__ int gpufs_fd_hold_writer(uint32_t cid)
+{
+  const struct gpufs_ftab *t = &gpufs_dev.ftab;
+  int fd = -1;
+  ftab_lock(t);
+  for (uint32_t i = 0; i < t->nfiles && fd < 0; i++) {
+    struct gpufs_gfile *e = &t->files[i];
+    if (gpufs_ld_relaxed_u32_dev(&e->state) == GPUFS_GF_OPEN && e->cid == cid &&
+        (gpufs_ld_relaxed_u32_dev(&e->flags) & 3) != 0) {
+      /* relaxed: the table lock orders it against the closer's CLOSING */
+      gpufs_add_relaxed_u32_dev(&e->flushing, 1u);
+      fd = (int)i;
+    }
+  }
+  ftab_unlock(t);
+  return fd;
+}
+
+__device__ void gpufs_fd_unhold(int fd)
+{
+  /* release: this holder's write-back (its slot and frame accesses) is
+   * done; pairs with the acquire in gpufs_fd_wait_unheld */
+  gpufs_sub_release_u32_dev(&gpufs_dev.ftab.files[fd].flushing, 1u);
+}
+
+__device__ void gpufs_fd_wait_unheld(int fd)
+{
+  uint32_t *w = &gpufs_dev.ftab.files[fd].flushing;
+  uint32_t ns = 64;
+  while (gpufs_ld_relaxed_u32_dev(w) != 0) gpufs_backoff_dev(&ns);
+  /* acquire: pairs with gpufs_fd_unhold */
+  (void)gpufs_ld_acquire_u32_dev(w);
+}
+
+/* gclose's first step, by one thread: drop a reference.  0 (not the last),
+ * 1 (the last: the entry is CLOSING and the caller must finish), or
+ * -EBADF. */
+static __device__ int gclose_drop(int fd)
+{
+  const struct gpufs_ftab *t = &gpufs_dev.ftab;
+  if (fd < 0 || (uint32_t)fd >= t->nfiles) return -GPUFS_EBADF;
+  struct gpufs_gfile *e = &t->files[fd];
+  ftab_lock(t);
+  /* acquire: pairs with the opener's release of OPEN (hfid, flags) */
+  uint32_t st = gpufs_ld_acquire_u32_dev(&e->state);
   uint32_t refs = gpufs_ld_relaxed_u32_dev(&e->refs);
-  if (gpufs_ld_relaxed_u32_dev(&e->state) != GPUFS_GF_OPEN || refs == 0) {
+  if (st != GPUFS_GF_OPEN || refs == 0) {
     ftab_unlock(t);
     return -GPUFS_EBADF;
   }
   gpufs_st_relaxed_u32_dev(&e->refs, refs - 1);
-  if (refs > 1) {
-    ftab_unlock(t);
-    return 0;
-  }
-  gpufs_st_relaxed_u32_dev(&e->state, GPUFS_GF_CLOSING);
+  if (refs == 1) gpufs_st_relaxed_u32_dev(&e->state, GPUFS_GF_CLOSING);
   ftab_unlock(t);
+  return refs == 1 ? 1 : 0;
+}
+
+/* The last close, after the write-back: err < 0 puts the reference back. */
+static __device__ int gclose_finish(int fd, int64_t err)
+{
+  const struct gpufs_ftab *t = &gpufs_dev.ftab;
+  struct gpufs_gfile *e = &t->files[fd];
+  if (err < 0) {
+    ftab_lock(t);
+    gpufs_st_relaxed_u32_dev(&e->refs, 1u);
+    gpufs_st_relaxed_u32_dev(&e->state, GPUFS_GF_OPEN);
+    ftab_unlock(t);
+    return (int)err;
+  }
   struct gpufs_call c = {GPUFS_OP_CLOSE, e->hfid, 0, 0, 0, NULL, 0};
   uint64_t out[4];
   int64_t r = gpufs_host_call(&c, out);
@@ -160,6 +244,30 @@ static __device__ int gclose_one(int fd)
   gpufs_st_relaxed_u32_dev(&e->state, GPUFS_GF_FREE);
   ftab_unlock(t);
   return (int)r;
+}
+
+template <typename G>
+static __device__ int gclose_group(G g, int fd)
+{
+  if (!g.shape_ok()) return -GPUFS_EINVAL;
+  int64_t r = 0;
+  g.sync();
+  if (g.rank() == 0) {
+    r = gclose_drop(fd);
+    /* a writer's lists: wait for holders, then nobody else flushes them */
+    if (r == 1 && (gpufs_dev.ftab.files[fd].flags & 3) != 0) {
+      gpufs_fd_wait_unheld(fd);
+      r = 2;
+    }
+  }
+  r = g.bcast(r);
+  if (r <= 0) return (int)r;
+  int64_t err = 0;
+  if (r == 2) err = gpufs_wb_file(g, (uint32_t)fd, g.id() % gpufs_dev.cache.nrings);
+  g.sync();
+  int64_t res = 0;
+  if (g.rank() == 0) res = gclose_finish(fd, err);
+  return (int)g.bcast(res);
 }
 
 static __device__ int gfstat_one(int fd, struct gstat *st)
@@ -171,7 +279,9 @@ static __device__ int gfstat_one(int fd, struct gstat *st)
   uint64_t out[4];
   int64_t r = gpufs_host_call(&c, out);
   if (r < 0) return (int)r;
-  st->st_size = (int64_t)out[0];
+  /* bytes this GPU wrote past the host's end are the file's, not yet
+   * written back */
+  st->st_size = (int64_t)(out[0] > fi.size ? out[0] : fi.size);
   st->st_mode = (uint32_t)out[1];
   st->st_mtime_ns = (int64_t)out[2];
   st->st_ino = out[3];
@@ -189,28 +299,49 @@ static __device__ __forceinline__ int64_t leader_call(G g, F f)
   return g.bcast(r);
 }
 
-__device__ int gopen(const char *path, int flags)
+__device__ int gopen(const char *path, int flags, int mode)
 {
   __shared__ struct gpufs_block_scratch sh;
   gpufs_block_group g{&sh};
-  return (int)leader_call(g, [&] { return (int64_t)gopen_one(path, flags); });
+  return (int)leader_call(g, [&] { return (int64_t)gopen_one(path, flags, mode); });
 }
 
-__device__ int gopen_warp(const char *path, int flags)
+__device__ int gopen_warp(const char *path, int flags, int mode)
 {
-  return (int)leader_call(gpufs_warp_group{}, [&] { return (int64_t)gopen_one(path, flags); });
+  return (int)leader_call(gpufs_warp_group{},
+                          [&] { return (int64_t)gopen_one(path, flags, mode); });
 }
 
 __device__ int gclose(int fd)
 {
   __shared__ struct gpufs_block_scratch sh;
-  gpufs_block_group g{&sh};
-  return (int)leader_call(g, [&] { return (int64_t)gclose_one(fd); });
+  return gclose_group(gpufs_block_group{&sh}, fd);
 }
 
-__device__ int gclose_warp(int fd)
+__device__ int gclose_warp(int fd) { return gclose_group(gpufs_warp_group{}, fd); }
+
+static __device__ int gunlink_one(const char *path)
 {
-  return (int)leader_call(gpufs_warp_group{}, [&] { return (int64_t)gclose_one(fd); });
+  if (path == NULL) return -GPUFS_EFAULT;
+  uint32_t len = 0;
+  while (len < GPUFS_PATH_MAX && path[len] != '\0') len++;
+  if (len == GPUFS_PATH_MAX) return -GPUFS_ENAMETOOLONG;
+  if (len == 0) return -GPUFS_ENOENT;
+  struct gpufs_call c = {GPUFS_OP_UNLINK, -1, 0, len, 0, path, len + 1};
+  uint64_t out[4];
+  return (int)gpufs_host_call(&c, out);
+}
+
+__device__ int gunlink(const char *path)
+{
+  __shared__ struct gpufs_block_scratch sh;
+  gpufs_block_group g{&sh};
+  return (int)leader_call(g, [&] { return (int64_t)gunlink_one(path); });
+}
+
+__device__ int gunlink_warp(const char *path)
+{
+  return (int)leader_call(gpufs_warp_group{}, [&] { return (int64_t)gunlink_one(path); });
 }
 
 /* gfstat: the leader asks the host, every thread gets the fields, so st may
@@ -221,11 +352,16 @@ static __device__ __forceinline__ int gfstat_group(G g, int fd, struct gstat *st
   struct gstat tmp = {0, 0, 0, 0};
   int64_t rc = leader_call(g, [&] { return (int64_t)gfstat_one(fd, &tmp); });
   if (rc < 0) return (int)rc;
+  /* every thread takes part in each broadcast, whatever its st */
+  int64_t size = g.bcast(tmp.st_size);
+  int64_t mode = g.bcast(tmp.st_mode);
+  int64_t ino = g.bcast((int64_t)tmp.st_ino);
+  int64_t mtime = g.bcast(tmp.st_mtime_ns);
   if (st == NULL) return -GPUFS_EFAULT;
-  st->st_size = g.bcast(tmp.st_size);
-  st->st_mode = (uint32_t)g.bcast(tmp.st_mode);
-  st->st_ino = (uint64_t)g.bcast((int64_t)tmp.st_ino);
-  st->st_mtime_ns = g.bcast(tmp.st_mtime_ns);
+  st->st_size = size;
+  st->st_mode = (uint32_t)mode;
+  st->st_ino = (uint64_t)ino;
+  st->st_mtime_ns = mtime;
   return 0;
 }
 

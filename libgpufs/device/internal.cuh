@@ -31,10 +31,22 @@ struct gpufs_fdinfo {
   int32_t hfid;
   uint32_t cid;
   uint32_t version;
-  uint64_t size;
+  uint32_t flags;  /* as given to gopen */
+  uint32_t fd;
+  uint64_t size;   /* the file's size now, as this GPU sees it */
 };
 
 /* 0 and *fi filled if fd is open, else -EBADF.  Any thread may call it. */
 __device__ int gpufs_fd_get(int fd, struct gpufs_fdinfo *fi);
+
+__device__ __forceinline__ bool gpufs_fd_writable(const struct gpufs_fdinfo *fi)
+{
+  return (fi->flags & 3) != 0; /* O_WRONLY or O_RDWR */
+}
+
+__device__ __forceinline__ bool gpufs_fd_readable(const struct gpufs_fdinfo *fi)
+{
+  return (fi->flags & 3) != 1; /* not O_WRONLY */
+}
 
 #endif /* GPUFS_DEVICE_INTERNAL_CUH */

@@ -8,8 +8,14 @@
  * with -EINVAL (map the pieces one by one).  Pinned frames count against the
  * cache: when every frame a group's ring holds is pinned, gmmap and gread
  * wait alloc_timeout_ms for one to be released and then fail with -ENOMEM.
+ *
+ * Writable mappings: there is no pristine copy of the page to diff against.
+ * gmsync and gmunmap mark the range they are given dirty, for the writable
+ * descriptor of the page's file that is open (any one: they share the
+ * cache), and write-back then writes those grains.  A page of a file with
+ * no writable descriptor open has nothing to write back.
  */
-#include "libgpufs/device/round.cuh"
+#include "libgpufs/device/writeback.cuh"
 
 #define ERR_PTR(e) ((void *)(intptr_t)(e))
 
@@ -19,14 +25,17 @@ static __device__ void *gmmap_group(G g, size_t size, int prot, int flags, int f
   const struct gpufs_dev *d = &gpufs_dev;
   if (!g.shape_ok()) return ERR_PTR(-GPUFS_EINVAL);
   struct gpufs_fdinfo fi;
-  int rc = gpufs_fd_get(fd, &fi);
-  rc = (int)g.bcast(rc);
+  int rc = gpufs_fd_get_group(g, fd, &fi);
   if (rc) return ERR_PTR(rc);
   const uint32_t S = d->cache.page_size;
   if ((prot & ~(GPUFS_PROT_READ | GPUFS_PROT_WRITE)) || !(prot & GPUFS_PROT_READ) ||
       (flags != GPUFS_MAP_SHARED && flags != GPUFS_MAP_PRIVATE) || size == 0 || offset < 0)
     return ERR_PTR(-GPUFS_EINVAL);
-  if (prot & GPUFS_PROT_WRITE) return ERR_PTR(-GPUFS_EACCES); /* descriptors are read-only */
+  if (!gpufs_fd_readable(&fi)) return ERR_PTR(-GPUFS_EACCES);
+  if (prot & GPUFS_PROT_WRITE) {
+    if (!gpufs_fd_writable(&fi)) return ERR_PTR(-GPUFS_EACCES);
+    if (flags != GPUFS_MAP_SHARED) return ERR_PTR(-GPUFS_EINVAL); /* no copy-on-write */
+  }
   const uint64_t in_page = (uint64_t)offset % S;
   if (size > S - in_page) return ERR_PTR(-GPUFS_EINVAL);
   if ((uint64_t)offset >= fi.size) return ERR_PTR(-GPUFS_ENXIO);
@@ -38,14 +47,12 @@ static __device__ void *gmmap_group(G g, size_t size, int prot, int flags, int f
     int64_t st = gpufs_round_status(g, &r, 0);
     uint32_t f = gpufs_round_frame(g, &r, 0);
     if (st == GPUFS_NOFRAME) {
-      int64_t verdict = gpufs_round_stalled(g, &stall_since);
+      int64_t verdict = gpufs_stall(g, ring, &stall_since);
       if (verdict) return ERR_PTR(verdict);
       continue;
     }
-    bool ok = st >= 0 && in_page < (uint64_t)st;
-    gpufs_round_unpin(g, &r, ok);
+    gpufs_round_unpin(g, &r, st >= 0);
     if (st < 0) return ERR_PTR(st);
-    if (!ok) return ERR_PTR(-GPUFS_ENXIO); /* the file shrank before the page was read */
     return gpufs_frame_data(&d->cache, f) + in_page;
   }
 }
@@ -65,34 +72,69 @@ static __device__ uint32_t mapped_frame(const void *addr, size_t size)
   return f;
 }
 
+/* Mark [addr, addr+size) of mapped frame f dirty for its file's writable
+ * descriptor, if one is open; with sync, write that file back.  Every
+ * thread of the group calls it; the bytes were written before the call. */
+template <typename G>
+static __device__ int64_t mapping_mark(G g, uint32_t f, const void *addr, size_t size, bool sync)
+{
+  const struct gpufs_cache *c = &gpufs_dev.cache;
+  /* the group's stores through the mapping are visible GPU-wide before
+   * gpufs_dirty_bits releases them */
+  __threadfence();
+  g.sync();
+  int64_t fd = -1;
+  if (g.rank() == 0) {
+    /* relaxed: the frame is pinned by the mapping, its key is stable */
+    uint32_t cid = (uint32_t)(gpufs_ld_relaxed_u64_dev(&c->frames[f].key) >> GPUFS_PAGE_BITS);
+    fd = gpufs_fd_hold_writer(cid);
+    if (fd >= 0) {
+      uint32_t lo = (uint32_t)((const uint8_t *)addr - gpufs_frame_data(c, f));
+      gpufs_dirty_bits(c, f, lo, lo + (uint32_t)size);
+      if (gpufs_dirty_flag(c, f))
+        gpufs_dlist_push(c, gpufs_dlist((uint32_t)fd, g.id()), f, (uint32_t)fd);
+    }
+  }
+  fd = g.bcast(fd);
+  if (fd < 0) return 0;
+  int64_t err = 0;
+  if (sync) err = gpufs_wb_file(g, (uint32_t)fd, g.id() % c->nrings);
+  g.sync();
+  if (g.rank() == 0) gpufs_fd_unhold((int)fd);
+  return err;
+}
+
 template <typename G>
 static __device__ int gmunmap_group(G g, void *addr, size_t size)
 {
   if (!g.shape_ok()) return -GPUFS_EINVAL;
-  int64_t rc = 0;
+  int64_t f = 0;
   g.sync();
-  if (g.rank() == 0) {
-    uint32_t f = mapped_frame(addr, size);
-    if (f == GPUFS_NIL) rc = -GPUFS_EINVAL;
-    else gpufs_frame_unpin(&gpufs_dev.cache, f);
-  }
-  return (int)g.bcast(rc);
+  if (g.rank() == 0) f = mapped_frame(addr, size);
+  f = g.bcast(f);
+  if ((uint32_t)f == GPUFS_NIL) return -GPUFS_EINVAL;
+  mapping_mark(g, (uint32_t)f, addr, size, false);
+  g.sync();
+  if (g.rank() == 0) gpufs_frame_unpin(&gpufs_dev.cache, (uint32_t)f);
+  return 0;
 }
 
 template <typename G>
 static __device__ int gmsync_group(G g, void *addr, size_t size, int flags)
 {
   if (!g.shape_ok()) return -GPUFS_EINVAL;
-  int64_t rc = 0;
+  int64_t f = 0;
   g.sync();
   if (g.rank() == 0) {
     bool one = ((flags & GPUFS_MS_SYNC) != 0) != ((flags & GPUFS_MS_ASYNC) != 0);
     if (!one || (flags & ~(GPUFS_MS_SYNC | GPUFS_MS_ASYNC | GPUFS_MS_INVALIDATE)))
-      rc = -GPUFS_EINVAL;
-    else if (mapped_frame(addr, size) == GPUFS_NIL)
-      rc = -GPUFS_ENOMEM; /* as msync(2): the range is not mapped */
+      f = -GPUFS_EINVAL;
+    else if ((f = mapped_frame(addr, size)) == GPUFS_NIL)
+      f = -GPUFS_ENOMEM; /* as msync(2): the range is not mapped */
   }
-  return (int)g.bcast(rc);
+  f = g.bcast(f);
+  if (f < 0) return (int)f;
+  return (int)mapping_mark(g, (uint32_t)f, addr, size, (flags & GPUFS_MS_SYNC) != 0);
 }
 
 __device__ void *gmmap(void *addr, size_t size, int prot, int flags, int fd, int64_t offset)

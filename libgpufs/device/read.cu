@@ -5,14 +5,16 @@
  * GPUFS_CHUNK consecutive pages, pinned; then
  *
  *   E  group: copy the pages' bytes into the caller's buffer, in order, up
- *             to the first page that failed, had no frame, or ends short;
+ *             to the first page that failed or had no frame;
  *   F  meta:  unpin every frame of the round.
  *
  * A round in which not even its first page got a frame is retried after a
- * pause, for at most alloc_timeout_us, then the read fails with -ENOMEM.
+ * pause (or after writing back dirty pages that fill the ring: gpufs_stall),
+ * for at most alloc_timeout_us without progress, then the read fails with
+ * -ENOMEM.
  * A group never waits for a free frame while it holds one.
  */
-#include "libgpufs/device/round.cuh"
+#include "libgpufs/device/writeback.cuh"
 
 template <typename G>
 static __device__ ssize_t gread_group(G g, int fd, int64_t offset, size_t size, void *buf)
@@ -20,9 +22,9 @@ static __device__ ssize_t gread_group(G g, int fd, int64_t offset, size_t size, 
   const struct gpufs_dev *d = &gpufs_dev;
   if (!g.shape_ok()) return -GPUFS_EINVAL;
   struct gpufs_fdinfo fi;
-  int rc = gpufs_fd_get(fd, &fi);
-  rc = (int)g.bcast(rc); /* every thread must see the same answer */
+  int rc = gpufs_fd_get_group(g, fd, &fi);
   if (rc) return rc;
+  if (!gpufs_fd_readable(&fi)) return -GPUFS_EBADF;
   if (offset < 0) return -GPUFS_EINVAL;
   if (size == 0 || (uint64_t)offset >= fi.size) return 0;
   if (buf == NULL) return -GPUFS_EFAULT;
@@ -43,7 +45,6 @@ static __device__ ssize_t gread_group(G g, int fd, int64_t offset, size_t size, 
 
     uint64_t upto = pos; /* E */
     int64_t err = 0;
-    bool eof = false;
     for (uint32_t j = 0; j < np; j++) {
       int64_t st = gpufs_round_status(g, &r, j);
       uint32_t fj = gpufs_round_frame(g, &r, j);
@@ -52,26 +53,18 @@ static __device__ ssize_t gread_group(G g, int fd, int64_t offset, size_t size, 
         err = st;
         break;
       }
+      /* the frame holds the whole page: what the host had, zeros after */
       uint64_t page_start = (p0 + j) * S;
       uint64_t hi = end < page_start + S ? end : page_start + S;
-      uint64_t have = page_start + (uint64_t)st;
-      uint64_t cend = hi < have ? hi : have;
-      if (cend > upto) {
-        gpufs_group_copy(out + (upto - (uint64_t)offset),
-                         gpufs_frame_data(&d->cache, fj) + (upto - page_start),
-                         (size_t)(cend - upto), g.rank(), g.size());
-        upto = cend;
-      }
-      if (have < hi) { /* the file ends inside this page: a short read */
-        eof = true;
-        break;
-      }
+      gpufs_group_copy(out + (upto - (uint64_t)offset),
+                       gpufs_frame_data(&d->cache, fj) + (upto - page_start),
+                       (size_t)(hi - upto), g.rank(), g.size());
+      upto = hi;
     }
     gpufs_round_unpin(g, &r, false); /* F */
     if (err) return err;
-    if (eof) return (ssize_t)(upto - (uint64_t)offset);
     if (upto == pos) {
-      int64_t verdict = gpufs_round_stalled(g, &stall_since);
+      int64_t verdict = gpufs_stall(g, ring, &stall_since);
       if (verdict) return verdict;
       continue;
     }

@@ -5,19 +5,20 @@
 #include "libgpufs/device/round.cuh"
 
 __device__ int64_t gpufs_round_fetch(const struct gpufs_fdinfo *fi, uint64_t p0, uint32_t np,
-                                     uint32_t ring, struct gpufs_round *r)
+                                     uint32_t ring, uint32_t nofetch, struct gpufs_round *r)
 {
   const struct gpufs_dev *d = &gpufs_dev;
   const uint32_t j = gpufs_lane();
   const uint32_t S = d->cache.page_size;
   if (j < np)
     r->kind = gpufs_cache_get(&d->cache, gpufs_key(fi->cid, p0 + j), fi->version, ring, &r->frame);
-  uint32_t loaders = __ballot_sync(GPUFS_FULL_MASK, r->kind == GPUFS_GET_LOAD);
+  const bool fetch = r->kind == GPUFS_GET_LOAD && !((nofetch >> j) & 1u);
+  uint32_t loaders = __ballot_sync(GPUFS_FULL_MASK, fetch);
   if (loaders == 0) return 0;
   uint64_t t0 = 0;
   if (j == 0) t0 = gpufs_q_reserve(&d->q, (uint32_t)__popc(loaders));
   t0 = __shfl_sync(GPUFS_FULL_MASK, t0, 0);
-  if (r->kind != GPUFS_GET_LOAD) return 0;
+  if (!fetch) return 0;
 
   r->ticket = t0 + (uint64_t)__popc(loaders & gpufs_lanemask_lt());
   struct gpufs_slot *s = gpufs_q_slot(&d->q, r->ticket);

@@ -16,7 +16,8 @@
  *             wait for pages other groups are loading.
  *
  * After gpufs_round_load every thread can read page j's frame and status
- * (bytes valid >= 0, -errno, or GPUFS_NOFRAME) with gpufs_round_frame/_status;
+ * (>= 0: the frame holds the page, the host's bytes then zeros; -errno; or
+ * GPUFS_NOFRAME) with gpufs_round_frame/_status;
  * the caller uses the pages and then calls gpufs_round_unpin.
  *
  * A group completes its own loads (A-D) before it waits for anyone else's
@@ -33,6 +34,30 @@
 
 #define GPUFS_NOFRAME INT64_MIN /* page status: no frame could be had */
 
+/* gpufs_fd_get for a group: its first thread reads the descriptor and every
+ * thread gets the same answer, so a concurrent gwrite (size) or gclose
+ * cannot send the group's threads different ways.  0 or -EBADF. */
+template <typename G>
+__device__ __forceinline__ int gpufs_fd_get_group(G g, int fd, struct gpufs_fdinfo *fi)
+{
+  struct gpufs_fdinfo mine = {};
+  int64_t a = 0;
+  if (g.rank() == 0) {
+    int rc = gpufs_fd_get(fd, &mine);
+    a = rc ? (int64_t)rc : (int64_t)((uint64_t)mine.flags << 32 | (uint32_t)mine.hfid);
+  }
+  a = g.bcast(a);
+  if (a < 0) return (int)a;
+  fi->hfid = (int32_t)(uint32_t)a;
+  fi->flags = (uint32_t)((uint64_t)a >> 32);
+  fi->fd = (uint32_t)fd;
+  uint64_t b = (uint64_t)g.bcast((int64_t)((uint64_t)mine.cid << 32 | mine.version));
+  fi->cid = (uint32_t)(b >> 32);
+  fi->version = (uint32_t)b;
+  fi->size = (uint64_t)g.bcast((int64_t)mine.size);
+  return 0;
+}
+
 /* Slots of the per-page values the meta lanes publish. */
 enum { GPUFS_V32_FRAME = 0, GPUFS_V32_KIND = 1, GPUFS_V64_TICKET = 0, GPUFS_V64_STATUS = 1 };
 
@@ -46,9 +71,11 @@ struct gpufs_round {
 };
 
 /* Phase A for one meta lane: the host's result for a page it loads (bytes
- * or -errno), 0 otherwise. */
+ * or -errno), 0 otherwise.  Pages whose bit is set in nofetch are not read
+ * from the host when they are missing: they start as zeros (a writer will
+ * overwrite them whole, or they lie past the end of the file). */
 __device__ int64_t gpufs_round_fetch(const struct gpufs_fdinfo *fi, uint64_t p0, uint32_t np,
-                                     uint32_t ring, struct gpufs_round *r);
+                                     uint32_t ring, uint32_t nofetch, struct gpufs_round *r);
 
 /* Phase D for one meta lane: the page's status. */
 __device__ int64_t gpufs_round_settle(struct gpufs_round *r);
@@ -64,7 +91,8 @@ __device__ __forceinline__ uint32_t gpufs_round_max(uint32_t ring)
 
 template <typename G>
 __device__ __forceinline__ void gpufs_round_load(G g, const struct gpufs_fdinfo *fi, uint64_t p0,
-                                                 uint32_t np, uint32_t ring, struct gpufs_round *r)
+                                                 uint32_t np, uint32_t ring, struct gpufs_round *r,
+                                                 uint32_t nofetch = 0)
 {
   const struct gpufs_dev *d = &gpufs_dev;
   const uint32_t S = d->cache.page_size;
@@ -74,7 +102,7 @@ __device__ __forceinline__ void gpufs_round_load(G g, const struct gpufs_fdinfo 
   r->owned = false;
   r->status = 0;
   if (g.meta()) { /* A */
-    r->status = gpufs_round_fetch(fi, p0, np, ring, r);
+    r->status = gpufs_round_fetch(fi, p0, np, ring, nofetch, r);
     g.put32(GPUFS_V32_FRAME, r->frame);
     g.put32(GPUFS_V32_KIND, (uint32_t)r->kind);
     g.put64(GPUFS_V64_TICKET, r->ticket);

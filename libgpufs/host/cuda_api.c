@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cuda_runtime_api.h>
 
@@ -29,7 +30,8 @@ struct gpufs_instance {
   uint8_t *staging;
   uint8_t *dev_staging;       /* DMA path only */
   cudaStream_t *streams;      /* DMA path: one per worker */
-  cudaStream_t stats_stream;
+  cudaStream_t stats_stream;  /* stats copies and gpufs_sync's kernel */
+  int *sync_results;          /* gpufs_sync: one per file-table entry (device) */
   struct gpufs_daemon *daemon;
 };
 
@@ -99,6 +101,8 @@ static void instance_free(struct gpufs_instance *in)
   cudaFree(d->cache.heads);
   cudaFree(d->cache.locks);
   cudaFree(d->cache.rings);
+  cudaFree(d->cache.dirty);
+  cudaFree(in->sync_results);
   cudaFree(d->ftab.files);
   cudaFree(d->ftab.lock);
   cudaFree(d->q.tail);
@@ -123,7 +127,10 @@ static int cache_init(struct gpufs_instance *in)
   c->nframes = (uint32_t)(in->cfg.cache_size / in->cfg.page_size);
   c->nbuckets = pow2_at_least(2ull * c->nframes);
   c->nrings = in->cfg.nrings;
+  c->dwords = c->page_size / GPUFS_DIRTY_GRAIN / 32;
   CU(cudaMalloc((void **)&c->data, (size_t)c->nframes * c->page_size));
+  CU(cudaMalloc((void **)&c->dirty, (size_t)c->nframes * c->dwords * sizeof(uint32_t)));
+  CU(cudaMemset(c->dirty, 0, (size_t)c->nframes * c->dwords * sizeof(uint32_t)));
   CU(cudaMalloc((void **)&c->frames, (size_t)c->nframes * sizeof(*fr)));
   CU(cudaMalloc((void **)&c->heads, (size_t)c->nbuckets * sizeof(uint32_t)));
   CU(cudaMalloc((void **)&c->locks, (size_t)c->nbuckets * sizeof(uint32_t)));
@@ -141,6 +148,7 @@ static int cache_init(struct gpufs_instance *in)
     uint64_t a = (uint64_t)r * c->nframes / c->nrings, b = (uint64_t)(r + 1) * c->nframes / c->nrings;
     rings[r].first = (uint32_t)a;
     rings[r].count = (uint32_t)(b - a);
+    rings[r].dirty_hint = GPUFS_NIL;
   }
   CU(cudaMemcpy(c->frames, fr, (size_t)c->nframes * sizeof(*fr), cudaMemcpyHostToDevice));
   CU(cudaMemcpy(c->rings, rings, (size_t)c->nrings * sizeof(*rings), cudaMemcpyHostToDevice));
@@ -198,6 +206,7 @@ static int ftab_init(struct gpufs_instance *in)
   CU(cudaMemset(t->files, 0, (size_t)t->nfiles * sizeof(struct gpufs_gfile))); /* all FREE */
   CU(cudaMalloc((void **)&t->lock, sizeof(uint32_t)));
   CU(cudaMemset(t->lock, 0, sizeof(uint32_t)));
+  CU(cudaMalloc((void **)&in->sync_results, (size_t)t->nfiles * sizeof(int)));
 fail:
   return rc;
 }
@@ -288,6 +297,76 @@ fail:
   return rc;
 }
 
+/* gpufs_sync's work, with inst_lock held: run the sync kernel on the side
+ * stream and wait for it at most timeout_ms (< 0: no limit).  0, the first
+ * file's error, or -ETIMEDOUT (the kernel still runs). */
+static int sync_files(struct gpufs_instance *in, int timeout_ms)
+{
+  uint32_t n = in->dev.ftab.nfiles;
+  int rc = 0;
+  int *res = calloc(n, sizeof(int));
+  if (!res) return -ENOMEM;
+  if ((rc = gpufs_dev_sync_launch(n, in->sync_results, in->stats_stream)) != 0) goto out;
+  for (int waited = 0;; waited++) {
+    cudaError_t q = cudaStreamQuery(in->stats_stream);
+    if (q == cudaSuccess) break;
+    if (q != cudaErrorNotReady) {
+      rc = cuda_fail(q, "gpufs_sync kernel");
+      goto out;
+    }
+    if (timeout_ms >= 0 && waited >= timeout_ms) {
+      rc = -ETIMEDOUT;
+      goto out;
+    }
+    struct timespec ms = {0, 1000000L};
+    nanosleep(&ms, NULL);
+  }
+  CU(cudaMemcpyAsync(res, in->sync_results, n * sizeof(int), cudaMemcpyDeviceToHost,
+                     in->stats_stream));
+  CU(cudaStreamSynchronize(in->stats_stream));
+  for (uint32_t i = 0; i < n && rc == 0; i++) rc = res[i];
+fail:
+out:
+  free(res);
+  return rc;
+}
+
+int gpufs_sync(void)
+{
+  pthread_mutex_lock(&inst_lock);
+  struct gpufs_instance *in = inst;
+  if (!in) {
+    pthread_mutex_unlock(&inst_lock);
+    return -EINVAL;
+  }
+  int old = -1;
+  cudaGetDevice(&old);
+  cudaSetDevice(in->cfg.device);
+  int rc = sync_files(in, -1);
+  if (old >= 0) cudaSetDevice(old);
+  pthread_mutex_unlock(&inst_lock);
+  return rc;
+}
+
+/* Frames holding bytes not written back, in a snapshot of the frame table
+ * (kernels may run: then approximate).  -errno when it cannot be read. */
+static int64_t count_dirty(const struct gpufs_cache *c, cudaStream_t stream)
+{
+  struct gpufs_frame *fr = malloc((size_t)c->nframes * sizeof(*fr));
+  int rc = 0;
+  int64_t n = 0;
+  if (!fr) return -ENOMEM;
+  CU(cudaMemcpyAsync(fr, c->frames, (size_t)c->nframes * sizeof(*fr), cudaMemcpyDeviceToHost,
+                     stream));
+  CU(cudaStreamSynchronize(stream));
+  for (uint32_t f = 0; f < c->nframes; f++) n += (fr[f].state & GPUFS_PG_DIRTY) != 0;
+fail:
+  free(fr);
+  return rc < 0 ? rc : n;
+}
+
+#define STOP_SYNC_MS 10000 /* how long gpufs_stop lets the write-back run */
+
 int gpufs_stop(void)
 {
   /* held to the end: a gpufs_start racing this one waits until the old
@@ -302,14 +381,24 @@ int gpufs_stop(void)
   int old = -1;
   cudaGetDevice(&old);
   cudaSetDevice(in->cfg.device); /* the caller's thread may have another one current */
+  /* write back what files left open hold, while the daemon still serves;
+   * a kernel that never ends must not keep us here */
+  sync_files(in, STOP_SYNC_MS);
   /* waiting device calls see STOPPED and return -ESHUTDOWN; then the
    * kernels can finish and the memory they use can go */
   gpufs_daemon_stop(in->daemon);
   cudaError_t e = cudaDeviceSynchronize();
+  int rc = e == cudaSuccess ? 0 : -EIO;
+  int64_t dirty = e == cudaSuccess ? count_dirty(&in->dev.cache, in->stats_stream) : 0;
+  if (dirty != 0) {
+    gpufs_set_detail("%lld pages held bytes that could not be written back",
+                     (long long)(dirty < 0 ? -1 : dirty));
+    rc = -EIO;
+  }
   instance_free(in);
   if (old >= 0) cudaSetDevice(old);
   pthread_mutex_unlock(&inst_lock);
-  return e == cudaSuccess ? 0 : -EIO;
+  return rc;
 }
 
 /* Chain lengths of a snapshot of the hash table (kernels may be changing
@@ -330,6 +419,7 @@ static int chain_stats(const struct gpufs_cache *c, cudaStream_t stream, struct 
   CU(cudaMemcpyAsync(fr, c->frames, (size_t)c->nframes * sizeof(*fr), cudaMemcpyDeviceToHost,
                      stream));
   CU(cudaStreamSynchronize(stream));
+  for (uint32_t f = 0; f < c->nframes; f++) st->dirty += (fr[f].state & GPUFS_PG_DIRTY) != 0;
   for (uint32_t b = 0; b < c->nbuckets; b++) {
     uint64_t n = 0;
     for (uint32_t f = heads[b]; f < c->nframes && n < c->nframes; f = fr[f].next) n++;
@@ -376,6 +466,8 @@ int gpufs_get_stats(struct gpufs_stats *st)
     st->evictions += rings[r].evictions;
     st->scanned += rings[r].scanned;
     st->nofree += rings[r].nofree;
+    st->writebacks += rings[r].writebacks;
+    st->cleanings += rings[r].cleanings;
     cycles += rings[r].alloc_cycles;
   }
   st->alloc_ns = khz > 0 ? (uint64_t)((double)cycles * 1e6 / khz) : 0;
@@ -390,6 +482,8 @@ int gpufs_get_stats(struct gpufs_stats *st)
   st->transfers = ds.transfers;
   st->opens = ds.opens;
   st->errors = ds.errors;
+  st->pwrites = ds.pwrites;
+  st->bytes_written = ds.bytes_written;
 fail:
   free(rings);
   if (old >= 0) cudaSetDevice(old);

@@ -11,6 +11,11 @@ extern "C" {
 /* Copy *d into the device global that every device call reads. 0 / -EIO. */
 int gpufs_dev_publish(const struct gpufs_dev *d);
 
+/* Launch gpufs_sync's kernel on stream: one block per file-table entry,
+ * each leaving 0 or its file's first error in results[fd] (device memory).
+ * 0, or -EIO when the launch fails. */
+int gpufs_dev_sync_launch(uint32_t nfiles, int *results, void *stream);
+
 struct gpufs_io_ops;
 /* Tests only: file operations the daemon of the NEXT gpufs_start uses
  * (fault injection); NULL restores the C library's. */

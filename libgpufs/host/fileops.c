@@ -13,7 +13,9 @@
  * overwrite each other.  After a write or truncate the file's identity is
  * refreshed (hostfiles) if nobody else changed the file since the GPU's
  * last open, so the GPU's own changes do not make its cached pages stale
- * at the next open, and anyone else's still do.
+ * at the next open, and anyone else's still do.  A truncation instead
+ * renews the version (the GPU drops the file's pages), and an unlink of a
+ * file's last name makes a later file with the same inode a new one.
  */
 #include "fileops.h"
 
@@ -152,11 +154,12 @@ void gpufs_serve_truncate(const struct gpufs_fileops *fo, struct gpufs_req *t)
     t->result = fd;
     return;
   }
-  struct stat before;
-  int have_before = fstat(fd, &before) == 0;
   errno = 0;
   t->result = fo->io->ftruncate(fd, (off_t)t->offset) == 0 ? 0 : io_errno();
-  if (t->result == 0 && have_before) gpufs_hostfiles_refresh(fo->files, fd, &before);
+  if (t->result == 0) {
+    t->out[0] = gpufs_hostfiles_renew(fo->files, fd);
+    if (t->out[0] == 0) t->result = -EIO;
+  }
   gpufs_hostfiles_unpin(fo->files, t->hfid);
 }
 
@@ -179,6 +182,10 @@ void gpufs_serve_unlink(const struct gpufs_fileops *fo, struct gpufs_req *t, uin
 {
   const char *path = gpufs_req_path(fo, t, s);
   if (!path) return;
+  struct stat st;
+  int known = lstat(path, &st) == 0;
   errno = 0;
   t->result = fo->io->unlink(path) == 0 ? 0 : io_errno();
+  if (t->result == 0 && known && st.st_nlink <= 1)
+    gpufs_hostfiles_forget(fo->files, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
 }

@@ -287,6 +287,31 @@ void gpufs_hostfiles_refresh(struct gpufs_hostfiles *hf, int fd, const struct st
   pthread_mutex_unlock(&hf->lock);
 }
 
+uint32_t gpufs_hostfiles_renew(struct gpufs_hostfiles *hf, int fd)
+{
+  struct stat st;
+  if (fstat(fd, &st) != 0) return 0;
+  uint32_t v = 0;
+  pthread_mutex_lock(&hf->lock);
+  struct hf_inode *n = hf_inode_find(hf->inodes, hf->icap, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
+  if (n->cid != 0) {
+    v = ++n->version;
+    n->size = (int64_t)st.st_size;
+    n->mtime_ns = gpufs_timespec_ns(st.st_mtim);
+    n->ctime_ns = gpufs_timespec_ns(st.st_ctim);
+  }
+  pthread_mutex_unlock(&hf->lock);
+  return v;
+}
+
+void gpufs_hostfiles_forget(struct gpufs_hostfiles *hf, uint64_t dev, uint64_t ino)
+{
+  pthread_mutex_lock(&hf->lock);
+  struct hf_inode *n = hf_inode_find(hf->inodes, hf->icap, dev, ino);
+  if (n->cid != 0) n->size = -1; /* no file has this size: the next open bumps the version */
+  pthread_mutex_unlock(&hf->lock);
+}
+
 int gpufs_hostfiles_fstat(struct gpufs_hostfiles *hf, int32_t hfid, struct stat *st)
 {
   int fd = gpufs_hostfiles_pin(hf, hfid);

@@ -72,6 +72,15 @@ void gpufs_hostfiles_unpin(struct gpufs_hostfiles *hf, int32_t hfid);
  * sees the difference and bumps the version. */
 void gpufs_hostfiles_refresh(struct gpufs_hostfiles *hf, int fd, const struct stat *before);
 
+/* The daemon truncated the file behind fd: the GPU drops every page it
+ * cached of it.  Gives the inode a new version, records its size and times,
+ * and returns the version; 0 if fstat fails. */
+uint32_t gpufs_hostfiles_renew(struct gpufs_hostfiles *hf, int fd);
+
+/* The daemon removed the last name of inode (dev, ino) it may know: a file
+ * created later with the same numbers gets a new version at its open. */
+void gpufs_hostfiles_forget(struct gpufs_hostfiles *hf, uint64_t dev, uint64_t ino);
+
 /* fstat of an open hfid: 0, -EBADF or fstat's -errno. */
 int gpufs_hostfiles_fstat(struct gpufs_hostfiles *hf, int32_t hfid, struct stat *st);
 

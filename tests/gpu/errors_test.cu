@@ -164,7 +164,10 @@ TEST_F(ErrorsTest, NameTooLongAndBadFlags)
   EXPECT_EQ(-GPUFS_ENAMETOOLONG, r[0]);
   r = run(OP_OPEN_READ, dir.path + "/" + std::string(300, 'y'));
   EXPECT_EQ(-GPUFS_ENAMETOOLONG, r[0]) << "the host's limit for one name";
-  r = run(OP_OPEN_FLAGS, f, "", "", GPUFS_O_WRONLY);
+  r = run(OP_OPEN_FLAGS, f, "", "", 3); /* no such access mode */
+  EXPECT_EQ(-GPUFS_EINVAL, r[0]);
+  EXPECT_EQ(-GPUFS_EINVAL, r[1]);
+  r = run(OP_OPEN_FLAGS, f, "", "", GPUFS_O_RDONLY | 02000); /* O_APPEND: not served */
   EXPECT_EQ(-GPUFS_EINVAL, r[0]);
   EXPECT_EQ(-GPUFS_EINVAL, r[1]);
 }

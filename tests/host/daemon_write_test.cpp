@@ -240,7 +240,8 @@ TEST_P(DaemonWrite, FailuresReachTheCallerAndTheRetryLands)
 }
 
 /* Close-to-open: the daemon's own writes do not make the GPU's pages stale;
- * a change made by someone else does. */
+ * its truncation renews the version once (the GPU drops the file's pages);
+ * a change made by someone else bumps it. */
 TEST_P(DaemonWrite, OwnWritesKeepTheVersionOthersBumpIt)
 {
   TestFile f = make_file("ver", kStride, 48, false);
@@ -250,13 +251,19 @@ TEST_P(DaemonWrite, OwnWritesKeepTheVersionOthersBumpIt)
   uint64_t cid = out[1], version = out[2];
   Request w = write_req(h, 5000, std::vector<uint8_t>(100, 3));
   ASSERT_EQ(0, client_run(*q, &w, 1));
-  Request t = simple_req(GPUFS_OP_TRUNCATE, h, 3 * kStride);
-  ASSERT_EQ(0, client_run(*q, &t, 1));
   EXPECT_EQ(0, client_close(*q, h));
   h = open_rw(f.path, 0, out);
   ASSERT_GE(h, 0);
   EXPECT_EQ(cid, out[1]);
   EXPECT_EQ(version, out[2]) << "the GPU's own writes leave its cache valid";
+  Request t = simple_req(GPUFS_OP_TRUNCATE, h, 3 * kStride);
+  ASSERT_EQ(0, client_run(*q, &t, 1));
+  ASSERT_EQ(0, t.result);
+  EXPECT_EQ(version + 1, t.out[0]) << "a truncation renews the version";
+  EXPECT_EQ(0, client_close(*q, h));
+  h = open_rw(f.path, 0, out);
+  ASSERT_GE(h, 0);
+  EXPECT_EQ(version + 1, out[2]) << "and the next open keeps the renewed one";
   EXPECT_EQ(0, client_close(*q, h));
   int cpu = open(f.path.c_str(), O_WRONLY | O_APPEND);
   ASSERT_GE(cpu, 0);
@@ -264,7 +271,28 @@ TEST_P(DaemonWrite, OwnWritesKeepTheVersionOthersBumpIt)
   close(cpu);
   h = open_rw(f.path, 0, out);
   ASSERT_GE(h, 0);
-  EXPECT_EQ(version + 1, out[2]) << "a change by the CPU makes cached pages stale";
+  EXPECT_EQ(version + 2, out[2]) << "a change by the CPU makes cached pages stale";
+}
+
+/* Unlink and re-create of a path is a new file, even when the file system
+ * hands out the same inode number and the same times and size. */
+TEST_P(DaemonWrite, UnlinkedThenRecreatedIsNew)
+{
+  std::string path = dir.file("again");
+  uint64_t out[4];
+  int32_t h = open_rw(path, O_CREAT | O_EXCL, out);
+  ASSERT_GE(h, 0);
+  uint64_t cid = out[1], version = out[2];
+  EXPECT_EQ(0, client_close(*q, h));
+  Request u;
+  u.op = GPUFS_OP_UNLINK;
+  u.path = path;
+  ASSERT_EQ(0, client_run(*q, &u, 1));
+  ASSERT_EQ(0, u.result);
+  h = open_rw(path, O_CREAT | O_EXCL, out);
+  ASSERT_GE(h, 0);
+  EXPECT_TRUE(out[1] != cid || out[2] != version) << "the cache must not serve the old file";
+  EXPECT_EQ(0, client_close(*q, h));
 }
 
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "libgpufs/common/cache.h"
+#include "libgpufs/common/config.h"
 
 struct host_cache {
   std::vector<struct gpufs_frame> frames;
@@ -19,6 +20,7 @@ struct host_cache {
   std::vector<uint32_t> heads;
   std::vector<uint32_t> locks;
   std::vector<struct gpufs_ring> rings;
+  std::vector<uint32_t> dirty;
   struct gpufs_cache c;
 
   /* nbuckets 0: the smallest power of two >= nframes, as the library sizes
@@ -38,7 +40,10 @@ struct host_cache {
     heads.assign(nbuckets, GPUFS_NIL);
     locks.assign(nbuckets, 0u);
     rings.assign(nrings, gpufs_ring{});
+    c.dwords = page_size / GPUFS_DIRTY_GRAIN / 32;
+    dirty.assign((size_t)nframes * c.dwords, 0u);
     for (uint32_t r = 0; r < nrings; r++) {
+      rings[r].dirty_hint = GPUFS_NIL;
       rings[r].first = (uint32_t)((uint64_t)nframes * r / nrings);
       rings[r].count = (uint32_t)((uint64_t)nframes * (r + 1) / nrings) - rings[r].first;
     }
@@ -47,6 +52,7 @@ struct host_cache {
     c.heads = heads.data();
     c.locks = locks.data();
     c.rings = rings.data();
+    c.dirty = dirty.data();
     c.nframes = nframes;
     c.page_size = page_size;
     c.nbuckets = nbuckets;

@@ -1,0 +1,42 @@
+/*
+ * sync.cu - gpufs_sync's kernel: host code writes back every file.
+ *
+ * One block per file-table entry: a block whose entry is open for writing
+ * holds it, writes back all its dirty lists, waits for other write-backs of
+ * it and fsyncs it on the host.  It runs on the caller's stream, beside
+ * kernels that may be using the files.
+ */
+#include <cuda_runtime.h>
+
+#include "libgpufs/device/writeback.cuh"
+#include "libgpufs/host/cuda_glue.h"
+
+#define SYNC_THREADS 256
+
+static __global__ void sync_kernel(int *results)
+{
+  __shared__ struct gpufs_block_scratch sh;
+  gpufs_block_group g{&sh};
+  const int fd = (int)blockIdx.x;
+  const uint32_t ring = g.id() % gpufs_dev.cache.nrings;
+  int64_t err = gpufs_wb_held(g, fd, ring);
+  if (err == -GPUFS_EBADF) { /* not open for writing: nothing of ours to sync */
+    if (g.rank() == 0) results[fd] = 0;
+    return;
+  }
+  g.sync();
+  int64_t r = 0;
+  if (g.rank() == 0) {
+    gpufs_fd_wait_unheld(fd);
+    struct gpufs_call c = {GPUFS_OP_FSYNC, gpufs_dev.ftab.files[fd].hfid, 0, 0, 0, NULL, 0};
+    uint64_t out[4];
+    r = gpufs_host_call(&c, out);
+    results[fd] = (int)(err ? err : r);
+  }
+}
+
+extern "C" int gpufs_dev_sync_launch(uint32_t nfiles, int *results, void *stream)
+{
+  sync_kernel<<<nfiles, SYNC_THREADS, 0, (cudaStream_t)stream>>>(results);
+  return cudaGetLastError() == cudaSuccess ? 0 : -GPUFS_EIO;
+}

@@ -1,0 +1,202 @@
+/*
+ * write.cu - gwrite, gfsync, gftruncate: writes through the page cache.
+ *
+ * A write is served in rounds, as a read (round.cuh), each round for up to
+ * GPUFS_CHUNK consecutive pages:
+ *
+ *   A-D  find or load each page, pinned; a page the write covers whole, or
+ *        one past the end of the file, is not read from the host (it starts
+ *        as zeros)
+ *   E    group: copy the caller's bytes into the frames, up to the first
+ *        page that failed or had no frame
+ *   F    the file's size grows to the end of what was copied; then the
+ *        meta lanes mark the copied bytes dirty (dirty.h) and push newly
+ *        dirty frames on the group's dirty list of the file; unpin
+ *
+ * The size grows before the bytes are marked, so that a flusher that sees
+ * the marks also sees a size that covers them (it writes nothing past the
+ * size).  A page written in part is read first, so the bytes around the
+ * written ones are the file's when the grains are written back.
+ */
+#include "libgpufs/device/writeback.cuh"
+
+template <typename G>
+static __device__ ssize_t gwrite_group(G g, int fd, int64_t offset, size_t size, const void *buf)
+{
+  const struct gpufs_dev *d = &gpufs_dev;
+  if (!g.shape_ok()) return -GPUFS_EINVAL;
+  struct gpufs_fdinfo fi;
+  int rc = gpufs_fd_get_group(g, fd, &fi);
+  if (rc) return rc;
+  if (!gpufs_fd_writable(&fi)) return -GPUFS_EBADF;
+  if (offset < 0) return -GPUFS_EINVAL;
+  if (size == 0) return 0;
+  if (buf == NULL) return -GPUFS_EFAULT;
+  const uint32_t S = d->cache.page_size;
+  if (size > (uint64_t)INT64_MAX - (uint64_t)offset ||
+      ((uint64_t)offset + size - 1) / S >= (1ull << GPUFS_PAGE_BITS))
+    return -GPUFS_EFBIG;
+  const uint64_t end = (uint64_t)offset + size;
+  const uint32_t ring = g.id() % d->cache.nrings;
+  const uint32_t chunk = gpufs_round_max(ring);
+  struct gpufs_gfile *e = &d->ftab.files[fd];
+  uint32_t *head = gpufs_dlist(fi.fd, g.id());
+  const uint8_t *in = (const uint8_t *)buf;
+  uint64_t pos = (uint64_t)offset;
+  uint64_t stall_since = 0;
+
+  while (pos < end) {
+    const uint64_t p0 = pos / S;
+    const uint64_t span = (end - 1) / S - p0 + 1;
+    const uint32_t np = span < chunk ? (uint32_t)span : chunk;
+    uint32_t nofetch = 0;
+    for (uint32_t j = 0; j < np; j++) {
+      uint64_t ps = (p0 + j) * S;
+      if ((ps >= pos && ps + S <= end) || ps >= fi.size) nofetch |= 1u << j;
+    }
+    struct gpufs_round r;
+    gpufs_round_load(g, &fi, p0, np, ring, &r, nofetch);
+
+    uint64_t upto = pos; /* E */
+    int64_t err = 0;
+    uint32_t ndone = 0;
+    for (uint32_t j = 0; j < np; j++) {
+      int64_t st = gpufs_round_status(g, &r, j);
+      uint32_t fj = gpufs_round_frame(g, &r, j);
+      if (st == GPUFS_NOFRAME) break;
+      if (st < 0) {
+        err = st;
+        break;
+      }
+      uint64_t ps = (p0 + j) * S;
+      uint64_t hi = end < ps + S ? end : ps + S;
+      gpufs_group_copy(gpufs_frame_data(&d->cache, fj) + (upto - ps), in + (upto - (uint64_t)offset),
+                       (size_t)(hi - upto), g.rank(), g.size());
+      upto = hi;
+      ndone++;
+    }
+    /* F: the size first (see the top), then the marks.  Each thread's frame
+     * stores are made visible GPU-wide before the meta lanes' release in
+     * gpufs_dirty_bits, which pairs with the flusher's exchange. */
+    if (g.rank() == 0 && upto > pos) gpufs_max_relaxed_u64_dev(&e->size, upto);
+    __threadfence();
+    g.sync();
+    if (g.meta() && gpufs_lane() < ndone) {
+      uint64_t ps = (p0 + gpufs_lane()) * S;
+      uint64_t lo = pos > ps ? pos - ps : 0;
+      uint64_t hi = end < ps + S ? end - ps : S;
+      gpufs_dirty_bits(&d->cache, r.frame, (uint32_t)lo, (uint32_t)hi);
+      if (gpufs_dirty_flag(&d->cache, r.frame)) gpufs_dlist_push(&d->cache, head, r.frame, fi.fd);
+    }
+    gpufs_round_unpin(g, &r, false);
+    if (err) return upto > (uint64_t)offset ? (ssize_t)(upto - (uint64_t)offset) : err;
+    if (upto == pos) {
+      int64_t verdict = gpufs_stall(g, ring, &stall_since);
+      if (verdict) return pos > (uint64_t)offset ? (ssize_t)(pos - (uint64_t)offset) : verdict;
+      continue;
+    }
+    stall_since = 0;
+    pos = upto;
+    if (pos > fi.size) fi.size = pos;
+  }
+  return (ssize_t)size;
+}
+
+__device__ ssize_t gwrite(int fd, int64_t offset, size_t size, const void *buf)
+{
+  __shared__ struct gpufs_block_scratch sh;
+  return gwrite_group(gpufs_block_group{&sh}, fd, offset, size, buf);
+}
+
+__device__ ssize_t gwrite_warp(int fd, int64_t offset, size_t size, const void *buf)
+{
+  return gwrite_group(gpufs_warp_group{}, fd, offset, size, buf);
+}
+
+/* Write back every dirty page of fd's file and wait for write-backs others
+ * have in flight.  0 or the first error. */
+template <typename G>
+static __device__ int64_t flush_all(G g, const struct gpufs_fdinfo *fi)
+{
+  const uint32_t ring = g.id() % gpufs_dev.cache.nrings;
+  int64_t err = 0;
+  if (gpufs_fd_writable(fi)) {
+    err = gpufs_wb_held(g, (int)fi->fd, ring);
+    if (err == -GPUFS_EBADF) err = 0; /* closing: its closer writes it back */
+  }
+  g.sync();
+  if (g.rank() == 0) gpufs_fd_wait_unheld((int)fi->fd);
+  return err;
+}
+
+/* One host call by the group's first thread, its result to every thread. */
+template <typename G>
+static __device__ int64_t group_host_call(G g, const struct gpufs_call *c, uint64_t out0[1])
+{
+  int64_t r = 0;
+  uint64_t out[4] = {0, 0, 0, 0};
+  if (g.rank() == 0) r = gpufs_host_call(c, out);
+  if (out0) *out0 = (uint64_t)g.bcast((int64_t)out[0]);
+  return g.bcast(r);
+}
+
+template <typename G>
+static __device__ int gfsync_group(G g, int fd)
+{
+  if (!g.shape_ok()) return -GPUFS_EINVAL;
+  struct gpufs_fdinfo fi;
+  int rc = gpufs_fd_get_group(g, fd, &fi);
+  if (rc) return rc;
+  int64_t err = flush_all(g, &fi);
+  struct gpufs_call c = {GPUFS_OP_FSYNC, fi.hfid, 0, 0, 0, NULL, 0};
+  int64_t r = group_host_call(g, &c, NULL);
+  return (int)(err ? err : r);
+}
+
+__device__ int gfsync(int fd)
+{
+  __shared__ struct gpufs_block_scratch sh;
+  return gfsync_group(gpufs_block_group{&sh}, fd);
+}
+
+__device__ int gfsync_warp(int fd) { return gfsync_group(gpufs_warp_group{}, fd); }
+
+/* Truncation renews the file's version: every cached page of the old one is
+ * stale (shrunk bytes must read as zeros if the file grows again), and the
+ * dirty ones were written back first. */
+template <typename G>
+static __device__ int gftruncate_group(G g, int fd, int64_t length)
+{
+  if (!g.shape_ok()) return -GPUFS_EINVAL;
+  struct gpufs_fdinfo fi;
+  int rc = gpufs_fd_get_group(g, fd, &fi);
+  if (rc) return rc;
+  if (!gpufs_fd_writable(&fi) || length < 0) return -GPUFS_EINVAL;
+  if ((uint64_t)length / gpufs_dev.cache.page_size >= (1ull << GPUFS_PAGE_BITS))
+    return -GPUFS_EFBIG;
+  int64_t err = flush_all(g, &fi);
+  if (err) return (int)err;
+  struct gpufs_call c = {GPUFS_OP_TRUNCATE, fi.hfid, (uint64_t)length, 0, 0, NULL, 0};
+  uint64_t version = 0;
+  int64_t r = group_host_call(g, &c, &version);
+  if (r == 0 && g.rank() == 0) {
+    struct gpufs_gfile *e = &gpufs_dev.ftab.files[fd];
+    /* relaxed: calls that race with the truncation may use either size and
+     * version (documented); frames are published by their own states */
+    gpufs_st_relaxed_u64_dev(&e->size, (uint64_t)length);
+    gpufs_st_relaxed_u32_dev(&e->version, (uint32_t)version);
+  }
+  g.sync();
+  return (int)r;
+}
+
+__device__ int gftruncate(int fd, int64_t length)
+{
+  __shared__ struct gpufs_block_scratch sh;
+  return gftruncate_group(gpufs_block_group{&sh}, fd, length);
+}
+
+__device__ int gftruncate_warp(int fd, int64_t length)
+{
+  return gftruncate_group(gpufs_warp_group{}, fd, length);
+}

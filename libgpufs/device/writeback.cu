@@ -1,0 +1,129 @@
+/*
+ * writeback.cu - the meta lanes' part of a write-back (writeback.cuh).
+ */
+#include "libgpufs/device/writeback.cuh"
+
+__device__ uint32_t gpufs_wb_gather(uint32_t next, uint32_t fd, struct gpufs_wb *w)
+{
+  const struct gpufs_cache *c = &gpufs_dev.cache;
+  const uint32_t S = c->page_size;
+  const uint32_t lane = gpufs_lane();
+  uint64_t fsize = 0;
+  /* relaxed: the size the writers set before they marked their bytes (see
+   * gwrite); the exchanges of the bitmap words acquire what we need */
+  if (lane == 0) fsize = gpufs_ld_relaxed_u64_dev(&gpufs_dev.ftab.files[fd].size);
+  fsize = __shfl_sync(GPUFS_FULL_MASK, fsize, 0);
+  uint32_t cur = next, mine = GPUFS_NIL;
+  for (uint32_t i = 0; i < GPUFS_CHUNK && cur != GPUFS_NIL; i++) {
+    if (lane == i) mine = cur;
+    uint32_t nx = lane == 0 ? gpufs_dlist_next(c, cur) : 0;
+    cur = __shfl_sync(GPUFS_FULL_MASK, nx, 0);
+  }
+  /* every link of the batch is read before any of its frames is taken */
+  __syncwarp();
+  w->frame = mine;
+  w->more = false;
+  w->failed = false;
+  w->owned = false;
+  w->err = 0;
+  w->a = w->b = 0;
+  if (mine != GPUFS_NIL) {
+    gpufs_dirty_take(c, mine);
+    /* relaxed: a dirty frame keeps its key; our pin keeps the frame */
+    uint64_t page = gpufs_ld_relaxed_u64_dev(&c->frames[mine].key) &
+                    ((1ull << GPUFS_PAGE_BITS) - 1);
+    w->page_start = page * S;
+    w->limit = fsize <= w->page_start ? 0
+               : fsize - w->page_start < S ? (uint32_t)(fsize - w->page_start)
+                                            : S;
+    gpufs_dirty_cursor_init(&w->cur, c, mine);
+    w->more = true;
+  }
+  return cur;
+}
+
+__device__ bool gpufs_wb_plan(struct gpufs_wb *w)
+{
+  const struct gpufs_dev *d = &gpufs_dev;
+  const uint32_t S = d->cache.page_size;
+  bool have = false;
+  while (w->more) {
+    uint32_t g0, g1;
+    if (!gpufs_dirty_next_run(&w->cur, &g0, &g1)) {
+      w->more = false;
+      break;
+    }
+    uint32_t a = g0 * GPUFS_DIRTY_GRAIN;
+    uint32_t b = g1 * GPUFS_DIRTY_GRAIN < S ? g1 * GPUFS_DIRTY_GRAIN : S;
+    if (b > w->limit) b = w->limit; /* bytes past the end of the file are not written */
+    if (a < b) {
+      w->a = a;
+      w->b = b;
+      have = true;
+      break;
+    }
+  }
+  uint32_t lanes = __ballot_sync(GPUFS_FULL_MASK, have);
+  if (lanes == 0) return false;
+  uint64_t t0 = 0;
+  if (gpufs_lane() == 0) t0 = gpufs_q_reserve(&d->q, (uint32_t)__popc(lanes));
+  t0 = __shfl_sync(GPUFS_FULL_MASK, t0, 0);
+  if (have) {
+    w->ticket = t0 + (uint64_t)__popc(lanes & gpufs_lanemask_lt());
+    int rc = gpufs_q_wait_free(&d->q, w->ticket);
+    if (rc == 0) {
+      w->owned = true;
+    } else { /* stopped: the bytes stay dirty */
+      w->failed = true;
+      if (!w->err) w->err = rc;
+      gpufs_dirty_bits(&d->cache, w->frame, w->a, w->b);
+    }
+  }
+  return true;
+}
+
+__device__ void gpufs_wb_post(int32_t hfid, uint32_t ring, struct gpufs_wb *w)
+{
+  const struct gpufs_dev *d = &gpufs_dev;
+  struct gpufs_slot *s = gpufs_q_slot(&d->q, w->ticket);
+  if (w->owned) {
+    gpufs_st_relaxed_u32_sys(&s->op, GPUFS_OP_WRITE);
+    gpufs_st_relaxed_u32_sys((uint32_t *)&s->hfid, (uint32_t)hfid);
+    gpufs_st_relaxed_u64_sys(&s->offset, w->page_start + w->a);
+    gpufs_st_relaxed_u32_sys(&s->len, w->b - w->a);
+    gpufs_q_post(&d->q, w->ticket);
+  }
+  /* as in gpufs_round_fetch: the lane of the last ticket polls first */
+  uint32_t posted = __ballot_sync(GPUFS_FULL_MASK, w->owned);
+  int rc = 0;
+  if (w->owned && gpufs_lane() == 31u - (uint32_t)__clz(posted))
+    rc = gpufs_q_wait_done(&d->q, w->ticket);
+  __syncwarp();
+  if (!w->owned) return;
+  if (rc == 0) rc = gpufs_q_wait_done(&d->q, w->ticket);
+  int64_t res = rc;
+  if (rc == 0) {
+    res = gpufs_ld_relaxed_i64_sys(&s->result);
+    gpufs_q_release(&d->q, w->ticket);
+  } /* else stopped: a worker may still read the slot; never hand it on */
+  w->owned = false;
+  if (res == (int64_t)(w->b - w->a)) {
+    gpufs_add_relaxed_u64_dev(&d->cache.rings[ring].writebacks, 1ull);
+    return;
+  }
+  w->failed = true;
+  if (!w->err) w->err = res < 0 ? res : -GPUFS_EIO;
+  gpufs_dirty_bits(&d->cache, w->frame, w->a, w->b);
+}
+
+__device__ int64_t gpufs_wb_finish(uint32_t *head, uint32_t fd, struct gpufs_wb *w)
+{
+  const struct gpufs_cache *c = &gpufs_dev.cache;
+  if (w->frame != GPUFS_NIL) {
+    if (w->failed && gpufs_dirty_flag(c, w->frame)) gpufs_dlist_push(c, head, w->frame, fd);
+    gpufs_dirty_done(c, w->frame);
+  }
+  uint32_t bad = __ballot_sync(GPUFS_FULL_MASK, w->err != 0);
+  if (bad == 0) return 0;
+  return __shfl_sync(GPUFS_FULL_MASK, w->err, __ffs((int)bad) - 1);
+}

@@ -1,0 +1,181 @@
+/*
+ * writeback.cuh - a group writes dirty pages back to the host file.
+ *
+ * A group takes one of a file's dirty lists whole (dirty.h) and writes its
+ * frames back 32 at a time, one frame per meta lane, in sub-rounds:
+ *
+ *   meta:  each lane takes its frame's next dirty run (clipped to the file's
+ *          size) and a ticket for it; the lanes with a run take consecutive
+ *          tickets, so runs of whole consecutive pages become one pwrite
+ *   group: copy each run's bytes from its frame into its slot's host staging
+ *   meta:  post WRITE, wait, release; a run that failed is marked dirty again
+ *   ... until no lane has a run left; then each lane unpins its frame and
+ *   pushes it back on the list if some run failed.
+ *
+ * Who flushes: gfsync and the last gclose (every list of the file), gmsync
+ * MS_SYNC, gpufs_sync's kernel, and a group whose allocation found only
+ * dirty frames (gpufs_stall: it writes back the file of a dirty frame its
+ * ring passed over, then tries again).  A flusher of an open file holds it
+ * (gpufs_fd_hold), so that its last gclose waits for the flush to end.
+ */
+#ifndef GPUFS_DEVICE_WRITEBACK_CUH
+#define GPUFS_DEVICE_WRITEBACK_CUH
+
+#include "libgpufs/device/round.cuh"
+
+/* What one meta lane holds about its frame during a write-back. */
+struct gpufs_wb {
+  uint32_t frame;      /* GPUFS_NIL: no frame */
+  uint64_t page_start; /* file offset of the page */
+  uint32_t limit;      /* bytes of the page inside the file */
+  struct gpufs_dirty_cursor cur;
+  bool more;           /* the cursor may hold more runs */
+  bool failed;         /* some run of the frame failed: keep it dirty */
+  uint32_t a, b;       /* the run of this sub-round, bytes [a, b) of the page */
+  uint64_t ticket;
+  bool owned;
+  int64_t err;
+};
+
+/* Meta lanes: take up to 32 frames from the list at *next (a list the
+ * group owns) of descriptor fd; returns the rest of the list.  Lane j gets
+ * the j-th frame. */
+__device__ uint32_t gpufs_wb_gather(uint32_t next, uint32_t fd, struct gpufs_wb *w);
+
+/* Meta lanes: each finds its frame's next run and takes a ticket for it.
+ * True on every lane when some lane has a run. */
+__device__ bool gpufs_wb_plan(struct gpufs_wb *w);
+
+/* Meta lanes: post the run's WRITE (its bytes are in staging), wait, and
+ * settle it. */
+__device__ void gpufs_wb_post(int32_t hfid, uint32_t ring, struct gpufs_wb *w);
+
+/* Meta lanes: unpin the frame; push it back on *head (owned by fd) if a run
+ * failed.  Returns the warp's first error, on every lane. */
+__device__ int64_t gpufs_wb_finish(uint32_t *head, uint32_t fd, struct gpufs_wb *w);
+
+/* Hold descriptor fd for a write-back: 0 if it is OPEN and writable (its
+ * last gclose then waits for gpufs_fd_unhold), else -EBADF.  Any thread. */
+__device__ int gpufs_fd_hold(int fd);
+__device__ void gpufs_fd_unhold(int fd);
+
+/* Hold some open writable descriptor of file cid: returns it, or -1. */
+__device__ int gpufs_fd_hold_writer(uint32_t cid);
+
+/* Wait until no one holds fd.  One thread. */
+__device__ void gpufs_fd_wait_unheld(int fd);
+
+/* The file's dirty list k, for writers of descriptor fd. */
+__device__ __forceinline__ uint32_t *gpufs_dlist(uint32_t fd, uint32_t k)
+{
+  return &gpufs_dev.ftab.files[fd].dheads[k % GPUFS_DLISTS];
+}
+
+/* Write back the frames on list *head of descriptor fd (host file hfid).
+ * Every thread of the group calls it with equal arguments.  0 or the first
+ * error (the frames it hit stay dirty, back on the list). */
+template <typename G>
+__device__ int64_t gpufs_wb_list(G g, uint32_t fd, int32_t hfid, uint32_t *head, uint32_t ring)
+{
+  const struct gpufs_dev *d = &gpufs_dev;
+  const uint32_t S = d->cache.page_size;
+  int64_t err = 0;
+  uint32_t next = GPUFS_NIL;
+  if (g.rank() == 0) next = gpufs_dlist_take(head);
+  next = (uint32_t)g.bcast(next);
+  while (next != GPUFS_NIL) {
+    struct gpufs_wb w = {};
+    w.frame = GPUFS_NIL;
+    if (g.meta()) next = gpufs_wb_gather(next, fd, &w);
+    next = (uint32_t)g.bcast(next);
+    for (;;) {
+      bool any = false;
+      if (g.meta()) {
+        any = gpufs_wb_plan(&w);
+        g.put32(GPUFS_V32_FRAME, w.frame);
+        g.put32(GPUFS_V32_KIND, w.a);
+        g.put64(GPUFS_V64_TICKET, w.ticket);
+        g.put64(GPUFS_V64_STATUS, w.owned ? (uint64_t)(w.b - w.a) : 0);
+      }
+      if (!g.bcast(any)) break; /* includes a sync: the put values are visible */
+      for (uint32_t j = 0; j < GPUFS_CHUNK; j++) {
+        uint64_t len = g.get64(GPUFS_V64_STATUS, w.owned ? (uint64_t)(w.b - w.a) : 0, j);
+        uint32_t f = g.get32(GPUFS_V32_FRAME, w.frame, j);
+        uint32_t a = g.get32(GPUFS_V32_KIND, w.a, j);
+        uint64_t t = g.get64(GPUFS_V64_TICKET, w.ticket, j);
+        if (len == 0) continue;
+        gpufs_group_copy(d->q.staging_host + (uint64_t)gpufs_q_index(&d->q, t) * S,
+                         gpufs_frame_data(&d->cache, f) + a, (size_t)len, g.rank(), g.size());
+      }
+      /* each thread's stores to host staging are visible system-wide before
+       * the meta lane's release of req_seq in gpufs_q_post */
+      __threadfence_system();
+      g.sync();
+      if (g.meta()) gpufs_wb_post(hfid, ring, &w);
+    }
+    int64_t e = 0;
+    if (g.meta()) e = gpufs_wb_finish(head, fd, &w);
+    e = g.bcast(e);
+    if (e && !err) err = e;
+  }
+  return err;
+}
+
+/* Write back every dirty list of descriptor fd, starting at the caller's
+ * own list.  The caller holds fd (or is its last closer).  0 or the first
+ * error. */
+template <typename G>
+__device__ int64_t gpufs_wb_file(G g, uint32_t fd, uint32_t ring)
+{
+  const int32_t hfid = gpufs_dev.ftab.files[fd].hfid;
+  const uint32_t k0 = g.id();
+  int64_t err = 0;
+  for (uint32_t k = 0; k < GPUFS_DLISTS; k++) {
+    int64_t e = gpufs_wb_list(g, fd, hfid, gpufs_dlist(fd, k0 + k), ring);
+    if (e && !err) err = e;
+  }
+  return err;
+}
+
+/* gpufs_wb_file for a descriptor the caller does not hold: holds it first.
+ * -EBADF when it is not open for writing (nothing to do). */
+template <typename G>
+__device__ int64_t gpufs_wb_held(G g, int fd, uint32_t ring)
+{
+  int64_t rc = 0;
+  if (g.rank() == 0) rc = gpufs_fd_hold(fd);
+  rc = g.bcast(rc);
+  if (rc) return rc;
+  rc = gpufs_wb_file(g, (uint32_t)fd, ring);
+  g.sync();
+  if (g.rank() == 0) gpufs_fd_unhold(fd);
+  return rc;
+}
+
+/* A round got no frame.  If the group's ring passed over a dirty frame,
+ * write back that frame's file, so that the next try finds clean frames;
+ * else pause (gpufs_round_stalled).  0: try again; < 0: give up with it. */
+template <typename G>
+__device__ int64_t gpufs_stall(G g, uint32_t ring, uint64_t *since)
+{
+  const struct gpufs_cache *c = &gpufs_dev.cache;
+  int64_t fd = -1;
+  if (g.rank() == 0) {
+    struct gpufs_ring *rg = &c->rings[ring];
+    uint32_t f = gpufs_ld_relaxed_u32_dev(&rg->dirty_hint);
+    /* relaxed: only a hint; gpufs_fd_hold checks the descriptor */
+    if (f < c->nframes && (gpufs_ld_relaxed_u32_dev(&c->frames[f].state) & GPUFS_PG_DIRTY)) {
+      fd = gpufs_ld_relaxed_u32_dev(&c->frames[f].wfile);
+      gpufs_add_relaxed_u64_dev(&rg->cleanings, 1ull);
+    }
+  }
+  fd = g.bcast(fd);
+  if (fd >= 0 && fd < (int64_t)gpufs_dev.ftab.nfiles) {
+    int64_t rc = gpufs_wb_held(g, (int)fd, ring);
+    if (rc && rc != -GPUFS_EBADF) return rc; /* it cannot be written back: say why */
+    if (rc == 0) *since = 0; /* dirty frames are being written back: not stuck */
+  }
+  return gpufs_round_stalled(g, since);
+}
+
+#endif /* GPUFS_DEVICE_WRITEBACK_CUH */

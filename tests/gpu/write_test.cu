@@ -1,0 +1,1307 @@
+/*
+ * write_test.cu - the write path: gwrite / gwrite_warp, gfsync, gftruncate,
+ * gunlink, creating opens, gmmap(PROT_WRITE), gpufs_sync and gpufs_stop
+ * write-back.  Every byte the GPU wrote, and every byte around it, is
+ * compared with what the host file must hold (read back with a host fd):
+ * many groups writing disjoint odd ranges of one file, the CPU and the GPU
+ * writing alternating grains of the same cached pages, a file 8x the cache
+ * of dirty pages, reads of one's own writes, truncation, close-to-open
+ * consistency, unlink and re-create, bad inputs, and a disk that fails
+ * writes or fsyncs.
+ */
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include <algorithm>
+#include <atomic>
+#include <random>
+#include <tuple>
+
+#include "libgpufs/host/cuda_glue.h"
+#include "libgpufs/host/daemon.h"
+#include "tests/gpu/gpu_util.h"
+
+static_assert(GPUFS_DIRTY_GRAIN >= 64 && (GPUFS_DIRTY_GRAIN & (GPUFS_DIRTY_GRAIN - 1)) == 0,
+              "the grain tests write parts [5, 50) of a grain");
+
+static const int WT_RW_NEW = GPUFS_O_RDWR | GPUFS_O_CREAT | GPUFS_O_TRUNC;
+
+/* ---------------- host helpers ---------------- */
+
+/* " (ENOSPC ...)" for a negative result, for failure messages. */
+static std::string wt_err(int64_t v)
+{
+  if (v >= 0 || v < -4095) return "";
+  return std::string(" (") + gpufs_strerror((int)v) + ")";
+}
+
+/* Launch errors and the kernel's own. */
+static cudaError_t wt_sync()
+{
+  cudaError_t e = cudaGetLastError();
+  return e != cudaSuccess ? e : cudaDeviceSynchronize();
+}
+
+/* Device memory of count T, every byte set to `byte`; freed at scope end. */
+template <class T> struct wt_dmem {
+  T *p = nullptr;
+  size_t n = 0;
+  explicit wt_dmem(size_t count, int byte = 0) : n(count)
+  {
+    if (cudaMalloc(&p, std::max<size_t>(count, 1) * sizeof(T)) != cudaSuccess) p = nullptr;
+    else cudaMemset(p, byte, std::max<size_t>(count, 1) * sizeof(T));
+  }
+  ~wt_dmem()
+  {
+    if (p) cudaFree(p);
+  }
+  wt_dmem(const wt_dmem &) = delete;
+  wt_dmem &operator=(const wt_dmem &) = delete;
+  void set(int byte) { cudaMemset(p, byte, std::max<size_t>(n, 1) * sizeof(T)); }
+  std::vector<T> get() const
+  {
+    std::vector<T> v(n);
+    if (n) cudaMemcpy(v.data(), p, n * sizeof(T), cudaMemcpyDeviceToHost);
+    return v;
+  }
+};
+
+__global__ void wt_fill(uint8_t *p, uint64_t n, uint64_t seed)
+{
+  for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n;
+       i += (uint64_t)gridDim.x * blockDim.x)
+    p[i] = tpat(seed, i);
+}
+
+/* n device bytes, byte i = tpat(seed, i): gwrite(fd, off, len, src.p + off)
+ * writes the pattern of seed at its file offsets. */
+struct wt_src : wt_dmem<uint8_t> {
+  wt_src(uint64_t count, uint64_t seed) : wt_dmem<uint8_t>(count)
+  {
+    if (p) {
+      wt_fill<<<256, 256>>>(p, count, seed);
+      cudaDeviceSynchronize();
+    }
+  }
+};
+
+/* Host models of file contents. */
+static std::vector<uint8_t> wt_pattern(uint64_t n, uint64_t seed)
+{
+  std::vector<uint8_t> v(n);
+  for (uint64_t i = 0; i < n; i++) v[i] = tpat(seed, i);
+  return v;
+}
+
+/* m[off, off+len) = the pattern of seed at those offsets (m grows with zeros). */
+static void wt_put(std::vector<uint8_t> &m, uint64_t off, uint64_t len, uint64_t seed)
+{
+  if (m.size() < off + len) m.resize(off + len, 0);
+  for (uint64_t i = off; i < off + len; i++) m[i] = tpat(seed, i);
+}
+
+static ::testing::AssertionResult wt_bytes_eq(const uint8_t *want, const uint8_t *got, uint64_t n,
+                                              uint64_t base = 0)
+{
+  uint64_t bad = 0, first = 0;
+  for (uint64_t i = 0; i < n; i++)
+    if (want[i] != got[i]) {
+      if (!bad) first = i;
+      bad++;
+    }
+  if (!bad) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure()
+         << bad << " of " << n << " bytes differ; the first at file offset " << base + first
+         << ": got " << (int)got[first] << ", want " << (int)want[first];
+}
+
+/* The host file holds exactly `want` (size and every byte). */
+static ::testing::AssertionResult wt_file_is(const std::string &path, const std::vector<uint8_t> &want)
+{
+  int fd = open(path.c_str(), O_RDONLY);
+  if (fd < 0) return ::testing::AssertionFailure() << path << ": " << strerror(errno);
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    close(fd);
+    return ::testing::AssertionFailure() << "fstat: " << strerror(errno);
+  }
+  if ((uint64_t)st.st_size != want.size()) {
+    close(fd);
+    return ::testing::AssertionFailure() << "file size " << st.st_size << ", want " << want.size();
+  }
+  std::vector<uint8_t> got(want.size());
+  uint64_t done = 0;
+  while (done < got.size()) {
+    ssize_t r = pread(fd, got.data() + done, got.size() - done, (off_t)done);
+    if (r <= 0) break;
+    done += (uint64_t)r;
+  }
+  close(fd);
+  if (done != got.size()) return ::testing::AssertionFailure() << "read " << done << " of " << got.size();
+  return wt_bytes_eq(want.data(), got.data(), want.size());
+}
+
+static bool wt_host_rewrite(const std::string &path, const std::vector<uint8_t> &data)
+{
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) return false;
+  bool ok = pwrite(fd, data.data(), data.size(), 0) == (ssize_t)data.size();
+  return close(fd) == 0 && ok;
+}
+
+/* pwrite m[off, off+len) to the host file at off. */
+static bool wt_host_pwrite(const std::string &path, const std::vector<uint8_t> &m, uint64_t off, uint64_t len)
+{
+  int fd = open(path.c_str(), O_WRONLY);
+  if (fd < 0) return false;
+  bool ok = pwrite(fd, m.data() + off, len, (off_t)off) == (ssize_t)len;
+  return close(fd) == 0 && ok;
+}
+
+/* Move the file's mtime `secs` past its current one, so that a rewrite of
+ * the same size within one timestamp tick still looks changed. */
+static bool wt_bump_mtime(const std::string &path, int secs)
+{
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) return false;
+  struct timespec ts[2];
+  ts[0].tv_sec = 0;
+  ts[0].tv_nsec = UTIME_OMIT;
+  ts[1] = st.st_mtim;
+  ts[1].tv_sec += secs;
+  return utimensat(AT_FDCWD, path.c_str(), ts, 0) == 0;
+}
+
+/* ---------------- device helpers ---------------- */
+
+/* Block-level (w false) or warp-level (w true) forms of the calls. */
+static __device__ inline uint32_t wt_rank(bool w) { return w ? threadIdx.x % 32 : threadIdx.x; }
+static __device__ inline int wt_group(bool w)
+{
+  return w ? (int)((blockIdx.x * blockDim.x + threadIdx.x) / 32) : (int)blockIdx.x;
+}
+static __device__ inline int wt_ngroups(bool w)
+{
+  return w ? (int)(gridDim.x * blockDim.x / 32) : (int)gridDim.x;
+}
+static __device__ inline int wt_open(bool w, const char *p, int flags, int mode)
+{
+  return w ? gopen_warp(p, flags, mode) : gopen(p, flags, mode);
+}
+static __device__ inline int wt_close(bool w, int fd) { return w ? gclose_warp(fd) : gclose(fd); }
+static __device__ inline ssize_t wt_read(bool w, int fd, int64_t off, size_t n, void *buf)
+{
+  return w ? gread_warp(fd, off, n, buf) : gread(fd, off, n, buf);
+}
+static __device__ inline ssize_t wt_write(bool w, int fd, int64_t off, size_t n, const void *buf)
+{
+  return w ? gwrite_warp(fd, off, n, buf) : gwrite(fd, off, n, buf);
+}
+
+__global__ void wt_open_k(const char *path, int flags, int mode, int64_t *r)
+{
+  int fd = gopen(path, flags, mode);
+  if (threadIdx.x == 0) *r = fd;
+}
+
+enum { WT_CLOSE, WT_FSYNC, WT_TRUNCATE };
+__global__ void wt_fd_call(int op, int fd, int64_t arg, int64_t *r)
+{
+  int v;
+  if (op == WT_CLOSE) v = gclose(fd);
+  else if (op == WT_FSYNC) v = gfsync(fd);
+  else v = gftruncate(fd, arg);
+  if (threadIdx.x == 0) *r = v;
+}
+
+/* One block-level call from the host; -10000 when CUDA failed. */
+static int wt_gopen_h(const std::string &path, int flags, int mode = 0644)
+{
+  dpath dp(path);
+  wt_dmem<int64_t> r(1, 0x7f);
+  wt_open_k<<<1, 64>>>(dp.d, flags, mode, r.p);
+  if (wt_sync() != cudaSuccess) return -10000;
+  return (int)r.get()[0];
+}
+
+static int wt_fd_op(int op, int fd, int64_t arg = 0)
+{
+  wt_dmem<int64_t> r(1, 0x7f);
+  wt_fd_call<<<1, 64>>>(op, fd, arg, r.p);
+  if (wt_sync() != cudaSuccess) return -10000;
+  return (int)r.get()[0];
+}
+static int wt_gclose_h(int fd) { return wt_fd_op(WT_CLOSE, fd); }
+static int wt_gfsync_h(int fd) { return wt_fd_op(WT_FSYNC, fd); }
+
+/* Block b writes [lo, hi), its share of [0, fsize), in gwrites of `chunk`
+ * bytes.  r[2b]: the offset of the first gwrite that did not return its
+ * size (-1: none), r[2b+1]: what it returned. */
+__global__ void wt_stream_write(int fd, uint64_t fsize, uint64_t chunk, const uint8_t *src, int64_t *r)
+{
+  uint64_t share = (fsize + gridDim.x - 1) / gridDim.x;
+  uint64_t lo = blockIdx.x * share, hi = lo + share < fsize ? lo + share : fsize;
+  int64_t bad_off = -1, bad_ret = 0;
+  for (uint64_t off = lo; off < hi; off += chunk) {
+    uint64_t n = hi - off < chunk ? hi - off : chunk;
+    ssize_t w = gwrite(fd, (int64_t)off, n, src + off);
+    if (w != (ssize_t)n) {
+      bad_off = (int64_t)off;
+      bad_ret = w;
+      break;
+    }
+  }
+  if (threadIdx.x == 0) {
+    r[2 * blockIdx.x] = bad_off;
+    r[2 * blockIdx.x + 1] = bad_ret;
+  }
+}
+
+/* Run wt_stream_write over [0, fsize) of fd with the pattern in src. */
+static void wt_stream(int fd, uint64_t fsize, const wt_src &src, unsigned blocks, uint64_t chunk)
+{
+  wt_dmem<int64_t> r(2 * blocks, 0x7f);
+  wt_stream_write<<<blocks, 256>>>(fd, fsize, chunk, src.p, r.p);
+  ASSERT_EQ(cudaSuccess, wt_sync());
+  std::vector<int64_t> h = r.get();
+  for (unsigned b = 0; b < blocks; b++)
+    EXPECT_EQ(-1, h[2 * b]) << "block " << b << ": the gwrite at this offset returned " << h[2 * b + 1]
+                            << wt_err(h[2 * b + 1]);
+}
+
+/* ---------------- the parameterized tests: (page size, transfer path) ---------------- */
+
+class WriteTest : public ::testing::TestWithParam<std::tuple<uint32_t, uint32_t>> {
+protected:
+  tdir dir;
+  uint32_t page = 0;
+  bool started = false;
+  void SetUp() override
+  {
+    REQUIRE_GPU();
+    page = std::get<0>(GetParam());
+  }
+  void start(uint64_t cache, uint32_t rings = 16)
+  {
+    struct gpufs_config c = small_config(page, cache);
+    c.xfer = std::get<1>(GetParam());
+    c.nrings = rings;
+    c.alloc_timeout_ms = 10000;
+    ASSERT_EQ(0, gpufs_start(&c)) << gpufs_error_detail();
+    started = true;
+  }
+  void TearDown() override
+  {
+    if (started) EXPECT_EQ(0, gpufs_stop());
+  }
+  /* A path in the test directory that the test (or the GPU) creates. */
+  std::string newpath(const char *name)
+  {
+    std::string p = dir.path + "/" + name;
+    dir.files.push_back(p);
+    return p;
+  }
+  void disjoint_ranges(bool warp);
+  void read_own_writes(bool warp);
+  void map_write(bool msync);
+};
+
+/* ---- 1, 2: many groups write disjoint odd ranges of one new file ---- */
+
+struct wt_range {
+  int64_t off;
+  uint64_t len;
+};
+
+/* Every group opens path (sharing the descriptor the host holds), writes
+ * ranges g, g + ngroups, ... and closes. */
+__global__ void wt_open_write_ranges(const char *path, int flags, const wt_range *rs, int nr,
+                                     const uint8_t *src, int64_t *opens, int64_t *closes,
+                                     int64_t *ret, bool warp)
+{
+  const int g = wt_group(warp), ng = wt_ngroups(warp);
+  const bool lead = wt_rank(warp) == 0;
+  int fd = wt_open(warp, path, flags, 0644);
+  if (lead) opens[g] = fd;
+  if (fd < 0) return;
+  for (int i = g; i < nr; i += ng) {
+    ssize_t w = wt_write(warp, fd, rs[i].off, rs[i].len, src + rs[i].off);
+    if (lead) ret[i] = w;
+  }
+  int c = wt_close(warp, fd);
+  if (lead) closes[g] = c;
+}
+
+void WriteTest::disjoint_ranges(bool warp)
+{
+  start(64ull << 20);
+  /* Ranges in file order, assigned round robin, so neighbours (often in
+   * one grain, always several to a 64 KiB page) belong to different groups;
+   * gaps of 0 to 149 bytes stay zero. */
+  std::mt19937_64 rng(1234 + page + (warp ? 1 : 0));
+  const int nr = 512;
+  std::vector<wt_range> rs(nr);
+  uint64_t pos = 0;
+  for (auto &r : rs) {
+    pos += rng() % 4 == 0 ? 0 : rng() % 150;
+    uint64_t len = rng() % 8 == 0 ? 1 + rng() % (page + page / 2 + 500) : 1 + rng() % 700;
+    r = {(int64_t)pos, len};
+    pos += len;
+  }
+  const uint64_t end = pos;
+  /* An older, longer file under the name: O_TRUNC must drop all of it. */
+  std::string f = dir.make("ranges", end + 3ull * page + 77, 99);
+  std::vector<uint8_t> model(end, 0);
+  for (auto &r : rs) wt_put(model, (uint64_t)r.off, r.len, 5);
+  wt_src src(end, 5);
+  wt_dmem<wt_range> drs(nr);
+  ASSERT_EQ(cudaSuccess, cudaMemcpy(drs.p, rs.data(), nr * sizeof(wt_range), cudaMemcpyHostToDevice));
+  const unsigned blocks = warp ? 16 : 64, threads = 256;
+  const int ng = warp ? (int)(blocks * threads / 32) : (int)blocks;
+  wt_dmem<int64_t> opens(ng, 0x7f), closes(ng, 0x7f), ret(nr, 0x7f);
+  dpath dp(f);
+  int fd = wt_gopen_h(f, WT_RW_NEW); /* held, so every group shares one host open */
+  ASSERT_GE(fd, 0) << wt_err(fd);
+  wt_open_write_ranges<<<blocks, threads>>>(dp.d, WT_RW_NEW, drs.p, nr, src.p, opens.p, closes.p,
+                                            ret.p, warp);
+  ASSERT_EQ(cudaSuccess, wt_sync());
+  std::vector<int64_t> ho = opens.get(), hc = closes.get(), hr = ret.get();
+  for (int g = 0; g < ng; g++) {
+    EXPECT_EQ(fd, ho[g]) << "gopen of group " << g << wt_err(ho[g]);
+    EXPECT_EQ(0, hc[g]) << "gclose of group " << g << wt_err(hc[g]);
+  }
+  for (int i = 0; i < nr; i++)
+    EXPECT_EQ((int64_t)rs[i].len, hr[i]) << "gwrite of range " << i << " at " << rs[i].off << wt_err(hr[i]);
+  EXPECT_EQ(0, wt_gclose_h(fd)) << "the last gclose";
+  EXPECT_TRUE(wt_file_is(f, model)) << "size must be the highest end, " << end;
+}
+
+TEST_P(WriteTest, DisjointRangesManyBlocks) { disjoint_ranges(false); }
+TEST_P(WriteTest, DisjointRangesManyWarps) { disjoint_ranges(true); }
+
+/* ---- 3: the CPU and the GPU write alternating grains of cached pages ---- */
+
+__global__ void wt_read_k(int fd, int64_t off, uint64_t len, uint8_t *out, int64_t *r)
+{
+  ssize_t n = gread(fd, off, len, out);
+  if (threadIdx.x == 0) *r = n;
+}
+
+/* Block b writes the even grains of page b, one gwrite each (grains with
+ * index % 4 == 2 only in part: bytes [5, 50)), then gfsyncs.  r[3b]:
+ * gwrites that did not return their size, r[3b+1]: the first such result,
+ * r[3b+2]: gfsync. */
+__global__ void wt_even_grains(int fd, uint64_t fsize, uint32_t page, const uint8_t *src, int64_t *r)
+{
+  const uint64_t G = GPUFS_DIRTY_GRAIN;
+  uint64_t lo = (uint64_t)blockIdx.x * page, hi = lo + page < fsize ? lo + page : fsize;
+  int64_t wrong = 0, first = 0;
+  for (uint64_t off = lo; off < hi; off += 2 * G) {
+    uint64_t a = off, n = hi - off < G ? hi - off : G;
+    if ((off / G) % 4 == 2) {
+      a = off + 5;
+      n = 45;
+    }
+    ssize_t w = gwrite(fd, (int64_t)a, n, src + a);
+    if (w != (ssize_t)n) {
+      if (wrong == 0) first = w;
+      wrong++;
+    }
+  }
+  int s = gfsync(fd);
+  if (threadIdx.x == 0) {
+    r[3 * blockIdx.x] = wrong;
+    r[3 * blockIdx.x + 1] = first;
+    r[3 * blockIdx.x + 2] = s;
+  }
+}
+
+TEST_P(WriteTest, CpuAndGpuWriteAlternatingGrains)
+{
+  const uint64_t G = GPUFS_DIRTY_GRAIN;
+  const uint64_t fsize = 8ull * page + 10 * G;
+  const unsigned npages = (unsigned)((fsize + page - 1) / page);
+  std::string f = dir.make("grains", fsize, 31);
+  start(256ull * page);
+  int fd = wt_gopen_h(f, GPUFS_O_RDWR);
+  ASSERT_GE(fd, 0) << wt_err(fd);
+  /* the GPU caches every page as it is before the CPU writes */
+  wt_dmem<uint8_t> out(fsize);
+  wt_dmem<int64_t> r1(1, 0x7f);
+  wt_read_k<<<1, 256>>>(fd, 0, fsize, out.p, r1.p);
+  ASSERT_EQ(cudaSuccess, wt_sync());
+  ASSERT_EQ((int64_t)fsize, r1.get()[0]) << "gread of the whole file" << wt_err(r1.get()[0]);
+  std::vector<uint8_t> model = wt_pattern(fsize, 31);
+  ASSERT_TRUE(wt_bytes_eq(model.data(), out.get().data(), fsize)) << "the file as first read";
+  /* the CPU writes the odd grains (seed 32) */
+  for (uint64_t off = G; off < fsize; off += 2 * G) wt_put(model, off, G, 32);
+  {
+    int hfd = open(f.c_str(), O_WRONLY);
+    ASSERT_GE(hfd, 0);
+    for (uint64_t off = G; off < fsize; off += 2 * G)
+      ASSERT_EQ((ssize_t)G, pwrite(hfd, model.data() + off, G, (off_t)off));
+    ASSERT_EQ(0, close(hfd));
+  }
+  /* the GPU writes the even ones (seed 33) into its cached pages */
+  for (uint64_t off = 0; off < fsize; off += 2 * G) {
+    if ((off / G) % 4 == 2) wt_put(model, off + 5, 45, 33);
+    else wt_put(model, off, G, 33);
+  }
+  wt_src src(fsize, 33);
+  wt_dmem<int64_t> r(3 * npages, 0x7f);
+  wt_even_grains<<<npages, 128>>>(fd, fsize, page, src.p, r.p);
+  ASSERT_EQ(cudaSuccess, wt_sync());
+  std::vector<int64_t> h = r.get();
+  for (unsigned b = 0; b < npages; b++) {
+    EXPECT_EQ(0, h[3 * b]) << "page " << b << ": gwrites that failed, the first returned " << h[3 * b + 1]
+                           << wt_err(h[3 * b + 1]);
+    EXPECT_EQ(0, h[3 * b + 2]) << "gfsync of block " << b << wt_err(h[3 * b + 2]);
+  }
+  EXPECT_TRUE(wt_file_is(f, model)) << "after gfsync: even grains the GPU's, odd grains the CPU's";
+  EXPECT_EQ(0, wt_gclose_h(fd));
+  EXPECT_TRUE(wt_file_is(f, model)) << "after gclose";
+}
+
+/* ---- 4: a new file 8x the cache, dirty pages only ---- */
+
+TEST_P(WriteTest, FileGrowsPastTheCache)
+{
+  const uint64_t cache = std::max<uint64_t>(2ull << 20, 64ull * page);
+  const uint64_t fsize = (16ull << 20) + 12345;
+  start(cache, 4);
+  std::string f = newpath("big");
+  wt_src src(fsize, 41);
+  int fd = wt_gopen_h(f, WT_RW_NEW);
+  ASSERT_GE(fd, 0) << wt_err(fd);
+  /* 16 blocks, gwrites of 3 pages of 4 KiB and 123 bytes: page and grain
+   * boundaries fall inside calls and between the blocks' shares */
+  wt_stream(fd, fsize, src, 16, 3 * 4096 + 123);
+  struct gpufs_stats st;
+  ASSERT_EQ(0, gpufs_get_stats(&st));
+  EXPECT_TRUE(st.cleanings > 0 || st.writebacks > 0)
+      << "16 MiB of dirty pages cannot stay in a cache of " << cache << " bytes";
+  EXPECT_GE(st.bytes_written, fsize - cache) << "only the cache can hold unwritten bytes";
+  EXPECT_LE(st.dirty, cache / page);
+  EXPECT_EQ(0, wt_gclose_h(fd));
+  ASSERT_EQ(0, gpufs_get_stats(&st));
+  EXPECT_EQ(0ull, (unsigned long long)st.dirty) << "after the last gclose";
+  EXPECT_GT(st.writebacks, 0ull);
+  EXPECT_GE(st.bytes_written, fsize);
+  EXPECT_TRUE(wt_file_is(f, wt_pattern(fsize, 41)));
+}
+
+/* ---- 5: read your own writes ---- */
+
+/* One group: r[] as listed; out1..out3 the greads' bytes. */
+__global__ void wt_rw_own(const char *path, uint32_t page, uint64_t s0, const uint8_t *src,
+                          uint8_t *out1, uint8_t *out2, uint8_t *out3, int64_t *r, bool warp)
+{
+  const bool lead = wt_rank(warp) == 0;
+  int64_t v[8];
+  for (int i = 0; i < 8; i++) v[i] = 0x7f7f7f7f;
+  const int64_t a = (int64_t)page - 100;          /* 300 bytes across pages 0 and 1 */
+  const int64_t woff = (int64_t)s0 + 5003;        /* 777 bytes past the end, a gap before */
+  const int64_t end = woff + 777;
+  int fd = wt_open(warp, path, GPUFS_O_RDWR, 0644);
+  v[0] = fd;
+  if (fd >= 0) {
+    v[1] = wt_write(warp, fd, a, 300, src + a);
+    v[2] = wt_read(warp, fd, a - 50, 400, out1);
+    v[3] = wt_write(warp, fd, woff, 777, src + woff);
+    v[4] = wt_read(warp, fd, (int64_t)s0 - 50, (uint64_t)(end - ((int64_t)s0 - 50)) + 64, out2);
+    v[5] = wt_read(warp, fd, end, 10, out3);
+    v[6] = wt_read(warp, fd, 0, (uint64_t)end + 100, out3);
+    v[7] = wt_close(warp, fd);
+  }
+  if (lead)
+    for (int i = 0; i < 8; i++) r[i] = v[i];
+}
+
+void WriteTest::read_own_writes(bool warp)
+{
+  const uint64_t s0 = 2ull * page + 300;
+  std::string f = dir.make("own", s0, 51);
+  start(256ull * page);
+  const uint64_t a = page - 100, woff = s0 + 5003, end = woff + 777;
+  std::vector<uint8_t> model = wt_pattern(s0, 51);
+  wt_put(model, a, 300, 52);
+  model.resize(woff, 0);
+  wt_put(model, woff, 777, 52);
+  ASSERT_EQ(end, model.size());
+  wt_src src(end, 52);
+  wt_dmem<uint8_t> o1(400, 0xa5), o2(end - (s0 - 50) + 64, 0xa5), o3(end + 100, 0xa5);
+  wt_dmem<int64_t> r(8, 0x7f);
+  dpath dp(f);
+  wt_rw_own<<<1, warp ? 32 : 128>>>(dp.d, page, s0, src.p, o1.p, o2.p, o3.p, r.p, warp);
+  ASSERT_EQ(cudaSuccess, wt_sync());
+  std::vector<int64_t> h = r.get();
+  ASSERT_GE(h[0], 0) << "gopen" << wt_err(h[0]);
+  EXPECT_EQ(300, h[1]) << "gwrite across a page boundary" << wt_err(h[1]);
+  EXPECT_EQ(400, h[2]) << "gread around it" << wt_err(h[2]);
+  EXPECT_EQ(777, h[3]) << "gwrite past the end" << wt_err(h[3]);
+  EXPECT_EQ((int64_t)(end - (s0 - 50)), h[4]) << "gread over the old end, the gap and the new bytes"
+                                              << wt_err(h[4]);
+  EXPECT_EQ(0, h[5]) << "gread at the new end";
+  EXPECT_EQ((int64_t)end, h[6]) << "gread of the whole file" << wt_err(h[6]);
+  EXPECT_EQ(0, h[7]) << "gclose" << wt_err(h[7]);
+  EXPECT_TRUE(wt_bytes_eq(model.data() + a - 50, o1.get().data(), 400, a - 50)) << "gread around the write";
+  if (h[4] == (int64_t)(end - (s0 - 50)))
+    EXPECT_TRUE(wt_bytes_eq(model.data() + s0 - 50, o2.get().data(), end - (s0 - 50), s0 - 50))
+        << "old tail, zero gap, new bytes";
+  if (h[6] == (int64_t)end) EXPECT_TRUE(wt_bytes_eq(model.data(), o3.get().data(), end)) << "the whole file";
+  EXPECT_TRUE(wt_file_is(f, model)) << "the host file after gclose";
+}
+
+TEST_P(WriteTest, ReadOwnWritesBlock) { read_own_writes(false); }
+TEST_P(WriteTest, ReadOwnWritesWarp) { read_own_writes(true); }
+
+/* ---- 6: gftruncate ---- */
+
+/* Read everything, dirty bytes before and after l1, shrink to l1, read. */
+__global__ void wt_trunc_shrink(int fd, uint32_t page, uint64_t s0, int64_t l1, const uint8_t *src,
+                                uint8_t *out_a, uint8_t *out_b, uint8_t *scratch, int64_t *r)
+{
+  int64_t v[6];
+  v[0] = gread(fd, 0, s0, out_a);
+  v[1] = gwrite(fd, 100, 200, src + 100);
+  v[2] = gwrite(fd, 2 * (int64_t)page + 10, 200, src + 2 * (uint64_t)page + 10);
+  v[3] = gftruncate(fd, l1);
+  v[4] = gread(fd, 0, s0, out_b);
+  v[5] = gread(fd, l1, 10, scratch);
+  if (threadIdx.x == 0)
+    for (int i = 0; i < 6; i++) r[i] = v[i];
+}
+
+/* Grow to l2 and read. */
+__global__ void wt_trunc_grow(int fd, uint64_t s0, int64_t l2, uint8_t *out_c, uint8_t *scratch, int64_t *r)
+{
+  int64_t v[3];
+  v[0] = gftruncate(fd, l2);
+  v[1] = gread(fd, 0, s0, out_c);
+  v[2] = gread(fd, l2, 10, scratch);
+  if (threadIdx.x == 0)
+    for (int i = 0; i < 3; i++) r[i] = v[i];
+}
+
+TEST_P(WriteTest, TruncateShrinksAndGrows)
+{
+  const uint64_t s0 = 5ull * page + 300, l1 = page + 777, l2 = 3ull * page + 5;
+  std::string f = dir.make("trunc", s0, 61);
+  start(256ull * page);
+  wt_src src(s0, 62);
+  wt_dmem<uint8_t> oa(s0, 0xa5), ob(s0, 0xa5), oc(s0, 0xa5), scratch(64);
+  wt_dmem<int64_t> r(6, 0x7f);
+  int fd = wt_gopen_h(f, GPUFS_O_RDWR);
+  ASSERT_GE(fd, 0) << wt_err(fd);
+  /* model1: the old bytes up to l1 with the dirty bytes at 100; the dirty
+   * bytes at 2 pages + 10 are cut off */
+  std::vector<uint8_t> model = wt_pattern(s0, 61);
+  std::vector<uint8_t> model1 = model;
+  wt_put(model1, 100, 200, 62);
+  model1.resize(l1);
+  wt_trunc_shrink<<<1, 128>>>(fd, page, s0, (int64_t)l1, src.p, oa.p, ob.p, scratch.p, r.p);
+  ASSERT_EQ(cudaSuccess, wt_sync());
+  std::vector<int64_t> h = r.get();
+  EXPECT_EQ((int64_t)s0, h[0]) << "gread before" << wt_err(h[0]);
+  EXPECT_EQ(200, h[1]) << "gwrite below the new length" << wt_err(h[1]);
+  EXPECT_EQ(200, h[2]) << "gwrite above it" << wt_err(h[2]);
+  EXPECT_EQ(0, h[3]) << "gftruncate(shrink)" << wt_err(h[3]);
+  EXPECT_EQ((int64_t)l1, h[4]) << "gread after shrinking: short at the new length" << wt_err(h[4]);
+  EXPECT_EQ(0, h[5]) << "gread at the new length";
+  EXPECT_TRUE(wt_bytes_eq(model.data(), oa.get().data(), s0)) << "gread before";
+  EXPECT_TRUE(wt_bytes_eq(model1.data(), ob.get().data(), l1)) << "gread after shrinking";
+  EXPECT_TRUE(wt_file_is(f, model1)) << "host file after shrinking: the dirty bytes below the length written";
+  /* model2: model1 and zeros up to l2; the cached old pages are stale */
+  std::vector<uint8_t> model2 = model1;
+  model2.resize(l2, 0);
+  r.set(0x7f);
+  wt_trunc_grow<<<1, 128>>>(fd, s0, (int64_t)l2, oc.p, scratch.p, r.p);
+  ASSERT_EQ(cudaSuccess, wt_sync());
+  h = r.get();
+  EXPECT_EQ(0, h[0]) << "gftruncate(grow)" << wt_err(h[0]);
+  EXPECT_EQ((int64_t)l2, h[1]) << "gread after growing" << wt_err(h[1]);
+  EXPECT_EQ(0, h[2]) << "gread at the new length";
+  EXPECT_TRUE(wt_bytes_eq(model2.data(), oc.get().data(), l2)) << "gread after growing: new bytes are zeros";
+  EXPECT_TRUE(wt_file_is(f, model2)) << "host file after growing";
+  EXPECT_EQ(0, wt_gclose_h(fd));
+  EXPECT_TRUE(wt_file_is(f, model2)) << "host file after gclose";
+}
+
+/* ---- 7: close-to-open: the host's changes between two gopens ---- */
+
+__global__ void wt_open_read_close(const char *path, int flags, uint64_t ask, uint8_t *out, int64_t *r)
+{
+  int64_t v[3] = {0, 0, 0};
+  int fd = gopen(path, flags);
+  v[0] = fd;
+  if (fd >= 0) {
+    v[1] = gread(fd, 0, ask, out);
+    v[2] = gclose(fd);
+  }
+  if (threadIdx.x == 0)
+    for (int i = 0; i < 3; i++) r[i] = v[i];
+}
+
+__global__ void wt_open_write_close(const char *path, int flags, int64_t off, uint64_t len,
+                                    const uint8_t *src, int64_t *r)
+{
+  int64_t v[3] = {0, 0, 0};
+  int fd = gopen(path, flags);
+  v[0] = fd;
+  if (fd >= 0) {
+    v[1] = gwrite(fd, off, len, src + off);
+    v[2] = gclose(fd);
+  }
+  if (threadIdx.x == 0)
+    for (int i = 0; i < 3; i++) r[i] = v[i];
+}
+
+TEST_P(WriteTest, CloseToOpenSeesHostChanges)
+{
+  const uint64_t sa = 3ull * page + 11, sb = 2ull * page + 999, ask = sa + 100;
+  std::string f = dir.make("c2o", sa, 71);
+  start(256ull * page);
+  dpath dp(f);
+  wt_dmem<uint8_t> out(ask);
+  wt_dmem<int64_t> r(3, 0x7f);
+  auto read_pass = [&](int flags, const std::vector<uint8_t> &model, const char *what) {
+    out.set(0xa5);
+    r.set(0x7f);
+    wt_open_read_close<<<1, 128>>>(dp.d, flags, ask, out.p, r.p);
+    ASSERT_EQ(cudaSuccess, wt_sync());
+    std::vector<int64_t> h = r.get();
+    ASSERT_GE(h[0], 0) << what << ": gopen" << wt_err(h[0]);
+    EXPECT_EQ((int64_t)model.size(), h[1]) << what << ": gread returns the size at this open" << wt_err(h[1]);
+    EXPECT_EQ(0, h[2]) << what << ": gclose" << wt_err(h[2]);
+    EXPECT_TRUE(wt_bytes_eq(model.data(), out.get().data(), model.size())) << what;
+  };
+  read_pass(GPUFS_O_RDONLY, wt_pattern(sa, 71), "first open");
+  /* other content, another size */
+  std::vector<uint8_t> mb = wt_pattern(sb, 72);
+  ASSERT_TRUE(wt_host_rewrite(f, mb));
+  read_pass(GPUFS_O_RDONLY, mb, "after the host rewrote it shorter");
+  /* other content, the same size; an mtime that surely differs */
+  std::vector<uint8_t> mc = wt_pattern(sb, 73);
+  ASSERT_TRUE(wt_host_rewrite(f, mc));
+  ASSERT_TRUE(wt_bump_mtime(f, 1));
+  read_pass(GPUFS_O_RDONLY, mc, "after the host rewrote it, same size");
+  /* the GPU writes and closes, then the host changes other bytes */
+  wt_src sd(sb, 74);
+  r.set(0x7f);
+  wt_open_write_close<<<1, 128>>>(dp.d, GPUFS_O_RDWR, 100, 192, sd.p, r.p);
+  ASSERT_EQ(cudaSuccess, wt_sync());
+  std::vector<int64_t> h = r.get();
+  ASSERT_GE(h[0], 0) << "gopen O_RDWR" << wt_err(h[0]);
+  EXPECT_EQ(192, h[1]) << "gwrite" << wt_err(h[1]);
+  EXPECT_EQ(0, h[2]) << "gclose" << wt_err(h[2]);
+  wt_put(mc, 100, 192, 74);
+  EXPECT_TRUE(wt_file_is(f, mc)) << "the GPU's write after gclose";
+  wt_put(mc, 1000, 100, 75);
+  ASSERT_TRUE(wt_host_pwrite(f, mc, 1000, 100));
+  ASSERT_TRUE(wt_bump_mtime(f, 2));
+  read_pass(GPUFS_O_RDWR, mc, "after the host changed a file the GPU had written");
+}
+
+/* ---- 8: gunlink ---- */
+
+/* Open, unlink, read, write, read, unlink again, close. */
+__global__ void wt_unlink_open(const char *path, uint64_t s, const uint8_t *src, uint8_t *oa, uint8_t *ob,
+                               int64_t *r)
+{
+  int64_t v[7] = {0, 0, 0, 0, 0, 0, 0};
+  int fd = gopen(path, GPUFS_O_RDWR);
+  v[0] = fd;
+  if (fd >= 0) {
+    v[1] = gunlink(path);
+    v[2] = gread(fd, 0, s + 10, oa);
+    v[3] = gwrite(fd, 10, 100, src + 10);
+    v[4] = gread(fd, 0, s + 10, ob);
+    v[5] = gunlink(path);
+    v[6] = gclose(fd);
+  }
+  if (threadIdx.x == 0)
+    for (int i = 0; i < 7; i++) r[i] = v[i];
+}
+
+/* Unlink, create anew on the GPU, read (empty), write, read, close. */
+__global__ void wt_unlink_create(const char *path, uint64_t len, const uint8_t *src, uint8_t *out, int64_t *r)
+{
+  int64_t v[6] = {0, 0, 0, 0, 0, 0};
+  v[0] = gunlink(path);
+  int fd = gopen(path, GPUFS_O_RDWR | GPUFS_O_CREAT | GPUFS_O_EXCL, 0644);
+  v[1] = fd;
+  if (fd >= 0) {
+    v[2] = gread(fd, 0, 100, out);
+    v[3] = gwrite(fd, 0, len, src);
+    v[4] = gread(fd, 0, len + 10, out);
+    v[5] = gclose(fd);
+  }
+  if (threadIdx.x == 0)
+    for (int i = 0; i < 6; i++) r[i] = v[i];
+}
+
+TEST_P(WriteTest, UnlinkAndRecreate)
+{
+  const uint64_t s = 2ull * page + 33;
+  std::string f = dir.make("unl", s, 81);
+  start(256ull * page);
+  dpath dp(f);
+  wt_src sb(s, 82);
+  wt_dmem<uint8_t> oa(s + 10, 0xa5), ob(s + 10, 0xa5);
+  wt_dmem<int64_t> r(7, 0x7f);
+  wt_unlink_open<<<1, 128>>>(dp.d, s, sb.p, oa.p, ob.p, r.p);
+  ASSERT_EQ(cudaSuccess, wt_sync());
+  std::vector<int64_t> h = r.get();
+  ASSERT_GE(h[0], 0) << "gopen" << wt_err(h[0]);
+  EXPECT_EQ(0, h[1]) << "gunlink" << wt_err(h[1]);
+  EXPECT_EQ((int64_t)s, h[2]) << "gread of the unlinked file" << wt_err(h[2]);
+  EXPECT_EQ(100, h[3]) << "gwrite to the unlinked file" << wt_err(h[3]);
+  EXPECT_EQ((int64_t)s, h[4]) << "gread after it" << wt_err(h[4]);
+  EXPECT_EQ(-GPUFS_ENOENT, h[5]) << "second gunlink" << wt_err(h[5]);
+  EXPECT_EQ(0, h[6]) << "gclose" << wt_err(h[6]);
+  std::vector<uint8_t> ma = wt_pattern(s, 81);
+  EXPECT_TRUE(wt_bytes_eq(ma.data(), oa.get().data(), s)) << "the unlinked file stays readable";
+  wt_put(ma, 10, 100, 82);
+  EXPECT_TRUE(wt_bytes_eq(ma.data(), ob.get().data(), s)) << "and writable";
+  struct stat st;
+  int stat_rc = stat(f.c_str(), &st), stat_errno = errno;
+  EXPECT_EQ(-1, stat_rc) << "the name is gone on the host";
+  EXPECT_EQ(ENOENT, stat_errno);
+  /* the host creates a new file under the name, of the same size */
+  std::vector<uint8_t> mc = wt_pattern(s, 83);
+  ASSERT_TRUE(wt_host_rewrite(f, mc));
+  wt_dmem<uint8_t> oc(s + 10, 0xa5);
+  r.set(0x7f);
+  wt_open_read_close<<<1, 128>>>(dp.d, GPUFS_O_RDONLY, s + 10, oc.p, r.p);
+  ASSERT_EQ(cudaSuccess, wt_sync());
+  h = r.get();
+  ASSERT_GE(h[0], 0) << "gopen of the new file" << wt_err(h[0]);
+  EXPECT_EQ((int64_t)s, h[1]) << wt_err(h[1]);
+  EXPECT_EQ(0, h[2]);
+  EXPECT_TRUE(wt_bytes_eq(mc.data(), oc.get().data(), s)) << "the new file's bytes, not the old cached pages";
+  /* the GPU unlinks it and creates a new one itself */
+  const uint64_t len = page + 100;
+  wt_src sd(len, 84);
+  wt_dmem<uint8_t> od(len + 10, 0xa5);
+  r.set(0x7f);
+  wt_unlink_create<<<1, 128>>>(dp.d, len, sd.p, od.p, r.p);
+  ASSERT_EQ(cudaSuccess, wt_sync());
+  h = r.get();
+  EXPECT_EQ(0, h[0]) << "gunlink" << wt_err(h[0]);
+  ASSERT_GE(h[1], 0) << "gopen O_CREAT|O_EXCL after gunlink" << wt_err(h[1]);
+  EXPECT_EQ(0, h[2]) << "gread of the new, empty file" << wt_err(h[2]);
+  EXPECT_EQ((int64_t)len, h[3]) << "gwrite" << wt_err(h[3]);
+  EXPECT_EQ((int64_t)len, h[4]) << "gread" << wt_err(h[4]);
+  EXPECT_EQ(0, h[5]) << "gclose" << wt_err(h[5]);
+  std::vector<uint8_t> md = wt_pattern(len, 84);
+  EXPECT_TRUE(wt_bytes_eq(md.data(), od.get().data(), len));
+  EXPECT_TRUE(wt_file_is(f, md));
+}
+
+/* ---- 11: gmmap(PROT_WRITE, MAP_SHARED) ---- */
+
+/* Map [off1, +len1) and [off2, +len2) (the second crosses the end of the
+ * file) for writing, store the pattern through the pointers, gread around
+ * the first, optionally gmsync both; the mappings stay (ptrs). */
+__global__ void wt_map_write(int fd, int64_t off1, uint64_t len1, int64_t off2, uint64_t len2,
+                             const uint8_t *src, bool msync, void **ptrs, uint8_t *out, int64_t *r)
+{
+  const int prot = GPUFS_PROT_READ | GPUFS_PROT_WRITE;
+  void *p1 = gmmap(NULL, len1, prot, GPUFS_MAP_SHARED, fd, off1);
+  void *p2 = gmmap(NULL, len2, prot, GPUFS_MAP_SHARED, fd, off2);
+  bool ok1 = !GPUFS_MAP_FAILED(p1), ok2 = !GPUFS_MAP_FAILED(p2);
+  if (threadIdx.x == 0) {
+    r[0] = ok1 ? 0 : GPUFS_MAP_ERRNO(p1);
+    r[1] = ok2 ? 0 : GPUFS_MAP_ERRNO(p2);
+    ptrs[0] = ok1 ? p1 : NULL;
+    ptrs[1] = ok2 ? p2 : NULL;
+  }
+  if (!ok1 || !ok2) return;
+  for (uint64_t i = threadIdx.x; i < len1; i += blockDim.x) ((uint8_t *)p1)[i] = src[off1 + i];
+  for (uint64_t i = threadIdx.x; i < len2; i += blockDim.x) ((uint8_t *)p2)[i] = src[off2 + i];
+  __threadfence();
+  __syncthreads();
+  ssize_t n = gread(fd, off1 - 40, len1 + 80, out);
+  int s1 = 0, s2 = 0;
+  if (msync) {
+    s1 = gmsync(p1, len1, GPUFS_MS_SYNC);
+    s2 = gmsync(p2, len2, GPUFS_MS_SYNC);
+  }
+  if (threadIdx.x == 0) {
+    r[2] = n;
+    r[3] = s1;
+    r[4] = s2;
+  }
+}
+
+__global__ void wt_unmap_close(void *const *ptrs, uint64_t len1, uint64_t len2, int fd, int64_t *r)
+{
+  void *p1 = ptrs[0], *p2 = ptrs[1];
+  int u1 = p1 ? gmunmap(p1, len1) : -1000;
+  int u2 = p2 ? gmunmap(p2, len2) : -1000;
+  int c = gclose(fd);
+  if (threadIdx.x == 0) {
+    r[0] = u1;
+    r[1] = u2;
+    r[2] = c;
+  }
+}
+
+void WriteTest::map_write(bool msync)
+{
+  const uint64_t G = GPUFS_DIRTY_GRAIN;
+  const uint64_t fsize = 3ull * page + 500;
+  std::string f = dir.make("mapw", fsize, 111);
+  start(256ull * page);
+  /* [off1, off1 + len1) lies in grains [page + 2G, page + 8G) */
+  const int64_t off1 = (int64_t)page + 2 * G + 2;
+  const uint64_t len1 = 5 * G + 13;
+  const int64_t off2 = (int64_t)fsize - 100;
+  const uint64_t len2 = 300;
+  wt_src src((uint64_t)off2 + len2, 112);
+  int fd = wt_gopen_h(f, GPUFS_O_RDWR);
+  ASSERT_GE(fd, 0) << wt_err(fd);
+  wt_dmem<void *> ptrs(2);
+  wt_dmem<uint8_t> out(len1 + 80, 0xa5);
+  wt_dmem<int64_t> r(5, 0x7f);
+  wt_map_write<<<1, 128>>>(fd, off1, len1, off2, len2, src.p, msync, ptrs.p, out.p, r.p);
+  ASSERT_EQ(cudaSuccess, wt_sync());
+  std::vector<int64_t> h = r.get();
+  ASSERT_EQ(0, h[0]) << "gmmap(PROT_WRITE) of [off1, +len1)" << wt_err(h[0]);
+  ASSERT_EQ(0, h[1]) << "gmmap(PROT_WRITE) across the end of the file" << wt_err(h[1]);
+  EXPECT_EQ((int64_t)len1 + 80, h[2]) << "gread of the mapped bytes" << wt_err(h[2]);
+  std::vector<uint8_t> model = wt_pattern(fsize, 111);
+  wt_put(model, (uint64_t)off1, len1, 112);
+  wt_put(model, (uint64_t)off2, fsize - (uint64_t)off2, 112); /* not the bytes past the end */
+  ASSERT_EQ(fsize, model.size());
+  EXPECT_TRUE(wt_bytes_eq(model.data() + off1 - 40, out.get().data(), len1 + 80, off1 - 40))
+      << "a gread sees the bytes stored through the mapping at once";
+  if (msync) {
+    EXPECT_EQ(0, h[3]) << "gmsync(MS_SYNC)" << wt_err(h[3]);
+    EXPECT_EQ(0, h[4]) << "gmsync(MS_SYNC) across the end" << wt_err(h[4]);
+    EXPECT_TRUE(wt_file_is(f, model)) << "after gmsync(MS_SYNC): the mapped bytes, the size unchanged";
+  }
+  /* the CPU changes bytes of the same page outside the mapped range's grains */
+  wt_put(model, page, 2 * G, 113);
+  wt_put(model, page + 8 * G, 8 * G, 113);
+  wt_put(model, 2ull * page - G, G, 113);
+  ASSERT_TRUE(wt_host_pwrite(f, model, page, 2 * G));
+  ASSERT_TRUE(wt_host_pwrite(f, model, page + 8 * G, 8 * G));
+  ASSERT_TRUE(wt_host_pwrite(f, model, 2ull * page - G, G));
+  r.set(0x7f);
+  wt_unmap_close<<<1, 128>>>(ptrs.p, len1, len2, fd, r.p);
+  ASSERT_EQ(cudaSuccess, wt_sync());
+  h = r.get();
+  EXPECT_EQ(0, h[0]) << "gmunmap" << wt_err(h[0]);
+  EXPECT_EQ(0, h[1]) << "gmunmap" << wt_err(h[1]);
+  EXPECT_EQ(0, h[2]) << "gclose" << wt_err(h[2]);
+  EXPECT_TRUE(wt_file_is(f, model)) << "the mapped bytes and the CPU's bytes around them";
+}
+
+TEST_P(WriteTest, MmapWriteUnmap) { map_write(false); }
+TEST_P(WriteTest, MmapWriteMsync) { map_write(true); }
+
+/* ---- 12: gpufs_sync and gpufs_stop write back files left open ---- */
+
+TEST_P(WriteTest, HostSyncWritesBackOpenFiles)
+{
+  EXPECT_EQ(-EINVAL, gpufs_sync()) << "not started";
+  const uint64_t fsize = 40ull * page + 77;
+  start(16ull << 20);
+  std::string f = newpath("sync");
+  wt_src src(fsize, 121);
+  int fd = wt_gopen_h(f, WT_RW_NEW);
+  ASSERT_GE(fd, 0) << wt_err(fd);
+  wt_stream(fd, fsize, src, 8, 3 * 4096 + 123);
+  struct gpufs_stats st;
+  ASSERT_EQ(0, gpufs_get_stats(&st));
+  EXPECT_GT(st.dirty, 0ull) << "nothing needed the frames: the pages are still dirty";
+  EXPECT_EQ(0, gpufs_sync());
+  std::vector<uint8_t> model = wt_pattern(fsize, 121);
+  EXPECT_TRUE(wt_file_is(f, model)) << "after gpufs_sync, the file still open on the GPU";
+  ASSERT_EQ(0, gpufs_get_stats(&st));
+  EXPECT_EQ(0ull, (unsigned long long)st.dirty) << "after gpufs_sync";
+  EXPECT_GE(st.bytes_written, fsize);
+  EXPECT_EQ(0, wt_gclose_h(fd));
+  EXPECT_TRUE(wt_file_is(f, model)) << "after gclose";
+}
+
+TEST_P(WriteTest, StopWritesBackOpenFiles)
+{
+  const uint64_t fsize = 40ull * page + 77;
+  start(16ull << 20);
+  std::string f = newpath("stop");
+  wt_src src(fsize, 122);
+  int fd = wt_gopen_h(f, WT_RW_NEW);
+  ASSERT_GE(fd, 0) << wt_err(fd);
+  wt_stream(fd, fsize, src, 8, 3 * 4096 + 123);
+  /* no gclose */
+  EXPECT_EQ(0, gpufs_stop()) << gpufs_error_detail();
+  started = false;
+  EXPECT_TRUE(wt_file_is(f, wt_pattern(fsize, 122))) << "after gpufs_stop";
+}
+
+/* ---- 13: an O_WRONLY descriptor writes parts of grains of an old file ---- */
+
+/* One block writes rs[0..nr); ret[i] each result, then gcloses (ret[nr]). */
+__global__ void wt_write_list_close(int fd, const wt_range *rs, int nr, const uint8_t *src, int64_t *ret)
+{
+  for (int i = 0; i < nr; i++) {
+    ssize_t w = gwrite(fd, rs[i].off, rs[i].len, src + rs[i].off);
+    if (threadIdx.x == 0) ret[i] = w;
+  }
+  int c = gclose(fd);
+  if (threadIdx.x == 0) ret[nr] = c;
+}
+
+TEST_P(WriteTest, WriteOnlyPartialGrainsKeepTheirNeighbours)
+{
+  const uint64_t s0 = 3ull * page + 200;
+  std::string f = dir.make("wronly", s0, 131);
+  start(256ull * page);
+  /* inside one grain; across a page boundary; across the old end */
+  std::vector<wt_range> rs = {{(int64_t)page + 7, 10}, {2ll * page - 5, 11}, {(int64_t)s0 - 3, 20}};
+  std::vector<uint8_t> model = wt_pattern(s0, 131);
+  for (auto &x : rs) wt_put(model, (uint64_t)x.off, x.len, 132);
+  wt_src src(s0 + 17, 132);
+  wt_dmem<wt_range> drs(rs.size());
+  ASSERT_EQ(cudaSuccess, cudaMemcpy(drs.p, rs.data(), rs.size() * sizeof(wt_range), cudaMemcpyHostToDevice));
+  wt_dmem<int64_t> r(rs.size() + 1, 0x7f);
+  int fd = wt_gopen_h(f, GPUFS_O_WRONLY);
+  ASSERT_GE(fd, 0) << wt_err(fd);
+  wt_write_list_close<<<1, 128>>>(fd, drs.p, (int)rs.size(), src.p, r.p);
+  ASSERT_EQ(cudaSuccess, wt_sync());
+  std::vector<int64_t> h = r.get();
+  for (size_t i = 0; i < rs.size(); i++) EXPECT_EQ((int64_t)rs[i].len, h[i]) << "gwrite " << i << wt_err(h[i]);
+  EXPECT_EQ(0, h[rs.size()]) << "gclose" << wt_err(h[rs.size()]);
+  EXPECT_TRUE(wt_file_is(f, model)) << "the rest of each written grain keeps the file's bytes";
+}
+
+INSTANTIATE_TEST_SUITE_P(Pages, WriteTest,
+                         ::testing::Combine(::testing::Values(4096u, 65536u),
+                                            ::testing::Values((uint32_t)GPUFS_XFER_PULL,
+                                                              (uint32_t)GPUFS_XFER_DMA)),
+                         [](const ::testing::TestParamInfo<WriteTest::ParamType> &i) {
+                           return std::to_string(std::get<0>(i.param) / 1024) + "K_" +
+                                  (std::get<1>(i.param) == GPUFS_XFER_PULL ? "pull" : "dma");
+                         });
+
+/* ---------------- 9: bad inputs ---------------- */
+
+__global__ void wt_error_probe(const char *path, const char *newp, const char *missing, const uint8_t *buf,
+                               int64_t *r)
+{
+  const int RW = GPUFS_PROT_READ | GPUFS_PROT_WRITE;
+  int64_t v[24];
+  for (int i = 0; i < 24; i++) v[i] = 0x7f7f7f7f;
+  int ro = gopen(path, GPUFS_O_RDONLY);
+  v[0] = ro;
+  if (ro >= 0) {
+    v[1] = gwrite(ro, 0, 10, buf);
+    v[2] = gftruncate(ro, 5);
+    void *p = gmmap(NULL, 10, RW, GPUFS_MAP_SHARED, ro, 0);
+    v[3] = GPUFS_MAP_FAILED(p) ? GPUFS_MAP_ERRNO(p) : 0;
+    if (!GPUFS_MAP_FAILED(p)) gmunmap(p, 10);
+    v[4] = gclose(ro);
+  }
+  int wo = gopen(path, GPUFS_O_WRONLY);
+  v[5] = wo;
+  if (wo >= 0) {
+    v[6] = gread(wo, 0, 10, (void *)buf);
+    v[7] = gwrite(wo, -1, 10, buf);
+    v[8] = gwrite(wo, 0, 10, NULL);
+    v[9] = gwrite(wo, 0, 0, buf);
+    v[10] = gftruncate(wo, -1);
+    v[11] = gclose(wo);
+  }
+  v[12] = gopen(path, GPUFS_O_RDWR | GPUFS_O_CREAT | GPUFS_O_EXCL, 0644);
+  if (v[12] >= 0) gclose((int)v[12]);
+  int nf = gopen(newp, GPUFS_O_RDWR | GPUFS_O_CREAT | GPUFS_O_EXCL, 0640);
+  v[13] = nf;
+  if (nf >= 0) {
+    v[14] = gopen(newp, GPUFS_O_RDWR | GPUFS_O_CREAT | GPUFS_O_EXCL, 0640);
+    if (v[14] >= 0) gclose((int)v[14]);
+    v[15] = gwrite(nf, 0, 100, buf);
+    void *p = gmmap(NULL, 10, RW, GPUFS_MAP_PRIVATE, nf, 0);
+    v[16] = GPUFS_MAP_FAILED(p) ? GPUFS_MAP_ERRNO(p) : 0;
+    if (!GPUFS_MAP_FAILED(p)) gmunmap(p, 10);
+    v[17] = gclose(nf);
+    v[18] = gwrite(nf, 0, 10, buf);
+    v[19] = gfsync(nf);
+  }
+  v[20] = gunlink(missing);
+  v[21] = gopen(path, GPUFS_O_RDONLY | 0x10000000);
+  if (v[21] >= 0) gclose((int)v[21]);
+  v[22] = gfsync(-1);
+  v[23] = gftruncate(-1, 0);
+  if (threadIdx.x == 0)
+    for (int i = 0; i < 24; i++) r[i] = v[i];
+}
+
+class WriteErrorsTest : public ::testing::Test {
+protected:
+  tdir dir;
+  bool started = false;
+  void SetUp() override { REQUIRE_GPU(); }
+  void start()
+  {
+    struct gpufs_config c = small_config(4096, 1 << 20);
+    ASSERT_EQ(0, gpufs_start(&c)) << gpufs_error_detail();
+    started = true;
+  }
+  void TearDown() override
+  {
+    if (started) EXPECT_EQ(0, gpufs_stop());
+  }
+};
+
+TEST_F(WriteErrorsTest, BadCalls)
+{
+  mode_t um = umask(0);
+  umask(um);
+  start();
+  std::string f = dir.make("e", 5000, 91);
+  std::string nf = dir.path + "/created";
+  dir.files.push_back(nf);
+  dpath pf(f), pn(nf), pm(dir.path + "/missing");
+  wt_src buf(4096, 92);
+  wt_dmem<int64_t> r(24, 0x7f);
+  wt_error_probe<<<1, 64>>>(pf.d, pn.d, pm.d, buf.p, r.p);
+  ASSERT_EQ(cudaSuccess, wt_sync());
+  std::vector<int64_t> h = r.get();
+  ASSERT_GE(h[0], 0) << "gopen O_RDONLY" << wt_err(h[0]);
+  EXPECT_EQ(-GPUFS_EBADF, h[1]) << "gwrite on O_RDONLY" << wt_err(h[1]);
+  EXPECT_EQ(-GPUFS_EINVAL, h[2]) << "gftruncate on O_RDONLY" << wt_err(h[2]);
+  EXPECT_EQ(-GPUFS_EACCES, h[3]) << "gmmap(PROT_WRITE) on O_RDONLY" << wt_err(h[3]);
+  EXPECT_EQ(0, h[4]) << "gclose" << wt_err(h[4]);
+  ASSERT_GE(h[5], 0) << "gopen O_WRONLY" << wt_err(h[5]);
+  EXPECT_EQ(-GPUFS_EBADF, h[6]) << "gread on O_WRONLY" << wt_err(h[6]);
+  EXPECT_EQ(-GPUFS_EINVAL, h[7]) << "gwrite at offset -1" << wt_err(h[7]);
+  EXPECT_EQ(-GPUFS_EFAULT, h[8]) << "gwrite of NULL" << wt_err(h[8]);
+  EXPECT_EQ(0, h[9]) << "gwrite of 0 bytes" << wt_err(h[9]);
+  EXPECT_EQ(-GPUFS_EINVAL, h[10]) << "gftruncate to -1" << wt_err(h[10]);
+  EXPECT_EQ(0, h[11]) << "gclose" << wt_err(h[11]);
+  EXPECT_EQ(-GPUFS_EEXIST, h[12]) << "gopen O_CREAT|O_EXCL of an existing file" << wt_err(h[12]);
+  ASSERT_GE(h[13], 0) << "gopen O_CREAT|O_EXCL of a new file" << wt_err(h[13]);
+  EXPECT_EQ(-GPUFS_EEXIST, h[14]) << "gopen O_CREAT|O_EXCL of a path open on the GPU" << wt_err(h[14]);
+  EXPECT_EQ(100, h[15]) << "gwrite to the new file" << wt_err(h[15]);
+  EXPECT_EQ(-GPUFS_EINVAL, h[16]) << "gmmap(PROT_WRITE, MAP_PRIVATE)" << wt_err(h[16]);
+  EXPECT_EQ(0, h[17]) << "gclose" << wt_err(h[17]);
+  EXPECT_EQ(-GPUFS_EBADF, h[18]) << "gwrite after gclose" << wt_err(h[18]);
+  EXPECT_EQ(-GPUFS_EBADF, h[19]) << "gfsync after gclose" << wt_err(h[19]);
+  EXPECT_EQ(-GPUFS_ENOENT, h[20]) << "gunlink of a missing file" << wt_err(h[20]);
+  EXPECT_EQ(-GPUFS_EINVAL, h[21]) << "gopen with an unknown flag" << wt_err(h[21]);
+  EXPECT_EQ(-GPUFS_EBADF, h[22]) << "gfsync(-1)" << wt_err(h[22]);
+  EXPECT_EQ(-GPUFS_EBADF, h[23]) << "gftruncate(-1)" << wt_err(h[23]);
+  EXPECT_TRUE(wt_file_is(f, wt_pattern(5000, 91))) << "failed calls change nothing";
+  EXPECT_TRUE(wt_file_is(nf, wt_pattern(100, 92))) << "the file O_CREAT made";
+  struct stat st;
+  ASSERT_EQ(0, stat(nf.c_str(), &st));
+  EXPECT_EQ((unsigned)(0640 & ~um), (unsigned)(st.st_mode & 0777)) << "O_CREAT's mode, less the umask";
+}
+
+__global__ void wt_unlink_k(const char *path, int64_t *r)
+{
+  int v = gunlink(path);
+  if (threadIdx.x == 0) *r = v;
+}
+
+TEST_F(WriteErrorsTest, UnlinkNullPath)
+{
+  start();
+  wt_dmem<int64_t> r(1, 0x7f);
+  wt_unlink_k<<<1, 64>>>(NULL, r.p);
+  ASSERT_EQ(cudaSuccess, wt_sync());
+  EXPECT_EQ(-GPUFS_EFAULT, r.get()[0]) << wt_err(r.get()[0]);
+}
+
+__global__ void wt_open_flags(const char *path, int64_t *r)
+{
+  int64_t v[3];
+  v[0] = gopen(path, GPUFS_O_WRONLY);
+  v[1] = gopen(path, GPUFS_O_RDWR);
+  v[2] = gopen(path, GPUFS_O_RDONLY);
+  for (int i = 0; i < 3; i++)
+    if (v[i] >= 0) gclose((int)v[i]);
+  if (threadIdx.x == 0)
+    for (int i = 0; i < 3; i++) r[i] = v[i];
+}
+
+TEST_F(WriteErrorsTest, OpenForWritingWithoutPermission)
+{
+  if (geteuid() == 0) GTEST_SKIP() << "root may write any file";
+  start();
+  std::string f = dir.make("ro", 100, 93);
+  ASSERT_EQ(0, chmod(f.c_str(), 0444));
+  dpath pf(f);
+  wt_dmem<int64_t> r(3, 0x7f);
+  wt_open_flags<<<1, 64>>>(pf.d, r.p);
+  ASSERT_EQ(cudaSuccess, wt_sync());
+  std::vector<int64_t> h = r.get();
+  EXPECT_EQ(-GPUFS_EACCES, h[0]) << "O_WRONLY" << wt_err(h[0]);
+  EXPECT_EQ(-GPUFS_EACCES, h[1]) << "O_RDWR" << wt_err(h[1]);
+  EXPECT_GE(h[2], 0) << "O_RDONLY" << wt_err(h[2]);
+}
+
+/* ---------------- 10: a disk that fails writes or fsyncs ---------------- */
+
+static std::atomic<bool> g_wt_fail_pwrite{false}, g_wt_fail_fsync{false};
+static std::atomic<int> g_wt_pwrite_failures{0}, g_wt_fsync_failures{0};
+
+static ssize_t wt_failing_pwrite(int fd, const void *buf, size_t len, off_t off)
+{
+  if (g_wt_fail_pwrite.load()) {
+    g_wt_pwrite_failures++;
+    errno = ENOSPC;
+    return -1;
+  }
+  return pwrite(fd, buf, len, off);
+}
+
+static int wt_failing_fsync(int fd)
+{
+  if (g_wt_fail_fsync.load()) {
+    g_wt_fsync_failures++;
+    errno = EIO;
+    return -1;
+  }
+  return fsync(fd);
+}
+
+class WriteFaultTest : public ::testing::Test {
+protected:
+  tdir dir;
+  bool started = false;
+  void SetUp() override
+  {
+    REQUIRE_GPU();
+    g_wt_fail_pwrite = false;
+    g_wt_fail_fsync = false;
+    g_wt_pwrite_failures = 0;
+    g_wt_fsync_failures = 0;
+  }
+  void start()
+  {
+    static const struct gpufs_io_ops ops = {NULL, NULL, NULL, wt_failing_pwrite, wt_failing_fsync, NULL, NULL};
+    gpufs_test_set_io_ops(&ops);
+    struct gpufs_config c = small_config(4096, 1 << 20);
+    int rc = gpufs_start(&c);
+    gpufs_test_set_io_ops(NULL);
+    ASSERT_EQ(0, rc) << gpufs_error_detail();
+    started = true;
+  }
+  void TearDown() override
+  {
+    g_wt_fail_pwrite = false;
+    g_wt_fail_fsync = false;
+    if (started) EXPECT_EQ(0, gpufs_stop());
+  }
+  /* A new file, opened O_RDWR|O_CREAT|O_TRUNC on the GPU, with fsize
+   * pattern bytes written into the cache (not yet to the host). */
+  int new_dirty_file(const std::string &f, uint64_t fsize, const wt_src &src)
+  {
+    int fd = wt_gopen_h(f, WT_RW_NEW);
+    EXPECT_GE(fd, 0) << wt_err(fd);
+    if (fd >= 0) wt_stream(fd, fsize, src, 4, 5000);
+    return fd;
+  }
+};
+
+static const uint64_t WT_FAULT_SIZE = 3 * 4096 + 1000;
+
+TEST_F(WriteFaultTest, FsyncWriteBackFailsThenSucceeds)
+{
+  start();
+  std::string f = dir.path + "/nospc";
+  dir.files.push_back(f);
+  wt_src src(WT_FAULT_SIZE, 101);
+  g_wt_fail_pwrite = true;
+  int fd = new_dirty_file(f, WT_FAULT_SIZE, src);
+  ASSERT_GE(fd, 0);
+  EXPECT_EQ(-GPUFS_ENOSPC, wt_gfsync_h(fd)) << "gfsync while the disk is full";
+  EXPECT_GT(g_wt_pwrite_failures.load(), 0);
+  EXPECT_EQ(-ENOSPC, gpufs_sync()) << "gpufs_sync while the disk is full";
+  struct gpufs_stats st;
+  ASSERT_EQ(0, gpufs_get_stats(&st));
+  EXPECT_GT(st.dirty, 0ull) << "the pages that failed stay dirty";
+  g_wt_fail_pwrite = false;
+  EXPECT_EQ(0, wt_gfsync_h(fd)) << "gfsync once there is room";
+  std::vector<uint8_t> model = wt_pattern(WT_FAULT_SIZE, 101);
+  EXPECT_TRUE(wt_file_is(f, model)) << "after the second gfsync";
+  ASSERT_EQ(0, gpufs_get_stats(&st));
+  EXPECT_EQ(0ull, (unsigned long long)st.dirty);
+  EXPECT_EQ(0, gpufs_sync());
+  EXPECT_EQ(0, wt_gclose_h(fd));
+  EXPECT_TRUE(wt_file_is(f, model)) << "after gclose";
+}
+
+__global__ void wt_close_then_read(int fd, uint64_t n, uint8_t *out, int64_t *r)
+{
+  int c = gclose(fd);
+  ssize_t g = gread(fd, 0, n + 10, out);
+  if (threadIdx.x == 0) {
+    r[0] = c;
+    r[1] = g;
+  }
+}
+
+TEST_F(WriteFaultTest, LastCloseFailsAndKeepsTheDescriptor)
+{
+  start();
+  std::string f = dir.path + "/nospc_close";
+  dir.files.push_back(f);
+  wt_src src(WT_FAULT_SIZE, 102);
+  int fd = new_dirty_file(f, WT_FAULT_SIZE, src);
+  ASSERT_GE(fd, 0);
+  g_wt_fail_pwrite = true;
+  wt_dmem<uint8_t> out(WT_FAULT_SIZE + 10, 0xa5);
+  wt_dmem<int64_t> r(2, 0x7f);
+  wt_close_then_read<<<1, 128>>>(fd, WT_FAULT_SIZE, out.p, r.p);
+  ASSERT_EQ(cudaSuccess, wt_sync());
+  std::vector<int64_t> h = r.get();
+  EXPECT_EQ(-GPUFS_ENOSPC, h[0]) << "the last gclose while the disk is full" << wt_err(h[0]);
+  EXPECT_GT(g_wt_pwrite_failures.load(), 0);
+  EXPECT_EQ((int64_t)WT_FAULT_SIZE, h[1]) << "gread: the descriptor stays open" << wt_err(h[1]);
+  std::vector<uint8_t> model = wt_pattern(WT_FAULT_SIZE, 102);
+  EXPECT_TRUE(wt_bytes_eq(model.data(), out.get().data(), WT_FAULT_SIZE)) << "the dirty pages are kept";
+  g_wt_fail_pwrite = false;
+  EXPECT_EQ(0, wt_gclose_h(fd)) << "gclose again once there is room";
+  EXPECT_TRUE(wt_file_is(f, model));
+  EXPECT_EQ(-GPUFS_EBADF, wt_gclose_h(fd)) << "now it is closed";
+}
+
+TEST_F(WriteFaultTest, FsyncErrorReachesGfsync)
+{
+  start();
+  std::string f = dir.path + "/eio";
+  dir.files.push_back(f);
+  wt_src src(WT_FAULT_SIZE, 103);
+  int fd = new_dirty_file(f, WT_FAULT_SIZE, src);
+  ASSERT_GE(fd, 0);
+  g_wt_fail_fsync = true;
+  EXPECT_EQ(-GPUFS_EIO, wt_gfsync_h(fd)) << "gfsync when fsync(2) fails";
+  EXPECT_GT(g_wt_fsync_failures.load(), 0);
+  g_wt_fail_fsync = false;
+  EXPECT_EQ(0, wt_gfsync_h(fd));
+  std::vector<uint8_t> model = wt_pattern(WT_FAULT_SIZE, 103);
+  EXPECT_TRUE(wt_file_is(f, model));
+  EXPECT_EQ(0, wt_gclose_h(fd));
+  EXPECT_TRUE(wt_file_is(f, model));
+}
+
+TEST_F(WriteFaultTest, StopReportsPagesItCouldNotWrite)
+{
+  start();
+  std::string f = dir.path + "/lost";
+  dir.files.push_back(f);
+  wt_src src(WT_FAULT_SIZE, 104);
+  int fd = new_dirty_file(f, WT_FAULT_SIZE, src);
+  ASSERT_GE(fd, 0);
+  g_wt_fail_pwrite = true;
+  EXPECT_EQ(-EIO, gpufs_stop()) << "dirty bytes that could not be written back";
+  started = false;
+  EXPECT_STRNE("", gpufs_error_detail()) << "says how many pages";
+  g_wt_fail_pwrite = false;
+  EXPECT_EQ(0, gpufs_stop()) << "stopping again is harmless";
+}

@@ -65,11 +65,22 @@ __device__ bool gpufs_wb_plan(struct gpufs_wb *w)
   }
   uint32_t lanes = __ballot_sync(GPUFS_FULL_MASK, have);
   if (lanes == 0) return false;
+  /* tickets in file order: a list holds frames newest first, and the
+   * daemon merges only consecutive tickets of consecutive pages into one
+   * pwrite (a run of whole pages becomes one sequential write) */
+  const uint32_t lane = gpufs_lane();
+  const uint64_t at = have ? w->page_start + w->a : 0;
+  uint32_t rank = 0;
+  for (uint32_t i = 0; i < 32; i++) {
+    uint64_t o = __shfl_sync(GPUFS_FULL_MASK, at, i);
+    if (((lanes >> i) & 1u) && (o < at || (o == at && i < lane))) rank++;
+  }
   uint64_t t0 = 0;
-  if (gpufs_lane() == 0) t0 = gpufs_q_reserve(&d->q, (uint32_t)__popc(lanes));
+  if (lane == 0) t0 = gpufs_q_reserve(&d->q, (uint32_t)__popc(lanes));
   t0 = __shfl_sync(GPUFS_FULL_MASK, t0, 0);
+  w->last = have && rank + 1 == (uint32_t)__popc(lanes);
   if (have) {
-    w->ticket = t0 + (uint64_t)__popc(lanes & gpufs_lanemask_lt());
+    w->ticket = t0 + rank;
     int rc = gpufs_q_wait_free(&d->q, w->ticket);
     if (rc == 0) {
       w->owned = true;
@@ -94,10 +105,8 @@ __device__ void gpufs_wb_post(int32_t hfid, uint32_t ring, struct gpufs_wb *w)
     gpufs_q_post(&d->q, w->ticket);
   }
   /* as in gpufs_round_fetch: the lane of the last ticket polls first */
-  uint32_t posted = __ballot_sync(GPUFS_FULL_MASK, w->owned);
   int rc = 0;
-  if (w->owned && gpufs_lane() == 31u - (uint32_t)__clz(posted))
-    rc = gpufs_q_wait_done(&d->q, w->ticket);
+  if (w->owned && w->last) rc = gpufs_q_wait_done(&d->q, w->ticket);
   __syncwarp();
   if (!w->owned) return;
   if (rc == 0) rc = gpufs_q_wait_done(&d->q, w->ticket);

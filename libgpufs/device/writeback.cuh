@@ -34,6 +34,7 @@ struct gpufs_wb {
   uint32_t a, b;       /* the run of this sub-round, bytes [a, b) of the page */
   uint64_t ticket;
   bool owned;
+  bool last;           /* its ticket is the sub-round's last */
   int64_t err;
 };
 

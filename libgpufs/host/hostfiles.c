@@ -195,10 +195,20 @@ int gpufs_hostfiles_open(struct gpufs_hostfiles *hf, const char *path, int flags
   if (hfid < 0) return -EMFILE;
 
   /* The daemon's descriptors are its own: a program that forks and execs
-   * must not inherit them. */
-  errno = 0;
-  int fd = hf->io->open(path, flags | O_CLOEXEC, mode);
-  int rc = fd < 0 ? hf_errno() : 0;
+   * must not inherit them.  A write-only file is opened for reading too
+   * where the permissions allow: the GPU reads a page before it writes part
+   * of it (its other bytes are written back with it). */
+  int fd = -1, rc = 0;
+  if ((flags & O_ACCMODE) == O_WRONLY) {
+    errno = 0;
+    fd = hf->io->open(path, (flags & ~O_ACCMODE) | O_RDWR | O_CLOEXEC, mode);
+    if (fd < 0 && (rc = hf_errno()) == -EACCES) rc = 0; /* not readable: as asked */
+  }
+  if (fd < 0 && rc == 0) {
+    errno = 0;
+    fd = hf->io->open(path, flags | O_CLOEXEC, mode);
+    rc = fd < 0 ? hf_errno() : 0;
+  }
   struct stat st;
   if (rc == 0 && fstat(fd, &st) != 0) rc = hf_errno();
 

@@ -274,6 +274,30 @@ TEST_P(DaemonWrite, OwnWritesKeepTheVersionOthersBumpIt)
   EXPECT_EQ(version + 2, out[2]) << "a change by the CPU makes cached pages stale";
 }
 
+/* The GPU reads a page before it writes part of it, also through a
+ * write-only descriptor: the daemon opens such files for reading too where
+ * the permissions allow it, and as asked where they do not. */
+TEST_P(DaemonWrite, WriteOnlyFilesServeReadsWherePermitted)
+{
+  TestFile f = make_file("wo", kStride, 50, false);
+  uint64_t out[4];
+  int64_t h = client_open(*q, f.path, O_WRONLY, out);
+  ASSERT_GE(h, 0);
+  Request r = read_req((int32_t)h, 100, 300);
+  ASSERT_EQ(0, client_run(*q, &r, 1));
+  ASSERT_EQ(300, r.result);
+  EXPECT_EQ(pattern(50, 100, 300), r.data);
+  EXPECT_EQ(0, client_close(*q, (int32_t)h));
+  if (geteuid() == 0) return; /* root reads anything: the fallback cannot be seen */
+  ASSERT_EQ(0, chmod(f.path.c_str(), 0200));
+  h = client_open(*q, f.path, O_WRONLY, out);
+  ASSERT_GE(h, 0) << "a write-only file still opens for writing";
+  r = read_req((int32_t)h, 0, 10);
+  ASSERT_EQ(0, client_run(*q, &r, 1));
+  EXPECT_EQ(-EBADF, r.result);
+  EXPECT_EQ(0, client_close(*q, (int32_t)h));
+}
+
 /* Unlink and re-create of a path is a new file, even when the file system
  * hands out the same inode number and the same times and size. */
 TEST_P(DaemonWrite, UnlinkedThenRecreatedIsNew)

@@ -4,9 +4,8 @@
  * A write is served in rounds, as a read (round.cuh), each round for up to
  * GPUFS_CHUNK consecutive pages:
  *
- *   A-D  find or load each page, pinned; a page the write covers whole, or
- *        one past the end of the file, is not read from the host (it starts
- *        as zeros)
+ *   A-D  find or load each page, pinned; a page the write covers whole is
+ *        not read from the host (it starts as zeros)
  *   E    group: copy the caller's bytes into the frames, up to the first
  *        page that failed or had no frame
  *   F    the file's size grows to the end of what was copied; then the
@@ -49,10 +48,13 @@ static __device__ ssize_t gwrite_group(G g, int fd, int64_t offset, size_t size,
     const uint64_t p0 = pos / S;
     const uint64_t span = (end - 1) / S - p0 + 1;
     const uint32_t np = span < chunk ? (uint32_t)span : chunk;
+    /* a page the write covers whole is not read from the host; any other
+     * is, even past the end of the file as this GPU knows it: another group
+     * may have written it and had it written back and evicted since */
     uint32_t nofetch = 0;
     for (uint32_t j = 0; j < np; j++) {
       uint64_t ps = (p0 + j) * S;
-      if ((ps >= pos && ps + S <= end) || ps >= fi.size) nofetch |= 1u << j;
+      if (ps >= pos && ps + S <= end) nofetch |= 1u << j;
     }
     struct gpufs_round r;
     gpufs_round_load(g, &fi, p0, np, ring, &r, nofetch);
@@ -97,7 +99,6 @@ static __device__ ssize_t gwrite_group(G g, int fd, int64_t offset, size_t size,
     }
     stall_since = 0;
     pos = upto;
-    if (pos > fi.size) fi.size = pos;
   }
   return (ssize_t)size;
 }

@@ -8,11 +8,6 @@ __device__ uint32_t gpufs_wb_gather(uint32_t next, uint32_t fd, struct gpufs_wb 
   const struct gpufs_cache *c = &gpufs_dev.cache;
   const uint32_t S = c->page_size;
   const uint32_t lane = gpufs_lane();
-  uint64_t fsize = 0;
-  /* relaxed: the size the writers set before they marked their bytes (see
-   * gwrite); the exchanges of the bitmap words acquire what we need */
-  if (lane == 0) fsize = gpufs_ld_relaxed_u64_dev(&gpufs_dev.ftab.files[fd].size);
-  fsize = __shfl_sync(GPUFS_FULL_MASK, fsize, 0);
   uint32_t cur = next, mine = GPUFS_NIL;
   for (uint32_t i = 0; i < GPUFS_CHUNK && cur != GPUFS_NIL; i++) {
     if (lane == i) mine = cur;
@@ -33,9 +28,7 @@ __device__ uint32_t gpufs_wb_gather(uint32_t next, uint32_t fd, struct gpufs_wb 
     uint64_t page = gpufs_ld_relaxed_u64_dev(&c->frames[mine].key) &
                     ((1ull << GPUFS_PAGE_BITS) - 1);
     w->page_start = page * S;
-    w->limit = fsize <= w->page_start ? 0
-               : fsize - w->page_start < S ? (uint32_t)(fsize - w->page_start)
-                                            : S;
+    w->size = &gpufs_dev.ftab.files[fd].size;
     gpufs_dirty_cursor_init(&w->cur, c, mine);
     w->more = true;
   }
@@ -53,12 +46,16 @@ __device__ bool gpufs_wb_plan(struct gpufs_wb *w)
       w->more = false;
       break;
     }
-    uint32_t a = g0 * GPUFS_DIRTY_GRAIN;
-    uint32_t b = g1 * GPUFS_DIRTY_GRAIN < S ? g1 * GPUFS_DIRTY_GRAIN : S;
-    if (b > w->limit) b = w->limit; /* bytes past the end of the file are not written */
+    /* relaxed: the exchange that took these bits acquired the writer's
+     * marks, and the writer grew the size before it made them (gwrite) */
+    const uint64_t fsize = gpufs_ld_relaxed_u64_dev(w->size);
+    const uint64_t limit = fsize <= w->page_start ? 0 : fsize - w->page_start;
+    uint64_t a = (uint64_t)g0 * GPUFS_DIRTY_GRAIN;
+    uint64_t b = (uint64_t)g1 * GPUFS_DIRTY_GRAIN < S ? (uint64_t)g1 * GPUFS_DIRTY_GRAIN : S;
+    if (b > limit) b = limit; /* bytes past the end of the file are not written */
     if (a < b) {
-      w->a = a;
-      w->b = b;
+      w->a = (uint32_t)a;
+      w->b = (uint32_t)b;
       have = true;
       break;
     }

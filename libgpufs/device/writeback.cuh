@@ -5,7 +5,8 @@
  * frames back 32 at a time, one frame per meta lane, in sub-rounds:
  *
  *   meta:  each lane takes its frame's next dirty run (clipped to the file's
- *          size) and a ticket for it; the lanes with a run take consecutive
+ *          size, read after the run's bits were taken: the writer grew the
+ *          size before it set them) and a ticket for it; the lanes with a run take consecutive
  *          tickets, so runs of whole consecutive pages become one pwrite
  *   group: copy each run's bytes from its frame into its slot's host staging
  *   meta:  post WRITE, wait, release; a run that failed is marked dirty again
@@ -27,7 +28,7 @@
 struct gpufs_wb {
   uint32_t frame;      /* GPUFS_NIL: no frame */
   uint64_t page_start; /* file offset of the page */
-  uint32_t limit;      /* bytes of the page inside the file */
+  uint64_t *size;      /* the file's size (gpufs_gfile.size) */
   struct gpufs_dirty_cursor cur;
   bool more;           /* the cursor may hold more runs */
   bool failed;         /* some run of the frame failed: keep it dirty */

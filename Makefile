@@ -63,7 +63,12 @@ $(BUILD)/obj/%.o: %.c $(HEADERS)
 
 $(BUILD)/obj/%.o: %.cu $(HEADERS) $(wildcard bench/*.h tests/gpu/*.h)
 	$(call say,NVCC,$<)mkdir -p $(dir $@)
-	$(Q)$(NVCC) $(NVFLAGS) -c $< -o $@
+	$(Q)$(NVCC) $(NVFLAGS) $(DEV_REGS) -c $< -o $@
+
+# The device calls fit in 128 registers a thread, so that a kernel of
+# 256-thread blocks that calls them can run two blocks an SM
+# (__launch_bounds__(256, 2)); an entry's register limit binds its callees.
+$(BUILD)/obj/libgpufs/%.o: DEV_REGS := -maxrregcount=128
 
 $(BUILD)/tsan/%.o: %.c $(HEADERS)
 	$(call say,CC-TSAN,$<)mkdir -p $(dir $@)

@@ -106,7 +106,7 @@ struct bench_job {
 };
 
 #define BENCH_MAX_JOBS 24
-#define BENCH_THREADS 256
+#define BENCH_THREADS BENCH_BLOCK_THREADS
 
 static int bench_plan(struct bench_job *jobs)
 {
@@ -121,28 +121,28 @@ static int bench_plan(struct bench_job *jobs)
   /* the cache holds the file twice over: nothing is evicted */
   for (i = 0; i < nseq; i++)
     jobs[n++] = (struct bench_job){"seq", "seq", BENCH_SEQ_BLOCK, seq_pages[i], 2 * size, -1,
-                                   BENCH_MIB, 2 * sms, 0, 1};
+                                   BENCH_MIB, BENCH_SEQ_BLOCKS_PER_SM * sms, 0, 1};
   for (i = 0; i < 2; i++)
     jobs[n++] = (struct bench_job){"seq_warp", "seq_warp", BENCH_SEQ_WARP, two[i], 2 * size, -1,
-                                   256 * BENCH_KIB, 2 * sms, 0, 0};
+                                   256 * BENCH_KIB, BENCH_SEQ_BLOCKS_PER_SM * sms, 0, 0};
   for (x = 0; x < 2; x++)
     for (i = 0; i < 2; i++)
       jobs[n++] = (struct bench_job){"xfer", x == 0 ? "seq/pull" : "seq/dma", BENCH_SEQ_BLOCK,
                                      two[i], 2 * size, x == 0 ? GPUFS_XFER_PULL : GPUFS_XFER_DMA,
-                                     BENCH_MIB, 2 * sms, 0, 0};
+                                     BENCH_MIB, BENCH_SEQ_BLOCKS_PER_SM * sms, 0, 0};
   jobs[n++] = (struct bench_job){"rand", "rand", BENCH_RAND_WARP, 4096, 2 * size, -1, 4096,
-                                 4 * sms, g_bench.opt.quick ? (1ull << 18) : (1ull << 20), 0};
+                                 BENCH_RAND_BLOCKS_PER_SM * sms, g_bench.opt.quick ? (1ull << 18) : (1ull << 20), 0};
   /* the same with a cache 1/20 of the file: nearly every read evicts */
   jobs[n++] = (struct bench_job){"rand", "rand20", BENCH_RAND_WARP, 4096, size / 20 / 4096 * 4096,
-                                 -1, 4096, 4 * sms, g_bench.opt.quick ? (1ull << 18) : (1ull << 20),
+                                 -1, 4096, BENCH_RAND_BLOCKS_PER_SM * sms, g_bench.opt.quick ? (1ull << 18) : (1ull << 20),
                                  0};
   /* the file is twice the cache */
   jobs[n++] = (struct bench_job){"big", "big", BENCH_SEQ_BLOCK, 65536, size / 2, -1, BENCH_MIB,
-                                 2 * sms, 0, 0};
+                                 BENCH_SEQ_BLOCKS_PER_SM * sms, 0, 0};
   /* last: the cache holds the new file twice over, so only gfsync writes back */
   for (i = 0; i < 2; i++)
     jobs[n++] = (struct bench_job){"write", "write", BENCH_SEQ_WRITE, two[i], 2 * size, -1,
-                                   BENCH_MIB, 2 * sms, 0, 0};
+                                   BENCH_MIB, BENCH_SEQ_BLOCKS_PER_SM * sms, 0, 0};
   return n;
 }
 
@@ -175,6 +175,11 @@ static const struct bench_stat_field bench_stat_fields[] = {
     {"opens", offsetof(struct gpufs_stats, opens)},
     {"stat_errors", offsetof(struct gpufs_stats, errors)},
     {"alloc_ns", offsetof(struct gpufs_stats, alloc_ns)},
+    {"rounds", offsetof(struct gpufs_stats, rounds)},
+    {"fetch_ns", offsetof(struct gpufs_stats, fetch_ns)},
+    {"fill_ns", offsetof(struct gpufs_stats, fill_ns)},
+    {"settle_ns", offsetof(struct gpufs_stats, settle_ns)},
+    {"copy_ns", offsetof(struct gpufs_stats, copy_ns)},
     {"chains", offsetof(struct gpufs_stats, chains)},
     {"chained", offsetof(struct gpufs_stats, chained)},
     {"chain_max", offsetof(struct gpufs_stats, chain_max)},
@@ -333,14 +338,19 @@ static void bench_emit(const struct bench_row *base, const char *const *names,
 static void bench_print_outcome(const char *what, const struct bench_row *row,
                                 const struct bench_read_result *r, const struct gpufs_stats *st)
 {
+  /* mean microseconds per round in each phase */
+  double rounds = st->rounds ? (double)st->rounds : 1.0;
   bench_progress("%s: %.3f %s in %.2f s, %s%s%s; hits %llu misses %llu requests %llu batches "
-                 "%llu preads %llu merged %llu",
+                 "%llu preads %llu merged %llu; %llu rounds, us/round fetch %.1f fill %.1f "
+                 "settle %.1f copy %.1f",
                  what, r->gbps, "GB/s", r->seconds,
                  row->status == BENCH_OK ? "ok" : row->status == BENCH_CAPPED ? "capped" : "FAILED",
                  row->note[0] ? ": " : "", row->note, (unsigned long long)st->hits,
                  (unsigned long long)st->misses, (unsigned long long)st->requests,
                  (unsigned long long)st->batches, (unsigned long long)st->preads,
-                 (unsigned long long)st->merged);
+                 (unsigned long long)st->merged, (unsigned long long)st->rounds,
+                 st->fetch_ns / 1e3 / rounds, st->fill_ns / 1e3 / rounds,
+                 st->settle_ns / 1e3 / rounds, st->copy_ns / 1e3 / rounds);
 }
 
 /* ---------------- one write run ---------------- */

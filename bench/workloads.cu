@@ -139,7 +139,7 @@ __device__ bool bench_read_one(int fd, uint64_t off, uint64_t want, char *buf, u
 
 /* Group g reads [g * stride, (g + 1) * stride) of the file in io-sized calls. */
 template <bool WARP>
-__global__ void bench_seq_kernel(const char *path, uint64_t size, uint64_t stride, uint64_t io,
+__global__ void __launch_bounds__(BENCH_BLOCK_THREADS, BENCH_SEQ_BLOCKS_PER_SM) bench_seq_kernel(const char *path, uint64_t size, uint64_t stride, uint64_t io,
                                  char *bufs, uint64_t seed, uint64_t cap_ns,
                                  struct bench_counters *c)
 {
@@ -164,7 +164,7 @@ __global__ void bench_seq_kernel(const char *path, uint64_t size, uint64_t strid
 
 /* Warp w makes calls i = w, w + nwarps, ... < reads, at piece (i * mult +
  * add) mod npages: distinct pieces, scattered over the file. */
-__global__ void bench_rand_kernel(const char *path, uint64_t npages, uint64_t io, uint64_t reads,
+__global__ void __launch_bounds__(BENCH_BLOCK_THREADS, BENCH_RAND_BLOCKS_PER_SM) bench_rand_kernel(const char *path, uint64_t npages, uint64_t io, uint64_t reads,
                                   uint64_t add, char *bufs, uint64_t seed, uint64_t cap_ns,
                                   struct bench_counters *c)
 {
@@ -213,7 +213,7 @@ __device__ void bench_wait_opens(struct bench_counters *c)
 /* Block b gwrite()s [b * stride, (b + 1) * stride) of a new file from src +
  * offset in io-sized calls, then gfsync()s and gclose()s it; ends[b] gets
  * the end of its full gwrites (b * stride when none). */
-__global__ void bench_write_kernel(const char *path, uint64_t size, uint64_t stride, uint64_t io,
+__global__ void __launch_bounds__(BENCH_BLOCK_THREADS, BENCH_SEQ_BLOCKS_PER_SM) bench_write_kernel(const char *path, uint64_t size, uint64_t stride, uint64_t io,
                                    const char *src, uint64_t cap_ns, int hold,
                                    unsigned long long *ends, struct bench_counters *c)
 {

@@ -18,6 +18,19 @@
 extern "C" {
 #endif
 
+/* Blocks of 256 threads each SM runs at once in the seq/write and rand
+ * grids.  The kernels are compiled for it (__launch_bounds__), so that the
+ * whole grid is resident: libgpufs's device calls are built to fit in 128
+ * registers a thread (Makefile), and a kernel over 128 fits only one
+ * 256-thread block on an SM, which splits the grid into waves. */
+#ifndef BENCH_SEQ_BLOCKS_PER_SM
+#define BENCH_SEQ_BLOCKS_PER_SM 2
+#endif
+#ifndef BENCH_RAND_BLOCKS_PER_SM
+#define BENCH_RAND_BLOCKS_PER_SM 2
+#endif
+#define BENCH_BLOCK_THREADS 256
+
 enum bench_access {
   BENCH_SEQ_BLOCK = 0, /* each threadblock gread()s its own contiguous stride */
   BENCH_SEQ_WARP = 1,  /* each warp gread_warp()s its own contiguous stride */

@@ -24,7 +24,9 @@
 
 /* Each block streams its share of the file through gread, checks every word
  * against the pattern and folds it into an order-free checksum. */
-__global__ void stream_kernel(int fd, uint64_t fsize, uint64_t chunk, uint8_t *bufs,
+/* Two 256-thread blocks an SM: the grid below is resident at once only if
+ * the kernel fits in 128 registers a thread. */
+__global__ void __launch_bounds__(256, 2) stream_kernel(int fd, uint64_t fsize, uint64_t chunk, uint8_t *bufs,
                               unsigned long long *bad, unsigned long long *sum,
                               unsigned long long *errs)
 {

@@ -94,7 +94,13 @@ struct gpufs_ring {
   uint64_t writebacks;   /* dirty byte ranges written back by groups of this ring */
   uint64_t cleanings;    /* stalls that wrote back dirty pages to free frames */
   uint32_t dirty_hint;   /* a dirty frame allocation passed over (or GPUFS_NIL) */
-  uint32_t pad[11];
+  uint32_t pad;
+  /* where read rounds spend their time (SM cycles, summed over groups;
+   * device): fetch (A: lookups, requests, the host), fill (C: copies into
+   * frames), settle (D: publish, wait for others' loads), copy (E-F: out to
+   * the caller, unpin) */
+  uint64_t phase_cycles[4];
+  uint64_t rounds;
 };
 
 struct gpufs_cache {

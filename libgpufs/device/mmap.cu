@@ -51,7 +51,7 @@ static __device__ void *gmmap_group(G g, size_t size, int prot, int flags, int f
       if (verdict) return ERR_PTR(verdict);
       continue;
     }
-    gpufs_round_unpin(g, &r, st >= 0);
+    gpufs_round_unpin(g, &r, st >= 0, ring);
     if (st < 0) return ERR_PTR(st);
     return gpufs_frame_data(&d->cache, f) + in_page;
   }

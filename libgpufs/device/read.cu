@@ -61,7 +61,7 @@ static __device__ ssize_t gread_group(G g, int fd, int64_t offset, size_t size, 
                        (size_t)(hi - upto), g.rank(), g.size());
       upto = hi;
     }
-    gpufs_round_unpin(g, &r, false); /* F */
+    gpufs_round_unpin(g, &r, false, ring); /* F */
     if (err) return err;
     if (upto == pos) {
       int64_t verdict = gpufs_stall(g, ring, &stall_since);

@@ -68,6 +68,7 @@ struct gpufs_round {
   uint64_t ticket;
   bool owned; /* the lane holds the ticket's slot */
   int64_t status;
+  uint64_t t_end; /* SM cycles when the round's pages were ready */
 };
 
 /* Phase A for one meta lane: the host's result for a page it loads (bytes
@@ -96,6 +97,7 @@ __device__ __forceinline__ void gpufs_round_load(G g, const struct gpufs_fdinfo 
 {
   const struct gpufs_dev *d = &gpufs_dev;
   const uint32_t S = d->cache.page_size;
+  const uint64_t t0 = gpufs_cycles();
   r->frame = GPUFS_NIL;
   r->kind = 0;
   r->ticket = 0;
@@ -109,6 +111,7 @@ __device__ __forceinline__ void gpufs_round_load(G g, const struct gpufs_fdinfo 
     g.put64(GPUFS_V64_STATUS, (uint64_t)r->status);
   }
   g.sync();
+  const uint64_t t1 = gpufs_cycles();
   for (uint32_t j = 0; j < np; j++) { /* C */
     if ((int32_t)g.get32(GPUFS_V32_KIND, (uint32_t)r->kind, j) != GPUFS_GET_LOAD) continue;
     int64_t got = (int64_t)g.get64(GPUFS_V64_STATUS, (uint64_t)r->status, j);
@@ -125,11 +128,19 @@ __device__ __forceinline__ void gpufs_round_load(G g, const struct gpufs_fdinfo 
    * of the VALID state) */
   __threadfence();
   g.sync();
+  const uint64_t t2 = gpufs_cycles();
   if (g.meta()) { /* D */
     r->status = gpufs_round_settle(r);
     g.put64(GPUFS_V64_STATUS, (uint64_t)r->status);
   }
   g.sync();
+  if (g.rank() == 0) {
+    uint64_t *pc = d->cache.rings[ring].phase_cycles;
+    gpufs_add_relaxed_u64_dev(&pc[0], t1 - t0);
+    gpufs_add_relaxed_u64_dev(&pc[1], t2 - t1);
+    gpufs_add_relaxed_u64_dev(&pc[2], gpufs_cycles() - t2);
+  }
+  r->t_end = gpufs_cycles();
 }
 
 /* Page j's frame and status after gpufs_round_load; every thread calls. */
@@ -145,13 +156,20 @@ __device__ __forceinline__ int64_t gpufs_round_status(G g, const struct gpufs_ro
   return (int64_t)g.get64(GPUFS_V64_STATUS, (uint64_t)r->status, j);
 }
 
-/* Drop the round's pins; with keep_first, page 0 stays pinned (gmmap). */
+/* Drop the round's pins; with keep_first, page 0 stays pinned (gmmap).
+ * The time since the pages were ready counts as the round's copy phase. */
 template <typename G>
-__device__ __forceinline__ void gpufs_round_unpin(G g, const struct gpufs_round *r, bool keep_first)
+__device__ __forceinline__ void gpufs_round_unpin(G g, const struct gpufs_round *r, bool keep_first,
+                                                  uint32_t ring)
 {
   g.sync();
   if (g.meta() && r->frame != GPUFS_NIL && !(keep_first && gpufs_lane() == 0))
     gpufs_frame_unpin(&gpufs_dev.cache, r->frame);
+  if (g.rank() == 0) {
+    struct gpufs_ring *rg = &gpufs_dev.cache.rings[ring];
+    gpufs_add_relaxed_u64_dev(&rg->phase_cycles[3], gpufs_cycles() - r->t_end);
+    gpufs_add_relaxed_u64_dev(&rg->rounds, 1ull);
+  }
 }
 
 /* A round in which not even its first page got a frame: pause and say

@@ -90,7 +90,7 @@ static __device__ ssize_t gwrite_group(G g, int fd, int64_t offset, size_t size,
       gpufs_dirty_bits(&d->cache, r.frame, (uint32_t)lo, (uint32_t)hi);
       if (gpufs_dirty_flag(&d->cache, r.frame)) gpufs_dlist_push(&d->cache, head, r.frame, fi.fd);
     }
-    gpufs_round_unpin(g, &r, false);
+    gpufs_round_unpin(g, &r, false, ring);
     if (err) return upto > (uint64_t)offset ? (ssize_t)(upto - (uint64_t)offset) : err;
     if (upto == pos) {
       int64_t verdict = gpufs_stall(g, ring, &stall_since);

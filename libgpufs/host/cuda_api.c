@@ -382,8 +382,10 @@ int gpufs_stop(void)
   cudaGetDevice(&old);
   cudaSetDevice(in->cfg.device); /* the caller's thread may have another one current */
   /* write back what files left open hold, while the daemon still serves;
-   * a kernel that never ends must not keep us here */
-  sync_files(in, STOP_SYNC_MS);
+   * a kernel that never ends must not keep us here, and with nothing dirty
+   * no kernel is launched (it could wait behind a kernel stuck on the
+   * host, which only the stop below releases) */
+  if (count_dirty(&in->dev.cache, in->stats_stream) != 0) sync_files(in, STOP_SYNC_MS);
   /* waiting device calls see STOPPED and return -ESHUTDOWN; then the
    * kernels can finish and the memory they use can go */
   gpufs_daemon_stop(in->daemon);
@@ -459,8 +461,10 @@ int gpufs_get_stats(struct gpufs_stats *st)
                      in->stats_stream));
   CU(cudaStreamSynchronize(in->stats_stream));
   CU(cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, in->cfg.device));
-  uint64_t cycles = 0;
+  uint64_t cycles = 0, phase[4] = {0, 0, 0, 0};
   for (uint32_t r = 0; r < n; r++) {
+    for (int k = 0; k < 4; k++) phase[k] += rings[r].phase_cycles[k];
+    st->rounds += rings[r].rounds;
     st->hits += rings[r].hits;
     st->misses += rings[r].misses;
     st->evictions += rings[r].evictions;
@@ -471,6 +475,8 @@ int gpufs_get_stats(struct gpufs_stats *st)
     cycles += rings[r].alloc_cycles;
   }
   st->alloc_ns = khz > 0 ? (uint64_t)((double)cycles * 1e6 / khz) : 0;
+  uint64_t *ns[4] = {&st->fetch_ns, &st->fill_ns, &st->settle_ns, &st->copy_ns};
+  for (int k = 0; k < 4; k++) *ns[k] = khz > 0 ? (uint64_t)((double)phase[k] * 1e6 / khz) : 0;
   if ((rc = chain_stats(&in->dev.cache, in->stats_stream, st)) != 0) goto fail;
   struct gpufs_daemon_stats ds;
   gpufs_daemon_get_stats(in->daemon, &ds);

@@ -38,11 +38,15 @@ struct gpufs_gfile {
   uint32_t flushing; /* write-backs of this file's lists in progress */
   uint64_t size;    /* bytes: at open, then as this GPU's writes and truncates set it */
   uint32_t dheads[GPUFS_DLISTS]; /* dirty lists (dirty.h), writable files only */
-  char path[GPUFS_PATH_MAX];
+  uint32_t hash;    /* of the path (gopen compares it first) */
+  uint32_t len;     /* of the path */
 };
 
+/* Entries are small and dense, so that gopen's scan under the table lock
+ * reads a few cache lines, not one per entry; the paths are apart. */
 struct gpufs_ftab {
   struct gpufs_gfile *files;
+  char *paths;    /* nfiles * GPUFS_PATH_MAX: entry i's path at i * GPUFS_PATH_MAX */
   uint32_t *lock; /* one lock for the table: opens and closes are rare */
   uint32_t nfiles;
 };

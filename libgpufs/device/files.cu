@@ -43,6 +43,19 @@ static __device__ bool path_eq(const char *a, const char *b)
   return true;
 }
 
+/* Entry i may be the open (or opening) file (path hash, len, flags); a hint
+ * without the lock, a check with it (then the path decides). */
+static __device__ bool entry_is(const struct gpufs_ftab *t, uint32_t i, uint32_t hash, uint32_t len,
+                                uint32_t flags)
+{
+  struct gpufs_gfile *e = &t->files[i];
+  /* relaxed: nothing is read through the entry on the strength of these */
+  uint32_t st = gpufs_ld_relaxed_u32_dev(&e->state);
+  return (st == GPUFS_GF_OPEN || st == GPUFS_GF_OPENING) &&
+         gpufs_ld_relaxed_u32_dev(&e->hash) == hash && gpufs_ld_relaxed_u32_dev(&e->len) == len &&
+         gpufs_ld_relaxed_u32_dev(&e->flags) == flags;
+}
+
 /* Drop a reference taken under the lock; frees a failed entry with the last. */
 static __device__ void ftab_unref(const struct gpufs_ftab *t, struct gpufs_gfile *e)
 {
@@ -62,27 +75,39 @@ static __device__ int gopen_one(const char *path, int flags, int mode)
   if (path == NULL) return -GPUFS_EFAULT;
   if ((flags & 3) == 3 || (flags & ~GPUFS_O_KNOWN) != 0) return -GPUFS_EINVAL;
   const bool excl = (flags & (GPUFS_O_CREAT | GPUFS_O_EXCL)) == (GPUFS_O_CREAT | GPUFS_O_EXCL);
-  uint32_t len = 0;
-  while (len < GPUFS_PATH_MAX && path[len] != '\0') len++;
+  uint32_t len = 0, hash = 2166136261u; /* FNV-1a */
+  while (len < GPUFS_PATH_MAX && path[len] != '\0') hash = (hash ^ (uint8_t)path[len++]) * 16777619u;
   if (len == GPUFS_PATH_MAX) return -GPUFS_ENAMETOOLONG;
   if (len == 0) return -GPUFS_ENOENT;
 
+  /* Look for an entry to share before taking the lock, and check only that
+   * one under it: every group of a grid may open the same file at once, and
+   * a scan of the table under the lock would make them queue behind it. */
+  int cand = -1;
+  for (uint32_t i = 0; i < t->nfiles && !excl; i++)
+    if (entry_is(t, i, hash, len, (uint32_t)flags)) {
+      cand = (int)i;
+      break;
+    }
   ftab_lock(t);
   int found = -1, free_slot = -1;
-  for (uint32_t i = 0; i < t->nfiles; i++) {
+  if (cand >= 0 && entry_is(t, (uint32_t)cand, hash, len, (uint32_t)flags) &&
+      path_eq(t->paths + (uint64_t)cand * GPUFS_PATH_MAX, path))
+    found = cand;
+  for (uint32_t i = 0; i < t->nfiles && found < 0; i++) {
     struct gpufs_gfile *e = &t->files[i];
     uint32_t st = gpufs_ld_relaxed_u32_dev(&e->state);
     if (st == GPUFS_GF_FREE) {
       if (free_slot < 0) free_slot = (int)i;
-    } else if ((st == GPUFS_GF_OPEN || st == GPUFS_GF_OPENING) && path_eq(e->path, path)) {
+    } else if ((st == GPUFS_GF_OPEN || st == GPUFS_GF_OPENING) &&
+               gpufs_ld_relaxed_u32_dev(&e->hash) == hash &&
+               gpufs_ld_relaxed_u32_dev(&e->len) == len &&
+               path_eq(t->paths + (uint64_t)i * GPUFS_PATH_MAX, path)) {
       if (excl) { /* the file exists: it is open here */
         ftab_unlock(t);
         return -GPUFS_EEXIST;
       }
-      if (gpufs_ld_relaxed_u32_dev(&e->flags) == (uint32_t)flags) {
-        found = (int)i;
-        break;
-      }
+      if (gpufs_ld_relaxed_u32_dev(&e->flags) == (uint32_t)flags) found = (int)i;
     }
   }
   if (found >= 0) {
@@ -103,7 +128,11 @@ static __device__ int gopen_one(const char *path, int flags, int mode)
     return -GPUFS_EMFILE;
   }
   struct gpufs_gfile *e = &t->files[free_slot];
-  for (uint32_t i = 0; i <= len; i++) e->path[i] = path[i];
+  char *epath = t->paths + (uint64_t)free_slot * GPUFS_PATH_MAX;
+  for (uint32_t i = 0; i <= len; i++) epath[i] = path[i];
+  /* relaxed: read without the lock only as a hint (entry_is) */
+  gpufs_st_relaxed_u32_dev(&e->hash, hash);
+  gpufs_st_relaxed_u32_dev(&e->len, len);
   gpufs_st_relaxed_u32_dev(&e->flags, (uint32_t)flags);
   gpufs_st_relaxed_u32_dev(&e->refs, 1u);
   gpufs_st_relaxed_u32_dev(&e->flushing, 0u);

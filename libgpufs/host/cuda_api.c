@@ -104,6 +104,7 @@ static void instance_free(struct gpufs_instance *in)
   cudaFree(d->cache.dirty);
   cudaFree(in->sync_results);
   cudaFree(d->ftab.files);
+  cudaFree(d->ftab.paths);
   cudaFree(d->ftab.lock);
   cudaFree(d->q.tail);
   cudaFree(d->q.free_seq);
@@ -204,6 +205,7 @@ static int ftab_init(struct gpufs_instance *in)
   t->nfiles = in->cfg.max_open_files;
   CU(cudaMalloc((void **)&t->files, (size_t)t->nfiles * sizeof(struct gpufs_gfile)));
   CU(cudaMemset(t->files, 0, (size_t)t->nfiles * sizeof(struct gpufs_gfile))); /* all FREE */
+  CU(cudaMalloc((void **)&t->paths, (size_t)t->nfiles * GPUFS_PATH_MAX));
   CU(cudaMalloc((void **)&t->lock, sizeof(uint32_t)));
   CU(cudaMemset(t->lock, 0, sizeof(uint32_t)));
   CU(cudaMalloc((void **)&in->sync_results, (size_t)t->nfiles * sizeof(int)));

@@ -29,7 +29,7 @@ enum gpufs_gfile_state {
 struct gpufs_gfile {
   uint32_t state;   /* enum gpufs_gfile_state: changed under the table lock,
                        except OPENING -> OPEN/ERROR (release by the opener) */
-  uint32_t refs;    /* opens not yet closed; under the table lock */
+  uint32_t pad0;
   int32_t hfid;     /* host file index */
   uint32_t cid;     /* cache identity of the file (same inode, same cid) */
   uint32_t version; /* file version: at open, renewed by gftruncate */
@@ -40,6 +40,7 @@ struct gpufs_gfile {
   uint32_t dheads[GPUFS_DLISTS]; /* dirty lists (dirty.h), writable files only */
   uint32_t hash;    /* of the path (gopen compares it first) */
   uint32_t len;     /* of the path */
+  uint64_t refs;    /* generation << 32 | opens not yet closed (files.cu) */
 };
 
 /* Entries are small and dense, so that gopen's scan under the table lock

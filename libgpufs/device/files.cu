@@ -8,6 +8,13 @@
  * OPENING, drops the lock and asks the host; later openers of the same path
  * take a reference and wait for the entry to leave OPENING.
  *
+ * References are counted without the lock while a count stays at 1 or
+ * more: a gopen that finds its file open joins it with one CAS, and a
+ * gclose that is not the last leaves with one.  The word holds the entry's
+ * generation beside the count, so a CAS made on what a joiner checked of
+ * one incarnation of an entry fails on the next.  A count reaches 0 (and
+ * the entry changes state) only under the lock.
+ *
  * The last gclose of a writable file marks it CLOSING (no new opener joins
  * it, no write-back may start holding it), waits for write-backs that hold
  * it, writes back its dirty lists itself, and only then closes the host
@@ -56,14 +63,39 @@ static __device__ bool entry_is(const struct gpufs_ftab *t, uint32_t i, uint32_t
          gpufs_ld_relaxed_u32_dev(&e->flags) == flags;
 }
 
-/* Drop a reference taken under the lock; frees a failed entry with the last. */
+#define REFS(w) ((uint32_t)(w))
+
+/* Take one more reference on entry e if its count, as in word w, is still
+ * at least 1 and the word unchanged. */
+static __device__ bool refs_join(struct gpufs_gfile *e, uint64_t w)
+{
+  /* acq_rel: the acquire pairs with the release that published the
+   * entry's incarnation (gopen_one) */
+  return REFS(w) >= 1 && gpufs_cas_acqrel_u64_dev(&e->refs, &w, w + 1);
+}
+
+/* Drop a reference of a failed entry (ERROR); the last frees it. */
 static __device__ void ftab_unref(const struct gpufs_ftab *t, struct gpufs_gfile *e)
 {
   ftab_lock(t);
-  uint32_t refs = gpufs_ld_relaxed_u32_dev(&e->refs) - 1;
-  gpufs_st_relaxed_u32_dev(&e->refs, refs);
-  if (refs == 0) gpufs_st_relaxed_u32_dev(&e->state, GPUFS_GF_FREE);
+  /* acq_rel: ordered against joiners' CAS on the same word */
+  uint64_t w = gpufs_add_acqrel_u64_dev(&e->refs, (uint64_t)-1);
+  if (REFS(w) == 1) gpufs_st_relaxed_u32_dev(&e->state, GPUFS_GF_FREE);
   ftab_unlock(t);
+}
+
+/* A joiner holds a reference on entry idx: wait for its opener. */
+static __device__ int ftab_joined(const struct gpufs_ftab *t, int idx)
+{
+  struct gpufs_gfile *e = &t->files[idx];
+  uint32_t ns = 64, st;
+  /* acquire: pairs with the opener's release of OPEN or ERROR; hfid, size,
+   * cid, version (or err) are visible after it */
+  while ((st = gpufs_ld_acquire_u32_dev(&e->state)) == GPUFS_GF_OPENING) gpufs_backoff_dev(&ns);
+  if (st == GPUFS_GF_OPEN) return idx;
+  int err = e->err;
+  ftab_unref(t, e);
+  return err;
 }
 
 #define GPUFS_O_KNOWN (3 | GPUFS_O_CREAT | GPUFS_O_EXCL | GPUFS_O_TRUNC)
@@ -80,20 +112,20 @@ static __device__ int gopen_one(const char *path, int flags, int mode)
   if (len == GPUFS_PATH_MAX) return -GPUFS_ENAMETOOLONG;
   if (len == 0) return -GPUFS_ENOENT;
 
-  /* Look for an entry to share before taking the lock, and check only that
-   * one under it: every group of a grid may open the same file at once, and
-   * a scan of the table under the lock would make them queue behind it. */
-  int cand = -1;
-  for (uint32_t i = 0; i < t->nfiles && !excl; i++)
-    if (entry_is(t, i, hash, len, (uint32_t)flags)) {
-      cand = (int)i;
-      break;
-    }
+  /* Join an open entry without the lock when one is found: every group of
+   * a grid may open the same file at once, and the lock would make them
+   * queue.  The CAS on the reference word makes what was checked hold. */
+  for (uint32_t i = 0; i < t->nfiles && !excl; i++) {
+    struct gpufs_gfile *e = &t->files[i];
+    /* acquire: pairs with the release that published this incarnation's
+     * path, hash, len and flags (below) */
+    uint64_t w = gpufs_ld_acquire_u64_dev(&e->refs);
+    if (REFS(w) >= 1 && entry_is(t, i, hash, len, (uint32_t)flags) &&
+        path_eq(t->paths + (uint64_t)i * GPUFS_PATH_MAX, path) && refs_join(e, w))
+      return ftab_joined(t, (int)i);
+  }
   ftab_lock(t);
   int found = -1, free_slot = -1;
-  if (cand >= 0 && entry_is(t, (uint32_t)cand, hash, len, (uint32_t)flags) &&
-      path_eq(t->paths + (uint64_t)cand * GPUFS_PATH_MAX, path))
-    found = cand;
   for (uint32_t i = 0; i < t->nfiles && found < 0; i++) {
     struct gpufs_gfile *e = &t->files[i];
     uint32_t st = gpufs_ld_relaxed_u32_dev(&e->state);
@@ -111,17 +143,11 @@ static __device__ int gopen_one(const char *path, int flags, int mode)
     }
   }
   if (found >= 0) {
-    struct gpufs_gfile *e = &t->files[found];
-    gpufs_st_relaxed_u32_dev(&e->refs, gpufs_ld_relaxed_u32_dev(&e->refs) + 1);
+    /* acq_rel: counts are also changed by CAS without the lock; an OPEN or
+     * OPENING entry has at least one reference, which cannot go under it */
+    gpufs_add_acqrel_u64_dev(&t->files[found].refs, 1ull);
     ftab_unlock(t);
-    uint32_t ns = 64, st;
-    /* acquire: pairs with the opener's release of OPEN or ERROR; hfid, size,
-     * cid, version (or err) are visible after it */
-    while ((st = gpufs_ld_acquire_u32_dev(&e->state)) == GPUFS_GF_OPENING) gpufs_backoff_dev(&ns);
-    if (st == GPUFS_GF_OPEN) return found;
-    int err = e->err;
-    ftab_unref(t, e);
-    return err;
+    return ftab_joined(t, found);
   }
   if (free_slot < 0) {
     ftab_unlock(t);
@@ -130,14 +156,17 @@ static __device__ int gopen_one(const char *path, int flags, int mode)
   struct gpufs_gfile *e = &t->files[free_slot];
   char *epath = t->paths + (uint64_t)free_slot * GPUFS_PATH_MAX;
   for (uint32_t i = 0; i <= len; i++) epath[i] = path[i];
-  /* relaxed: read without the lock only as a hint (entry_is) */
+  /* relaxed: published by the release of refs below */
   gpufs_st_relaxed_u32_dev(&e->hash, hash);
   gpufs_st_relaxed_u32_dev(&e->len, len);
   gpufs_st_relaxed_u32_dev(&e->flags, (uint32_t)flags);
-  gpufs_st_relaxed_u32_dev(&e->refs, 1u);
   gpufs_st_relaxed_u32_dev(&e->flushing, 0u);
   for (uint32_t k = 0; k < GPUFS_DLISTS; k++) gpufs_st_relaxed_u32_dev(&e->dheads[k], GPUFS_NIL);
   gpufs_st_relaxed_u32_dev(&e->state, GPUFS_GF_OPENING);
+  /* release: a new incarnation with one reference; publishes the path and
+   * fields above to lock-free joiners (their acquire of refs) */
+  uint64_t gen = (gpufs_ld_relaxed_u64_dev(&e->refs) >> 32) + 1;
+  gpufs_st_release_u64_dev(&e->refs, gen << 32 | 1u);
   ftab_unlock(t);
 
   struct gpufs_call c = {GPUFS_OP_OPEN, -1, (uint64_t)(uint32_t)mode, len, (uint32_t)flags, path,
@@ -240,18 +269,29 @@ static __device__ int gclose_drop(int fd)
   const struct gpufs_ftab *t = &gpufs_dev.ftab;
   if (fd < 0 || (uint32_t)fd >= t->nfiles) return -GPUFS_EBADF;
   struct gpufs_gfile *e = &t->files[fd];
-  ftab_lock(t);
-  /* acquire: pairs with the opener's release of OPEN (hfid, flags) */
-  uint32_t st = gpufs_ld_acquire_u32_dev(&e->state);
-  uint32_t refs = gpufs_ld_relaxed_u32_dev(&e->refs);
-  if (st != GPUFS_GF_OPEN || refs == 0) {
-    ftab_unlock(t);
-    return -GPUFS_EBADF;
+  /* not the last reference: leave without the lock */
+  for (;;) {
+    /* acquire: pairs with the release that published the incarnation */
+    uint64_t w = gpufs_ld_acquire_u64_dev(&e->refs);
+    if (REFS(w) < 2) break;
+    if (gpufs_ld_relaxed_u32_dev(&e->state) != GPUFS_GF_OPEN) return -GPUFS_EBADF;
+    /* acq_rel: our uses of the file happen before a later last close */
+    if (gpufs_cas_acqrel_u64_dev(&e->refs, &w, w - 1)) return 0;
   }
-  gpufs_st_relaxed_u32_dev(&e->refs, refs - 1);
-  if (refs == 1) gpufs_st_relaxed_u32_dev(&e->state, GPUFS_GF_CLOSING);
-  ftab_unlock(t);
-  return refs == 1 ? 1 : 0;
+  ftab_lock(t);
+  for (;;) {
+    /* acquire: as above (joiners CAS the word while we hold the lock) */
+    uint64_t w = gpufs_ld_acquire_u64_dev(&e->refs);
+    if (gpufs_ld_relaxed_u32_dev(&e->state) != GPUFS_GF_OPEN || REFS(w) == 0) {
+      ftab_unlock(t);
+      return -GPUFS_EBADF;
+    }
+    /* acq_rel: as above */
+    if (!gpufs_cas_acqrel_u64_dev(&e->refs, &w, w - 1)) continue;
+    if (REFS(w) == 1) gpufs_st_relaxed_u32_dev(&e->state, GPUFS_GF_CLOSING);
+    ftab_unlock(t);
+    return REFS(w) == 1 ? 1 : 0;
+  }
 }
 
 /* The last close, after the write-back: err < 0 puts the reference back. */
@@ -261,7 +301,9 @@ static __device__ int gclose_finish(int fd, int64_t err)
   struct gpufs_gfile *e = &t->files[fd];
   if (err < 0) {
     ftab_lock(t);
-    gpufs_st_relaxed_u32_dev(&e->refs, 1u);
+    /* acq_rel: back to one reference, the caller's; nobody joins a CLOSING
+     * entry, so the word holds 0 */
+    gpufs_add_acqrel_u64_dev(&e->refs, 1ull);
     gpufs_st_relaxed_u32_dev(&e->state, GPUFS_GF_OPEN);
     ftab_unlock(t);
     return (int)err;

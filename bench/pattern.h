@@ -42,10 +42,28 @@ __device__ __forceinline__ uint64_t bench_check_words(const uint64_t *p, uint64_
                                                       uint64_t seed, uint64_t t, uint64_t nthreads,
                                                       uint64_t *first_bad)
 {
+  /* eight independent loads in flight per thread: a check that waited a
+   * memory latency per word would cost more than the read it checks */
   uint64_t bad = 0;
-  for (uint64_t i = t; i < n; i += nthreads) {
+  uint64_t i = t;
+  for (; i + 7 * nthreads < n; i += 8 * nthreads) {
+    uint64_t v[8];
+#pragma unroll
+    for (int k = 0; k < 8; k++)
+      v[k] = p[i + k * nthreads];
+#pragma unroll
+    for (int k = 0; k < 8; k++) {
+      const uint64_t w = first + i + k * nthreads;
+      if (v[k] != bench_word(seed, w)) {
+        if (w < *first_bad)
+          *first_bad = w;
+        bad++;
+      }
+    }
+  }
+  for (; i < n; i += nthreads) {
     if (p[i] != bench_word(seed, first + i)) {
-      if (bad == 0 && first + i < *first_bad)
+      if (first + i < *first_bad)
         *first_bad = first + i;
       bad++;
     }

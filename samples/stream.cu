@@ -42,8 +42,22 @@ __global__ void __launch_bounds__(256, 2) stream_kernel(int fd, uint64_t fsize, 
       if (threadIdx.x == 0) atomicAdd(errs, 1ull);
       break;
     }
+    /* eight independent loads in flight per thread (see bench/pattern.h) */
     const uint64_t *w = (const uint64_t *)buf;
-    for (uint64_t i = threadIdx.x; i < want / 8; i += blockDim.x) {
+    const uint64_t n = want / 8, step = blockDim.x;
+    uint64_t i = threadIdx.x;
+    for (; i + 7 * step < n; i += 8 * step) {
+      uint64_t v[8];
+#pragma unroll
+      for (int k = 0; k < 8; k++) v[k] = w[i + k * step];
+#pragma unroll
+      for (int k = 0; k < 8; k++) {
+        uint64_t idx = off / 8 + i + k * step;
+        nbad += v[k] != bench_word(SEED, idx);
+        acc += v[k] * (2 * idx + 1);
+      }
+    }
+    for (; i < n; i += step) {
       uint64_t idx = off / 8 + i;
       nbad += w[i] != bench_word(SEED, idx);
       acc += w[i] * (2 * idx + 1);

@@ -16,6 +16,42 @@
  */
 #include "libgpufs/device/writeback.cuh"
 
+/* Copy file bytes [pos, hi) from the round's frames (pages p0, p0+1, ...)
+ * to dst, which is 16-byte aligned as pos is.  The 16-byte words of all the
+ * pages are spread over the group, four loads in flight per thread: a copy
+ * page by page would keep one small page's worth in flight at a time. */
+template <typename G>
+static __device__ void copy_out_words(G g, const struct gpufs_round *r, uint64_t p0, uint64_t pos,
+                                      uint64_t hi, uint8_t *dst)
+{
+  const struct gpufs_cache *c = &gpufs_dev.cache;
+  const uint32_t S = c->page_size;
+  const uint64_t n = (hi - pos) / 16;
+  const uint32_t sz = g.size(), rk = g.rank();
+  for (uint64_t base = 0; base < n; base += 4ull * sz) { /* same trip count in every thread */
+    uint4 v[4];
+#pragma unroll
+    for (int u = 0; u < 4; u++) {
+      const uint64_t k = base + (uint64_t)u * sz + rk;
+      const uint64_t x = pos + (k < n ? k : 0) * 16;
+      const uint32_t j = (uint32_t)(x / S - p0);
+      const uint8_t *src = gpufs_frame_data(c, gpufs_round_frame(g, r, j)) + (x - (p0 + j) * S);
+      if (k < n) v[u] = *(const uint4 *)src;
+    }
+#pragma unroll
+    for (int u = 0; u < 4; u++) {
+      const uint64_t k = base + (uint64_t)u * sz + rk;
+      if (k < n) *(uint4 *)(dst + k * 16) = v[u];
+    }
+  }
+  const uint64_t tail = pos + n * 16; /* under 16 bytes, inside one page */
+  if (tail < hi) {
+    const uint32_t j = (uint32_t)(tail / S - p0);
+    const uint8_t *src = gpufs_frame_data(c, gpufs_round_frame(g, r, j)) + (tail - (p0 + j) * S);
+    for (uint64_t b = rk; b < hi - tail; b += sz) dst[n * 16 + b] = src[b];
+  }
+}
+
 template <typename G>
 static __device__ ssize_t gread_group(G g, int fd, int64_t offset, size_t size, void *buf)
 {
@@ -45,22 +81,31 @@ static __device__ ssize_t gread_group(G g, int fd, int64_t offset, size_t size, 
 
     uint64_t upto = pos; /* E */
     int64_t err = 0;
-    for (uint32_t j = 0; j < np; j++) {
-      int64_t st = gpufs_round_status(g, &r, j);
-      uint32_t fj = gpufs_round_frame(g, &r, j);
+    uint32_t ok = 0; /* pages from the first that the round holds */
+    for (; ok < np; ok++) {
+      int64_t st = gpufs_round_status(g, &r, ok);
       if (st == GPUFS_NOFRAME) break;
       if (st < 0) {
         err = st;
         break;
       }
-      /* the frame holds the whole page: what the host had, zeros after */
-      uint64_t page_start = (p0 + j) * S;
-      uint64_t hi = end < page_start + S ? end : page_start + S;
-      gpufs_group_copy(out + (upto - (uint64_t)offset),
-                       gpufs_frame_data(&d->cache, fj) + (upto - page_start),
-                       (size_t)(hi - upto), g.rank(), g.size());
-      upto = hi;
     }
+    /* the frames hold whole pages: what the host had, zeros after */
+    const uint64_t hi = ok == 0 ? pos : end < (p0 + ok) * S ? end : (p0 + ok) * S;
+    if (((pos | (uintptr_t)(out + (pos - (uint64_t)offset))) & 15) == 0) {
+      copy_out_words(g, &r, p0, pos, hi, out + (pos - (uint64_t)offset));
+    } else {
+      for (uint32_t j = 0; j < ok; j++) {
+        uint64_t page_start = (p0 + j) * S;
+        uint64_t to = hi < page_start + S ? hi : page_start + S;
+        gpufs_group_copy(out + (upto - (uint64_t)offset),
+                         gpufs_frame_data(&d->cache, gpufs_round_frame(g, &r, j)) +
+                             (upto - page_start),
+                         (size_t)(to - upto), g.rank(), g.size());
+        upto = to;
+      }
+    }
+    upto = hi;
     gpufs_round_unpin(g, &r, false, ring); /* F */
     if (err) return err;
     if (upto == pos) {

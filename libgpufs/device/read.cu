@@ -26,6 +26,7 @@ static __device__ void copy_out_words(G g, const struct gpufs_round *r, uint64_t
 {
   const struct gpufs_cache *c = &gpufs_dev.cache;
   const uint32_t S = c->page_size;
+  const uint32_t shift = (uint32_t)__ffs((int)S) - 1; /* a power of two: no division per word */
   const uint64_t n = (hi - pos) / 16;
   const uint32_t sz = g.size(), rk = g.rank();
   for (uint64_t base = 0; base < n; base += 4ull * sz) { /* same trip count in every thread */
@@ -34,8 +35,8 @@ static __device__ void copy_out_words(G g, const struct gpufs_round *r, uint64_t
     for (int u = 0; u < 4; u++) {
       const uint64_t k = base + (uint64_t)u * sz + rk;
       const uint64_t x = pos + (k < n ? k : 0) * 16;
-      const uint32_t j = (uint32_t)(x / S - p0);
-      const uint8_t *src = gpufs_frame_data(c, gpufs_round_frame(g, r, j)) + (x - (p0 + j) * S);
+      const uint32_t j = (uint32_t)((x >> shift) - p0);
+      const uint8_t *src = gpufs_frame_data(c, gpufs_round_frame(g, r, j)) + (x & (S - 1));
       if (k < n) v[u] = *(const uint4 *)src;
     }
 #pragma unroll
@@ -46,8 +47,8 @@ static __device__ void copy_out_words(G g, const struct gpufs_round *r, uint64_t
   }
   const uint64_t tail = pos + n * 16; /* under 16 bytes, inside one page */
   if (tail < hi) {
-    const uint32_t j = (uint32_t)(tail / S - p0);
-    const uint8_t *src = gpufs_frame_data(c, gpufs_round_frame(g, r, j)) + (tail - (p0 + j) * S);
+    const uint32_t j = (uint32_t)((tail >> shift) - p0);
+    const uint8_t *src = gpufs_frame_data(c, gpufs_round_frame(g, r, j)) + (tail & (S - 1));
     for (uint64_t b = rk; b < hi - tail; b += sz) dst[n * 16 + b] = src[b];
   }
 }

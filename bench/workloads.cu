@@ -54,6 +54,10 @@ struct bench_counters {
   unsigned long long error_taken; /* 0 until a thread claims first_error */
   long long first_error;
   unsigned long long opened; /* write kernel: blocks whose gopen has returned */
+  /* where the read kernels' groups spend their time (leaders' globaltimer,
+   * ns): summed over groups, and the first/last group start, last end */
+  unsigned long long open_ns, read_ns, check_ns, close_ns, groups;
+  unsigned long long first_start, last_start, last_end;
 };
 
 __device__ __forceinline__ uint64_t bench_globaltimer(void)
@@ -79,6 +83,14 @@ __device__ int bench_open(const char *path, struct bench_counters *c)
   if (fd < 0 && threadIdx.x == 0)
     bench_record_error(c, fd);
   return fd;
+}
+
+/* The group's leader adds a time to one of the counters. */
+__device__ __forceinline__ void bench_time(bool leader, unsigned long long *sum, uint64_t from,
+                                           uint64_t to)
+{
+  if (leader)
+    atomicAdd(sum, (unsigned long long)(to - from));
 }
 
 /* Whole block, after all of its warps have finished their calls. */
@@ -116,8 +128,11 @@ __device__ bool bench_read_one(int fd, uint64_t off, uint64_t want, char *buf, u
 {
   const unsigned t = WARP ? threadIdx.x % 32 : threadIdx.x;
   const unsigned n = WARP ? 32 : blockDim.x;
+  const uint64_t t0 = bench_globaltimer();
   const ssize_t got = WARP ? gread_warp(fd, (int64_t)off, want, buf)
                            : gread(fd, (int64_t)off, want, buf);
+  const uint64_t t1 = bench_globaltimer();
+  bench_time(t == 0, &c->read_ns, t0, t1);
   if (got != (ssize_t)want) {
     if (t == 0)
       bench_record_error(c, (long long)got);
@@ -130,11 +145,27 @@ __device__ bool bench_read_one(int fd, uint64_t off, uint64_t want, char *buf, u
     atomicAdd(&c->mismatches, (unsigned long long)bad);
     atomicMin(&c->first_bad_word, (unsigned long long)first_bad);
   }
+  bench_time(t == 0, &c->check_ns, t1, bench_globaltimer());
   if (t == 0) {
     atomicAdd(&c->bytes, (unsigned long long)want);
     atomicAdd(&c->calls, 1ull);
   }
   return true;
+}
+
+/* Whole block: close, and the leaders record the group's times. */
+__device__ void bench_group_end(bool leader, int fd, uint64_t t0, struct bench_counters *c)
+{
+  const uint64_t t1 = bench_globaltimer();
+  bench_close(fd, c);
+  const uint64_t t2 = bench_globaltimer();
+  bench_time(leader, &c->close_ns, t1, t2);
+  if (leader) {
+    atomicAdd(&c->groups, 1ull);
+    atomicMin(&c->first_start, (unsigned long long)t0);
+    atomicMax(&c->last_start, (unsigned long long)t0);
+    atomicMax(&c->last_end, (unsigned long long)t2);
+  }
 }
 
 /* Group g reads [g * stride, (g + 1) * stride) of the file in io-sized calls. */
@@ -148,8 +179,10 @@ __global__ void __launch_bounds__(BENCH_BLOCK_THREADS, BENCH_SEQ_BLOCKS_PER_SM) 
   const uint64_t begin = g * stride;
   const uint64_t end = begin + stride < size ? begin + stride : size;
   const uint64_t t0 = bench_globaltimer();
+  const bool leader = (WARP ? threadIdx.x % 32 : threadIdx.x) == 0;
   char *buf = bufs + g * io;
   const int fd = bench_open(path, c);
+  bench_time(leader, &c->open_ns, t0, bench_globaltimer());
 
   if (fd < 0)
     return;
@@ -159,7 +192,7 @@ __global__ void __launch_bounds__(BENCH_BLOCK_THREADS, BENCH_SEQ_BLOCKS_PER_SM) 
     if (!bench_read_one<WARP>(fd, off, end - off < io ? end - off : io, buf, seed, c))
       break;
   }
-  bench_close(fd, c);
+  bench_group_end(leader, fd, t0, c);
 }
 
 /* Warp w makes calls i = w, w + nwarps, ... < reads, at piece (i * mult +
@@ -171,8 +204,10 @@ __global__ void __launch_bounds__(BENCH_BLOCK_THREADS, BENCH_RAND_BLOCKS_PER_SM)
   const uint64_t w = ((uint64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
   const uint64_t nwarps = (uint64_t)gridDim.x * blockDim.x / 32;
   const uint64_t t0 = bench_globaltimer();
+  const bool leader = threadIdx.x % 32 == 0;
   char *buf = bufs + w * io;
   const int fd = bench_open(path, c);
+  bench_time(leader, &c->open_ns, t0, bench_globaltimer());
 
   if (fd < 0)
     return;
@@ -183,7 +218,7 @@ __global__ void __launch_bounds__(BENCH_BLOCK_THREADS, BENCH_RAND_BLOCKS_PER_SM)
     if (!bench_read_one<true>(fd, page * io, io, buf, seed, c))
       break;
   }
-  bench_close(fd, c);
+  bench_group_end(leader, fd, t0, c);
 }
 
 /* Whole block.  The blocks share one descriptor, and with its last gclose
@@ -295,6 +330,7 @@ int bench_gpufs_read(const struct bench_read_params *p, struct bench_read_result
   }
   memset(&h, 0, sizeof(h));
   h.first_bad_word = UINT64_MAX;
+  h.first_start = UINT64_MAX;
 
   if ((rc = BENCH_CUDA(cudaMalloc(&dpath, strlen(p->path) + 1))) ||
       (rc = BENCH_CUDA(cudaMemcpy(dpath, p->path, strlen(p->path) + 1, cudaMemcpyHostToDevice))) ||
@@ -334,6 +370,15 @@ int bench_gpufs_read(const struct bench_read_params *p, struct bench_read_result
   r->errors = h.errors;
   r->first_error = h.first_error;
   r->capped_groups = h.capped;
+  if (h.groups) {
+    const double us = 1e-3 / (double)h.groups;
+    r->open_us = (double)h.open_ns * us;
+    r->read_us = (double)h.read_ns * us;
+    r->check_us = (double)h.check_ns * us;
+    r->close_us = (double)h.close_ns * us;
+    r->start_skew_us = (double)(h.last_start - h.first_start) * 1e-3;
+    r->span_us = (double)(h.last_end - h.first_start) * 1e-3;
+  }
   if (r->seconds > 0) {
     r->gbps = (double)r->bytes / r->seconds / 1e9;
     r->mcalls_per_s = (double)r->calls / r->seconds / 1e6;

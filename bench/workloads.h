@@ -64,6 +64,9 @@ struct bench_read_result {
   int64_t first_error;     /* the first such call's result (-errno, or a short count) */
   uint64_t capped_groups;  /* groups that the cap stopped */
   uint64_t expected_bytes; /* what a full run reads */
+  /* per group, mean microseconds in gopen, gread, the check of the bytes,
+   * gclose; and from the first group's start: the last start, the last end */
+  double open_us, read_us, check_us, close_us, start_skew_us, span_us;
 };
 
 /* Run one read kernel.  Returns 0 when the kernel ran to its end: the

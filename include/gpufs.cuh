@@ -50,6 +50,11 @@ struct gpufs_stats {
   uint64_t fill_ns;     /*   lookups + requests + host / copies into frames / */
   uint64_t settle_ns;   /*   publishing + waiting for others' loads / */
   uint64_t copy_ns;     /*   copies to or from the caller + unpin */
+  uint64_t gopens;      /* gopen calls */
+  uint64_t gopen_ns;    /* their time, summed: */
+  uint64_t gopen_lock_ns; /*  waiting for the file table's lock / */
+  uint64_t gopen_host_ns; /*  first openers' requests to the host / */
+  uint64_t gopen_wait_ns; /*  sharers waiting for a first opener */
   uint64_t chains;      /* hash buckets holding frames, at the time of the call */
   uint64_t chained;     /* frames in them (chained / chains = mean chain length) */
   uint64_t chain_max;   /* the longest chain */

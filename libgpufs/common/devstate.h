@@ -45,7 +45,18 @@ struct gpufs_gfile {
 
 /* Entries are small and dense, so that gopen's scan under the table lock
  * reads a few cache lines, not one per entry; the paths are apart. */
+/* Where gopen's time goes (ns, summed over calls; device counters). */
+struct gpufs_ftab_stats {
+  uint64_t calls;
+  uint64_t total_ns;
+  uint64_t lock_ns;   /* waiting for the table lock */
+  uint64_t host_ns;   /* the first opener's OPEN request to the host */
+  uint64_t wait_ns;   /* joiners waiting for the first opener */
+  uint64_t pad[3];
+};
+
 struct gpufs_ftab {
+  struct gpufs_ftab_stats *stats;
   struct gpufs_gfile *files;
   char *paths;    /* nfiles * GPUFS_PATH_MAX: entry i's path at i * GPUFS_PATH_MAX */
   uint32_t *lock; /* one lock for the table: opens and closes are rare */

@@ -24,8 +24,15 @@
 #include "include/gpufs.cuh"
 #include "libgpufs/device/writeback.cuh"
 
+/* Add ns since t0 to one of gopen's time counters. */
+static __device__ void ftab_time(uint64_t *counter, uint64_t t0)
+{
+  gpufs_add_relaxed_u64_dev(counter, gpufs_now_ns() - t0);
+}
+
 static __device__ void ftab_lock(const struct gpufs_ftab *t)
 {
+  const uint64_t t0 = gpufs_now_ns();
   uint32_t ns = 32, exp = 0;
   /* acquire: pairs with the release in ftab_unlock; the entries as the last
    * holder left them are visible.  While held, wait with relaxed loads. */
@@ -33,6 +40,15 @@ static __device__ void ftab_lock(const struct gpufs_ftab *t)
     while (gpufs_ld_relaxed_u32_dev(t->lock) != 0) gpufs_backoff_dev(&ns);
     exp = 0;
   }
+  ftab_time(&t->stats->lock_ns, t0);
+}
+
+/* One attempt at the lock; true when taken. */
+static __device__ bool ftab_trylock(const struct gpufs_ftab *t)
+{
+  uint32_t exp = 0;
+  /* acquire: as in ftab_lock */
+  return gpufs_ld_relaxed_u32_dev(t->lock) == 0 && gpufs_cas_acquire_u32_dev(t->lock, &exp, 1u);
 }
 
 static __device__ void ftab_unlock(const struct gpufs_ftab *t)
@@ -89,13 +105,33 @@ static __device__ int ftab_joined(const struct gpufs_ftab *t, int idx)
 {
   struct gpufs_gfile *e = &t->files[idx];
   uint32_t ns = 64, st;
+  const uint64_t t0 = gpufs_now_ns();
   /* acquire: pairs with the opener's release of OPEN or ERROR; hfid, size,
    * cid, version (or err) are visible after it */
   while ((st = gpufs_ld_acquire_u32_dev(&e->state)) == GPUFS_GF_OPENING) gpufs_backoff_dev(&ns);
+  ftab_time(&t->stats->wait_ns, t0);
   if (st == GPUFS_GF_OPEN) return idx;
   int err = e->err;
   ftab_unref(t, e);
   return err;
+}
+
+/* Join the open (or opening) entry of path and flags without the lock:
+ * its index, or -1 when there is none. */
+static __device__ int ftab_try_join(const struct gpufs_ftab *t, const char *path, uint32_t hash,
+                                    uint32_t len, uint32_t flags)
+{
+  for (uint32_t i = 0; i < t->nfiles; i++) {
+    struct gpufs_gfile *e = &t->files[i];
+    if (!entry_is(t, i, hash, len, flags)) continue;
+    /* acquire: pairs with the release that published this incarnation's
+     * path, hash, len and flags (gopen_one) */
+    uint64_t w = gpufs_ld_acquire_u64_dev(&e->refs);
+    if (entry_is(t, i, hash, len, flags) && path_eq(t->paths + (uint64_t)i * GPUFS_PATH_MAX, path) &&
+        refs_join(e, w))
+      return (int)i;
+  }
+  return -1;
 }
 
 #define GPUFS_O_KNOWN (3 | GPUFS_O_CREAT | GPUFS_O_EXCL | GPUFS_O_TRUNC)
@@ -114,17 +150,18 @@ static __device__ int gopen_one(const char *path, int flags, int mode)
 
   /* Join an open entry without the lock when one is found: every group of
    * a grid may open the same file at once, and the lock would make them
-   * queue.  The CAS on the reference word makes what was checked hold. */
-  for (uint32_t i = 0; i < t->nfiles && !excl; i++) {
-    struct gpufs_gfile *e = &t->files[i];
-    /* acquire: pairs with the release that published this incarnation's
-     * path, hash, len and flags (below) */
-    uint64_t w = gpufs_ld_acquire_u64_dev(&e->refs);
-    if (REFS(w) >= 1 && entry_is(t, i, hash, len, (uint32_t)flags) &&
-        path_eq(t->paths + (uint64_t)i * GPUFS_PATH_MAX, path) && refs_join(e, w))
-      return ftab_joined(t, (int)i);
+   * queue.  Waiting for the lock, look again: the first opener's entry
+   * appears while it holds the lock or soon after. */
+  const uint64_t tl = gpufs_now_ns();
+  for (uint32_t ns = 64;; gpufs_backoff_dev(&ns)) {
+    int j = excl ? -1 : ftab_try_join(t, path, hash, len, (uint32_t)flags);
+    if (j >= 0) {
+      ftab_time(&t->stats->lock_ns, tl);
+      return ftab_joined(t, j);
+    }
+    if (ftab_trylock(t)) break;
   }
-  ftab_lock(t);
+  ftab_time(&t->stats->lock_ns, tl);
   int found = -1, free_slot = -1;
   for (uint32_t i = 0; i < t->nfiles && found < 0; i++) {
     struct gpufs_gfile *e = &t->files[i];
@@ -172,7 +209,9 @@ static __device__ int gopen_one(const char *path, int flags, int mode)
   struct gpufs_call c = {GPUFS_OP_OPEN, -1, (uint64_t)(uint32_t)mode, len, (uint32_t)flags, path,
                          len + 1};
   uint64_t out[4];
+  const uint64_t th = gpufs_now_ns();
   int64_t r = gpufs_host_call(&c, out);
+  ftab_time(&t->stats->host_ns, th);
   if (r >= 0 && out[0] / gpufs_dev.cache.page_size >= (1ull << GPUFS_PAGE_BITS)) {
     struct gpufs_call cl = {GPUFS_OP_CLOSE, (int32_t)r, 0, 0, 0, NULL, 0};
     gpufs_host_call(&cl, out);
@@ -370,17 +409,28 @@ static __device__ __forceinline__ int64_t leader_call(G g, F f)
   return g.bcast(r);
 }
 
+/* gopen_one, counted in the table's time statistics. */
+static __device__ int gopen_timed(const char *path, int flags, int mode)
+{
+  const struct gpufs_ftab *t = &gpufs_dev.ftab;
+  const uint64_t t0 = gpufs_now_ns();
+  int r = gopen_one(path, flags, mode);
+  ftab_time(&t->stats->total_ns, t0);
+  gpufs_add_relaxed_u64_dev(&t->stats->calls, 1ull);
+  return r;
+}
+
 __device__ int gopen(const char *path, int flags, int mode)
 {
   __shared__ struct gpufs_block_scratch sh;
   gpufs_block_group g{&sh};
-  return (int)leader_call(g, [&] { return (int64_t)gopen_one(path, flags, mode); });
+  return (int)leader_call(g, [&] { return (int64_t)gopen_timed(path, flags, mode); });
 }
 
 __device__ int gopen_warp(const char *path, int flags, int mode)
 {
   return (int)leader_call(gpufs_warp_group{},
-                          [&] { return (int64_t)gopen_one(path, flags, mode); });
+                          [&] { return (int64_t)gopen_timed(path, flags, mode); });
 }
 
 __device__ int gclose(int fd)

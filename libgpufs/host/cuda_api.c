@@ -106,6 +106,7 @@ static void instance_free(struct gpufs_instance *in)
   cudaFree(d->ftab.files);
   cudaFree(d->ftab.paths);
   cudaFree(d->ftab.lock);
+  cudaFree(d->ftab.stats);
   cudaFree(d->q.tail);
   cudaFree(d->q.free_seq);
   cudaFree(in->dev_staging);
@@ -208,6 +209,8 @@ static int ftab_init(struct gpufs_instance *in)
   CU(cudaMalloc((void **)&t->paths, (size_t)t->nfiles * GPUFS_PATH_MAX));
   CU(cudaMalloc((void **)&t->lock, sizeof(uint32_t)));
   CU(cudaMemset(t->lock, 0, sizeof(uint32_t)));
+  CU(cudaMalloc((void **)&t->stats, sizeof(*t->stats)));
+  CU(cudaMemset(t->stats, 0, sizeof(*t->stats)));
   CU(cudaMalloc((void **)&in->sync_results, (size_t)t->nfiles * sizeof(int)));
 fail:
   return rc;
@@ -480,6 +483,15 @@ int gpufs_get_stats(struct gpufs_stats *st)
   uint64_t *ns[4] = {&st->fetch_ns, &st->fill_ns, &st->settle_ns, &st->copy_ns};
   for (int k = 0; k < 4; k++) *ns[k] = khz > 0 ? (uint64_t)((double)phase[k] * 1e6 / khz) : 0;
   if ((rc = chain_stats(&in->dev.cache, in->stats_stream, st)) != 0) goto fail;
+  struct gpufs_ftab_stats fs;
+  CU(cudaMemcpyAsync(&fs, in->dev.ftab.stats, sizeof(fs), cudaMemcpyDeviceToHost,
+                     in->stats_stream));
+  CU(cudaStreamSynchronize(in->stats_stream));
+  st->gopens = fs.calls;
+  st->gopen_ns = fs.total_ns;
+  st->gopen_lock_ns = fs.lock_ns;
+  st->gopen_host_ns = fs.host_ns;
+  st->gopen_wait_ns = fs.wait_ns;
   struct gpufs_daemon_stats ds;
   gpufs_daemon_get_stats(in->daemon, &ds);
   st->requests = ds.requests;

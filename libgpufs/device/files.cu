@@ -8,10 +8,12 @@
  * OPENING, drops the lock and asks the host; later openers of the same path
  * take a reference and wait for the entry to leave OPENING.
  *
- * References are counted without the lock (refs_join, refs_drop): a
- * gopen that finds its file open joins it with one atomic add, and a
- * gclose that is not the last leaves with one; only the last dropper takes
- * the lock, to change the entry's state.
+ * References are counted without the lock while a count stays at 1 or
+ * more: a gopen that finds its file open joins it with a CAS, and a
+ * gclose that is not the last leaves with one.  The word holds the entry's
+ * generation beside the count, so a CAS made on what a joiner checked of
+ * one incarnation of an entry fails on the next.  A count reaches 0 (and
+ * the entry changes state) only under the lock.
  *
  * The last gclose of a writable file marks it CLOSING (no new opener joins
  * it, no write-back may start holding it), waits for write-backs that hold
@@ -77,55 +79,29 @@ static __device__ bool entry_is(const struct gpufs_ftab *t, uint32_t i, uint32_t
          gpufs_ld_relaxed_u32_dev(&e->flags) == flags;
 }
 
-/* The reference word: generation << 32 | CLOSED | count.  CLOSED is set,
- * with the count at 0, by whoever drops the last reference; from then on
- * the incarnation takes no reference.  A joiner adds one and then checks
- * that it joined the incarnation it looked at, still open; if not, it takes
- * its one back (while that incarnation lasts: a new one starts with a fresh
- * word).  So a grid's worth of groups opening one file each make one
- * atomic add on the word, not a CAS that all but one of them lose. */
-#define REF_CLOSED (1ull << 31)
-#define REFS(w) ((uint32_t)(w) & 0x7fffffffu)
-#define GEN(w) ((uint32_t)((w) >> 32))
+#define REFS(w) ((uint32_t)(w))
 
-/* Take back a reference added to incarnation GEN(old) by mistake. */
-static __device__ void refs_undo(struct gpufs_gfile *e, uint64_t old)
-{
-  uint64_t cur = gpufs_ld_relaxed_u64_dev(&e->refs);
-  /* acq_rel: as every change of the word */
-  while (GEN(cur) == GEN(old) && !gpufs_cas_acqrel_u64_dev(&e->refs, &cur, cur - 1)) {
-  }
-}
-
-/* Take a reference on e as it was when its word read w.  True when taken. */
+/* Take one more reference on entry e if it is still the incarnation word w
+ * was read from, with a count of at least 1.  A CAS that lost to another
+ * joiner's is tried again at once with the new count (a grid's groups may
+ * all join one entry together), not after the caller looks again. */
 static __device__ bool refs_join(struct gpufs_gfile *e, uint64_t w)
 {
+  const uint64_t gen = w >> 32;
   /* acq_rel: the acquire pairs with the release that published the
-   * incarnation (gopen_one); the release orders nothing of ours */
-  uint64_t old = gpufs_add_acqrel_u64_dev(&e->refs, 1ull);
-  if (GEN(old) == GEN(w) && !(old & REF_CLOSED)) return true;
-  refs_undo(e, old);
+   * entry's incarnation (gopen_one); a failed CAS reloads w */
+  while ((w >> 32) == gen && REFS(w) >= 1)
+    if (gpufs_cas_acqrel_u64_dev(&e->refs, &w, w + 1)) return true;
   return false;
-}
-
-/* Drop a reference.  True when it was the last: the incarnation is then
- * CLOSED and the caller must finish it (close or free it). */
-static __device__ bool refs_drop(struct gpufs_gfile *e)
-{
-  /* acq_rel: our uses of the file happen before the last dropper's close */
-  uint64_t old = gpufs_add_acqrel_u64_dev(&e->refs, (uint64_t)-1);
-  if (REFS(old) != 1) return false;
-  uint64_t zero = old - 1;
-  /* acq_rel: fails if a joiner came in meanwhile: then it is the owner */
-  return gpufs_cas_acqrel_u64_dev(&e->refs, &zero, zero | REF_CLOSED);
 }
 
 /* Drop a reference of a failed entry (ERROR); the last frees it. */
 static __device__ void ftab_unref(const struct gpufs_ftab *t, struct gpufs_gfile *e)
 {
-  if (!refs_drop(e)) return;
   ftab_lock(t);
-  gpufs_st_relaxed_u32_dev(&e->state, GPUFS_GF_FREE);
+  /* acq_rel: ordered against joiners' CAS on the same word */
+  uint64_t w = gpufs_add_acqrel_u64_dev(&e->refs, (uint64_t)-1);
+  if (REFS(w) == 1) gpufs_st_relaxed_u32_dev(&e->state, GPUFS_GF_FREE);
   ftab_unlock(t);
 }
 
@@ -156,8 +132,8 @@ static __device__ int ftab_try_join(const struct gpufs_ftab *t, const char *path
     /* acquire: pairs with the release that published this incarnation's
      * path, hash, len and flags (gopen_one) */
     uint64_t w = gpufs_ld_acquire_u64_dev(&e->refs);
-    if (!(w & REF_CLOSED) && entry_is(t, i, hash, len, flags) &&
-        path_eq(t->paths + (uint64_t)i * GPUFS_PATH_MAX, path) && refs_join(e, w))
+    if (entry_is(t, i, hash, len, flags) && path_eq(t->paths + (uint64_t)i * GPUFS_PATH_MAX, path) &&
+        refs_join(e, w))
       return (int)i;
   }
   return -1;
@@ -205,13 +181,13 @@ static __device__ int gopen_one(const char *path, int flags, int mode)
         ftab_unlock(t);
         return -GPUFS_EEXIST;
       }
-      /* acquire: as in ftab_try_join; a CLOSED one is being closed */
-      if (gpufs_ld_relaxed_u32_dev(&e->flags) == (uint32_t)flags &&
-          refs_join(e, gpufs_ld_acquire_u64_dev(&e->refs)))
-        found = (int)i;
+      if (gpufs_ld_relaxed_u32_dev(&e->flags) == (uint32_t)flags) found = (int)i;
     }
   }
   if (found >= 0) {
+    /* acq_rel: counts are also changed by CAS without the lock; an OPEN or
+     * OPENING entry has at least one reference, which cannot go under it */
+    gpufs_add_acqrel_u64_dev(&t->files[found].refs, 1ull);
     ftab_unlock(t);
     return ftab_joined(t, found);
   }
@@ -231,7 +207,7 @@ static __device__ int gopen_one(const char *path, int flags, int mode)
   gpufs_st_relaxed_u32_dev(&e->state, GPUFS_GF_OPENING);
   /* release: a new incarnation with one reference; publishes the path and
    * fields above to lock-free joiners (their acquire of refs) */
-  uint64_t gen = GEN(gpufs_ld_relaxed_u64_dev(&e->refs)) + 1ull;
+  uint64_t gen = (gpufs_ld_relaxed_u64_dev(&e->refs) >> 32) + 1;
   gpufs_st_release_u64_dev(&e->refs, gen << 32 | 1u);
   ftab_unlock(t);
 
@@ -337,15 +313,29 @@ static __device__ int gclose_drop(int fd)
   const struct gpufs_ftab *t = &gpufs_dev.ftab;
   if (fd < 0 || (uint32_t)fd >= t->nfiles) return -GPUFS_EBADF;
   struct gpufs_gfile *e = &t->files[fd];
-  /* acquire: pairs with the opener's release of OPEN */
-  if (gpufs_ld_acquire_u32_dev(&e->state) != GPUFS_GF_OPEN ||
-      (gpufs_ld_relaxed_u64_dev(&e->refs) & REF_CLOSED))
-    return -GPUFS_EBADF;
-  if (!refs_drop(e)) return 0;
+  /* not the last reference: leave without the lock */
+  for (;;) {
+    /* acquire: pairs with the release that published the incarnation */
+    uint64_t w = gpufs_ld_acquire_u64_dev(&e->refs);
+    if (REFS(w) < 2) break;
+    if (gpufs_ld_relaxed_u32_dev(&e->state) != GPUFS_GF_OPEN) return -GPUFS_EBADF;
+    /* acq_rel: our uses of the file happen before a later last close */
+    if (gpufs_cas_acqrel_u64_dev(&e->refs, &w, w - 1)) return 0;
+  }
   ftab_lock(t);
-  gpufs_st_relaxed_u32_dev(&e->state, GPUFS_GF_CLOSING);
-  ftab_unlock(t);
-  return 1;
+  for (;;) {
+    /* acquire: as above (joiners CAS the word while we hold the lock) */
+    uint64_t w = gpufs_ld_acquire_u64_dev(&e->refs);
+    if (gpufs_ld_relaxed_u32_dev(&e->state) != GPUFS_GF_OPEN || REFS(w) == 0) {
+      ftab_unlock(t);
+      return -GPUFS_EBADF;
+    }
+    /* acq_rel: as above */
+    if (!gpufs_cas_acqrel_u64_dev(&e->refs, &w, w - 1)) continue;
+    if (REFS(w) == 1) gpufs_st_relaxed_u32_dev(&e->state, GPUFS_GF_CLOSING);
+    ftab_unlock(t);
+    return REFS(w) == 1 ? 1 : 0;
+  }
 }
 
 /* The last close, after the write-back: err < 0 puts the reference back. */
@@ -355,10 +345,9 @@ static __device__ int gclose_finish(int fd, int64_t err)
   struct gpufs_gfile *e = &t->files[fd];
   if (err < 0) {
     ftab_lock(t);
-    /* acq_rel: open again with one reference, the caller's: clears CLOSED
-     * and adds one in one step, so joiners that added and will take back
-     * their mistaken ones keep the count right */
-    gpufs_add_acqrel_u64_dev(&e->refs, 1ull - REF_CLOSED);
+    /* acq_rel: back to one reference, the caller's; nobody joins a CLOSING
+     * entry, so the word holds 0 */
+    gpufs_add_acqrel_u64_dev(&e->refs, 1ull);
     gpufs_st_relaxed_u32_dev(&e->state, GPUFS_GF_OPEN);
     ftab_unlock(t);
     return (int)err;

@@ -343,7 +343,8 @@ static void bench_print_outcome(const char *what, const struct bench_row *row,
   bench_progress("%s: %.3f %s in %.2f s, %s%s%s; hits %llu misses %llu requests %llu batches "
                  "%llu preads %llu merged %llu; %llu rounds, us/round fetch %.1f fill %.1f "
                  "settle %.1f copy %.1f; us/group open %.0f read %.0f check %.0f close %.0f, "
-                 "start skew %.0f, span %.0f; us/gopen lock %.0f host %.0f wait %.0f",
+                 "start skew %.0f, span %.0f; us/gopen lock %.0f host %.0f wait %.0f; "
+                 "daemon s: busy %.2f io %.2f",
                  what, r->gbps, "GB/s", r->seconds,
                  row->status == BENCH_OK ? "ok" : row->status == BENCH_CAPPED ? "capped" : "FAILED",
                  row->note[0] ? ": " : "", row->note, (unsigned long long)st->hits,
@@ -355,7 +356,8 @@ static void bench_print_outcome(const char *what, const struct bench_row *row,
                  r->check_us, r->close_us, r->start_skew_us, r->span_us,
                  st->gopens ? st->gopen_lock_ns / 1e3 / st->gopens : 0.0,
                  st->gopens ? st->gopen_host_ns / 1e3 / st->gopens : 0.0,
-                 st->gopens ? st->gopen_wait_ns / 1e3 / st->gopens : 0.0);
+                 st->gopens ? st->gopen_wait_ns / 1e3 / st->gopens : 0.0,
+                 st->daemon_busy_ns / 1e9, st->daemon_io_ns / 1e9);
 }
 
 /* ---------------- one write run ---------------- */

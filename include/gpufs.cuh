@@ -67,6 +67,8 @@ struct gpufs_stats {
   uint64_t transfers;   /* host-to-GPU copy calls (DMA path) */
   uint64_t opens;       /* host opens */
   uint64_t errors;      /* requests that failed */
+  uint64_t daemon_io_ns;   /* workers' time in pread/pwrite, summed */
+  uint64_t daemon_busy_ns; /* workers' time serving claimed requests, summed */
   /* write path */
   uint64_t pwrites;     /* pwrite calls (after merging) */
   uint64_t bytes_written;

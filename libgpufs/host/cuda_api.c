@@ -502,6 +502,8 @@ int gpufs_get_stats(struct gpufs_stats *st)
   st->transfers = ds.transfers;
   st->opens = ds.opens;
   st->errors = ds.errors;
+  st->daemon_io_ns = ds.io_ns;
+  st->daemon_busy_ns = ds.busy_ns;
   st->pwrites = ds.pwrites;
   st->bytes_written = ds.bytes_written;
 fail:

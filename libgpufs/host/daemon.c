@@ -88,6 +88,15 @@ static void stats_flush(struct worker *w, const struct gpufs_daemon_stats *a)
   stat_add(&w->stats.pwrites, a->pwrites);
   stat_add(&w->stats.bytes_written, a->bytes_written);
   stat_add(&w->stats.errors, a->errors);
+  stat_add(&w->stats.io_ns, a->io_ns);
+  stat_add(&w->stats.busy_ns, a->busy_ns);
+}
+
+uint64_t gpufs_daemon_now_ns(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 void gpufs_daemon_get_stats(struct gpufs_daemon *d, struct gpufs_daemon_stats *s)
@@ -105,6 +114,8 @@ void gpufs_daemon_get_stats(struct gpufs_daemon *d, struct gpufs_daemon_stats *s
     s->pwrites += gpufs_ld_relaxed_u64_dev(&c->pwrites);
     s->bytes_written += gpufs_ld_relaxed_u64_dev(&c->bytes_written);
     s->errors += gpufs_ld_relaxed_u64_dev(&c->errors);
+    s->io_ns += gpufs_ld_relaxed_u64_dev(&c->io_ns);
+    s->busy_ns += gpufs_ld_relaxed_u64_dev(&c->busy_ns);
   }
 }
 
@@ -185,6 +196,7 @@ static uint32_t complete_tickets(struct worker *w, const struct gpufs_req *t, ui
 
 static void serve_run(struct worker *w, uint64_t first, uint32_t k)
 {
+  const uint64_t t0 = gpufs_daemon_now_ns();
   struct gpufs_daemon *d = w->d;
   struct gpufs_slot *slots = d->p.slots;
   struct gpufs_req *t = w->tickets;
@@ -243,6 +255,7 @@ static void serve_run(struct worker *w, uint64_t first, uint32_t k)
     transfer_run(w, t, k, s, &acc);
     complete_tickets(w, t, s, first, 0, k, &acc);
   }
+  stat_add(&w->stats.busy_ns, gpufs_daemon_now_ns() - t0);
 }
 
 /* ---- workers ---- */

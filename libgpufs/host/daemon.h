@@ -63,7 +63,12 @@ struct gpufs_daemon_stats {
   uint64_t pwrites;   /* pwrite calls (after merging) */
   uint64_t bytes_written;
   uint64_t errors;    /* tickets completed with a negative result */
+  uint64_t io_ns;     /* time inside pread and pwrite */
+  uint64_t busy_ns;   /* time serving claimed runs, from claim to last completion */
 };
+
+/* Monotonic nanoseconds, for the time counters. */
+uint64_t gpufs_daemon_now_ns(void);
 
 struct gpufs_daemon;
 

@@ -65,8 +65,10 @@ static uint64_t move_full(const struct gpufs_fileops *fo, int write, int fd, uin
   *err = 0;
   while (done < len) {
     errno = 0;
+    const uint64_t t0 = gpufs_daemon_now_ns();
     ssize_t r = write ? fo->io->pwrite(fd, buf + done, len - done, (off_t)(off + done))
                       : fo->io->pread(fd, buf + done, len - done, (off_t)(off + done));
+    acc->io_ns += gpufs_daemon_now_ns() - t0;
     if (write) acc->pwrites++;
     else acc->preads++;
     if (r > 0) {

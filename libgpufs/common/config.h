@@ -33,6 +33,8 @@ struct gpufs_config {
   uint32_t max_batch;       /* requests one worker takes at once   GPUFS_MAX_BATCH */
   uint32_t xfer;            /* enum gpufs_xfer                     GPUFS_XFER (pull|dma) */
   uint32_t alloc_timeout_ms;/* wait for a free frame, then -ENOMEM GPUFS_ALLOC_TIMEOUT_MS */
+  uint32_t poll_max_ns;     /* longest pause between a waiting    GPUFS_POLL_MAX_NS
+                               group's polls of the host (ns) */
 };
 
 /* Limits the checks enforce. */

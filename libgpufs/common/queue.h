@@ -101,7 +101,14 @@ struct gpufs_queue_ref {
   uint8_t *staging_host;       /* mapped host staging (request payloads: paths) */
   uint32_t nslots;
   uint32_t stride;
+  uint32_t poll_max_ns;        /* longest pause between two polls of the host (device) */
+  uint32_t pad;
 };
+
+/* Waits look at the stop flag, which lies in host memory, only every
+ * GPUFS_STOP_CHECK polls: each look is a read across PCIe, and thousands of
+ * waiting groups compete with the data for the link. */
+#define GPUFS_STOP_CHECK 16u
 
 GPUFS_HD uint32_t gpufs_q_index(const struct gpufs_queue_ref *q, uint64_t t)
 {
@@ -140,11 +147,11 @@ GPUFS_HD uint64_t gpufs_q_reserve(const struct gpufs_queue_ref *q, uint32_t k)
 /* Wait until ticket t owns its slot.  0, or -ESHUTDOWN once stopped. */
 GPUFS_HD int gpufs_q_wait_free(const struct gpufs_queue_ref *q, uint64_t t)
 {
-  uint32_t ns = 64;
+  uint32_t ns = 64, polls = 0;
   uint64_t *seq = &q->free_seq[gpufs_q_index(q, t)];
   /* spin relaxed (an acquire load costs an L1 invalidation on the GPU) */
   while (gpufs_ld_relaxed_u64_dev(seq) != t) {
-    if (gpufs_q_stopped(q)) return -GPUFS_ESHUTDOWN;
+    if (++polls % GPUFS_STOP_CHECK == 0 && gpufs_q_stopped(q)) return -GPUFS_ESHUTDOWN;
     gpufs_q_pause(&ns);
   }
   /* acquire: pairs with gpufs_q_release of ticket t - nslots, so that
@@ -163,25 +170,21 @@ GPUFS_HD void gpufs_q_post(const struct gpufs_queue_ref *q, uint64_t t)
   gpufs_st_release_u64_sys(&gpufs_q_slot(q, t)->req_seq, t + 1);
 }
 
-/* Longest pause between two polls of host memory for an answer.  Each poll
- * is a read across PCIe; 16 or 64 us instead of 2 us changed neither seq
- * nor rand beyond run-to-run noise on an H200 (docs/results.md). */
-#define GPUFS_POLL_MAX_NS 2048u
-
 /* Wait until the host served ticket t.  0, or -ESHUTDOWN once stopped. */
 GPUFS_HD int gpufs_q_wait_done(const struct gpufs_queue_ref *q, uint64_t t)
 {
 #if defined(__CUDA_ARCH__)
   uint32_t ns = 128;
 #endif
+  uint32_t polls = 0;
   uint64_t *done = &gpufs_q_slot(q, t)->done_seq;
   /* spin relaxed: thousands of waiting groups must not invalidate their
    * SMs' L1 at every poll */
   while (gpufs_ld_relaxed_u64_sys(done) != t + 1) {
-    if (gpufs_q_stopped(q)) return -GPUFS_ESHUTDOWN;
+    if (++polls % GPUFS_STOP_CHECK == 0 && gpufs_q_stopped(q)) return -GPUFS_ESHUTDOWN;
 #if defined(__CUDA_ARCH__)
     __nanosleep(ns);
-    if (ns < GPUFS_POLL_MAX_NS) ns *= 2;
+    if (ns < q->poll_max_ns) ns *= 2;
 #else
     sched_yield();
 #endif

@@ -24,6 +24,7 @@ void gpufs_config_default(struct gpufs_config *cfg)
   cfg->max_batch = 16;
   cfg->xfer = GPUFS_XFER_PULL;
   cfg->alloc_timeout_ms = 2000;
+  cfg->poll_max_ns = 2048;
 }
 
 /* "123", "64K", "2M", "1G" -> bytes.  0 on success. */
@@ -89,6 +90,7 @@ int gpufs_config_from_env(struct gpufs_config *cfg, const char **bad_field)
   rc = rc ? rc : env_u32("GPUFS_MAX_OPEN_FILES", &cfg->max_open_files, &bad);
   rc = rc ? rc : env_u32("GPUFS_MAX_BATCH", &cfg->max_batch, &bad);
   rc = rc ? rc : env_u32("GPUFS_ALLOC_TIMEOUT_MS", &cfg->alloc_timeout_ms, &bad);
+  rc = rc ? rc : env_u32("GPUFS_POLL_MAX_NS", &cfg->poll_max_ns, &bad);
   if (rc == 0) {
     const char *x = getenv("GPUFS_XFER");
     if (x != NULL) {
@@ -131,6 +133,8 @@ int gpufs_config_check(const struct gpufs_config *cfg, const char **bad_field, c
     f = "xfer"; w = "must be GPUFS_XFER_PULL or GPUFS_XFER_DMA";
   } else if (cfg->alloc_timeout_ms == 0 || cfg->alloc_timeout_ms > 3600u * 1000u) {
     f = "alloc_timeout_ms"; w = "must be between 1 ms and one hour";
+  } else if (cfg->poll_max_ns < 128 || cfg->poll_max_ns > 1000000u) {
+    f = "poll_max_ns"; w = "must be between 128 ns and 1 ms";
   }
   if (bad_field) *bad_field = f;
   if (why) *why = w;

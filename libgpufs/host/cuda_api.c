@@ -167,6 +167,7 @@ static int queue_init(struct gpufs_instance *in)
   uint64_t *seq = NULL;
   q->nslots = (uint32_t)(in->cfg.staging_size / in->cfg.page_size);
   q->stride = in->cfg.page_size;
+  q->poll_max_ns = in->cfg.poll_max_ns;
   size_t stage_bytes = (size_t)q->nslots * q->stride;
   CU(cudaHostAlloc((void **)&in->hdr, sizeof(*in->hdr), cudaHostAllocMapped));
   CU(cudaHostAlloc((void **)&in->slots, (size_t)q->nslots * sizeof(struct gpufs_slot),

@@ -230,6 +230,10 @@ TEST(ConfigTest, BadConfigurationIsRefused)
   c.cache_size = 4096;
   EXPECT_EQ(-EINVAL, gpufs_start(&c));
   EXPECT_NE(nullptr, strstr(gpufs_error_detail(), "cache_size"));
+  gpufs_config_default(&c);
+  c.poll_max_ns = 10;
+  EXPECT_EQ(-EINVAL, gpufs_start(&c));
+  EXPECT_NE(nullptr, strstr(gpufs_error_detail(), "poll_max_ns"));
   setenv("GPUFS_PAGE_SIZE", "lots", 1);
   EXPECT_EQ(-EINVAL, gpufs_start(NULL));
   EXPECT_NE(nullptr, strstr(gpufs_error_detail(), "GPUFS_PAGE_SIZE"));

@@ -24,7 +24,7 @@ void gpufs_config_default(struct gpufs_config *cfg)
   cfg->max_batch = 16;
   cfg->xfer = GPUFS_XFER_PULL;
   cfg->alloc_timeout_ms = 2000;
-  cfg->poll_max_ns = 2048;
+  cfg->poll_max_ns = 32768;
 }
 
 /* "123", "64K", "2M", "1G" -> bytes.  0 on success. */

@@ -95,6 +95,17 @@ $(BUILD)/samples/%: samples/%.cu $(LIB) $(HEADERS) $(BENCH_C_OBJ) $(filter-out %
 	$(Q)$(NVCC) $(NVFLAGS) $< $(filter-out %/main.o,$(BENCH_OBJ)) $(BENCH_C_OBJ) $(LIB) \
 	    -o $@ --cudart static -lpthread
 
+# The commit the benchmark was built from goes into its rows (where it runs,
+# the tree may have no usable git); the stamp changes only with the commit.
+GIT_COMMIT := $(shell git rev-parse --short HEAD 2>/dev/null)$(shell git diff --quiet HEAD -- 2>/dev/null || echo +)
+$(BUILD)/commit.stamp: FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(GIT_COMMIT)' | cmp -s - $@ || echo '$(GIT_COMMIT)' > $@
+$(BUILD)/obj/bench/main.o: $(BUILD)/commit.stamp
+$(BUILD)/obj/bench/main.o: EXTRA_NVFLAGS += -DBENCH_COMMIT='"$(GIT_COMMIT)"'
+.PHONY: FORCE
+FORCE:
+
 $(BENCH_BIN): $(BENCH_OBJ) $(BENCH_C_OBJ) $(LIB)
 	$(call say,LINK,$@)mkdir -p $(dir $@)
 	$(Q)$(NVCC) $(CUDA_LINK) $^ -o $@

@@ -149,6 +149,10 @@ static void bench_context(const struct cudaDeviceProp *prop)
   snprintf(buf, sizeof(buf), "%llu", (unsigned long long)g_bench.size);
   bench_report_context("file_size", buf);
   bench_report_context("mode", g_bench.opt.quick ? "quick" : "full");
+#ifdef BENCH_COMMIT
+  (void)git;
+  bench_report_context("commit", BENCH_COMMIT); /* at build time; "+": uncommitted changes */
+#else
   git = popen("git rev-parse --short HEAD 2>/dev/null", "r");
   if (git) {
     if (fgets(buf, sizeof(buf), git)) {
@@ -157,6 +161,7 @@ static void bench_context(const struct cudaDeviceProp *prop)
     }
     pclose(git);
   }
+#endif
 }
 
 /* ---------------- baselines ---------------- */

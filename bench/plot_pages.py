@@ -90,7 +90,7 @@ def panel(x0, title, points, refs, name):
             out.append('<text x="%.1f" y="%.1f" text-anchor="middle" fill="%s" stroke="#fff" '
                        'stroke-width="3" paint-order="stroke">%.4g</text>'
                        % (sx(p), sy(v) - 9, c, v))
-        last_p, last_v = points[-1]
+        last_v = points[-1][1]
         out.append('<text x="%g" y="%.1f" fill="%s" font-weight="bold">%s</text>'
                    % (x1 + 6, sy(last_v) + 4 + 12, c, name))
     return out

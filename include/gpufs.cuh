@@ -305,6 +305,30 @@ __device__ int gmunmap_warp(void *addr, size_t size);
 __device__ int gmsync(void *addr, size_t size, int flags);
 __device__ int gmsync_warp(void *addr, size_t size, int flags);
 
+/* gfadvise advice: the Linux values of posix_fadvise. */
+#define GPUFS_FADV_NORMAL 0
+#define GPUFS_FADV_RANDOM 1
+#define GPUFS_FADV_SEQUENTIAL 2
+#define GPUFS_FADV_WILLNEED 3
+#define GPUFS_FADV_DONTNEED 4
+#define GPUFS_FADV_NOREUSE 5
+
+/*
+ * gfadvise: pass an access-pattern hint for [offset, offset+len) of fd (len
+ *   0: to the end of the file) to the host's page cache, as posix_fadvise(2)
+ *   on the daemon's descriptor: SEQUENTIAL widens the host's readahead for
+ *   the file, RANDOM turns it off, WILLNEED starts reading the range into
+ *   the host's page cache now (a file not yet cached, read later through
+ *   gread, then comes from memory), DONTNEED drops its clean host pages.
+ *   It does not change what the GPU cache holds.
+ *   Returns 0; -EBADF; -EINVAL (offset < 0, len < 0, unknown advice);
+ *   -ESHUTDOWN.
+ *   Differences to POSIX: the hint acts on the host's cache of the file,
+ *   shared by every descriptor; lengths past 4 GiB - 1 mean to the end.
+ */
+__device__ int gfadvise(int fd, int64_t offset, int64_t len, int advice);
+__device__ int gfadvise_warp(int fd, int64_t offset, int64_t len, int advice);
+
 /*
  * gfstat: fresh stat of fd from the host.  0, -EBADF, -EIO, -ESHUTDOWN.
  */

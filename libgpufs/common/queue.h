@@ -50,7 +50,9 @@ enum gpufs_op {
   GPUFS_OP_FSYNC = 6, /* hfid. result 0 or -errno */
   GPUFS_OP_TRUNCATE = 7, /* hfid, offset = the new length. result 0 or -errno;
                             out[0] the file's new version */
-  GPUFS_OP_UNLINK = 8 /* path in staging, len = its length. result 0 or -errno */
+  GPUFS_OP_UNLINK = 8, /* path in staging, len = its length. result 0 or -errno */
+  GPUFS_OP_FADVISE = 9 /* hfid, offset, len (0: to the end of the file), arg =
+                          advice (POSIX_FADV_*). result 0 or -errno */
 };
 
 enum gpufs_qstate {

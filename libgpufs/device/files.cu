@@ -470,6 +470,32 @@ __device__ int gunlink_warp(const char *path)
   return (int)leader_call(gpufs_warp_group{}, [&] { return (int64_t)gunlink_one(path); });
 }
 
+static __device__ int gfadvise_one(int fd, int64_t offset, int64_t len, int advice)
+{
+  struct gpufs_fdinfo fi;
+  int rc = gpufs_fd_get(fd, &fi);
+  if (rc) return rc;
+  if (offset < 0 || len < 0 || advice < GPUFS_FADV_NORMAL || advice > GPUFS_FADV_NOREUSE)
+    return -GPUFS_EINVAL;
+  const uint32_t l = len > (int64_t)UINT32_MAX ? 0 : (uint32_t)len; /* 0: to the end */
+  struct gpufs_call c = {GPUFS_OP_FADVISE, fi.hfid, (uint64_t)offset, l, (uint32_t)advice, NULL, 0};
+  uint64_t out[4];
+  return (int)gpufs_host_call(&c, out);
+}
+
+__device__ int gfadvise(int fd, int64_t offset, int64_t len, int advice)
+{
+  __shared__ struct gpufs_block_scratch sh;
+  gpufs_block_group g{&sh};
+  return (int)leader_call(g, [&] { return (int64_t)gfadvise_one(fd, offset, len, advice); });
+}
+
+__device__ int gfadvise_warp(int fd, int64_t offset, int64_t len, int advice)
+{
+  return (int)leader_call(gpufs_warp_group{},
+                          [&] { return (int64_t)gfadvise_one(fd, offset, len, advice); });
+}
+
 /* gfstat: the leader asks the host, every thread gets the fields, so st may
  * point to a thread's own memory. */
 template <typename G>

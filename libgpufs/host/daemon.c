@@ -235,6 +235,9 @@ static void serve_run(struct worker *w, uint64_t first, uint32_t k)
     case GPUFS_OP_UNLINK:
       gpufs_serve_unlink(&d->fo, &t[r], s + r);
       break;
+    case GPUFS_OP_FADVISE:
+      gpufs_serve_fadvise(&d->fo, &t[r]);
+      break;
     case GPUFS_OP_OPEN:
       serve_open(w, &t[r], s + r, &acc);
       break;

@@ -191,3 +191,20 @@ void gpufs_serve_unlink(const struct gpufs_fileops *fo, struct gpufs_req *t, uin
   if (t->result == 0 && known && st.st_nlink <= 1)
     gpufs_hostfiles_forget(fo->files, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
 }
+
+void gpufs_serve_fadvise(const struct gpufs_fileops *fo, struct gpufs_req *t)
+{
+  if (t->offset > (uint64_t)INT64_MAX) {
+    t->result = -EINVAL;
+    return;
+  }
+  int fd = gpufs_hostfiles_pin(fo->files, t->hfid);
+  if (fd < 0) {
+    t->result = fd;
+    return;
+  }
+  /* posix_fadvise returns the error number instead of setting errno */
+  int e = posix_fadvise(fd, (off_t)t->offset, (off_t)t->len, (int)t->arg);
+  t->result = -e;
+  gpufs_hostfiles_unpin(fo->files, t->hfid);
+}

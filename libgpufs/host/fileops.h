@@ -51,10 +51,12 @@ void gpufs_serve_reads(const struct gpufs_fileops *fo, struct gpufs_req *t, uint
 void gpufs_serve_writes(const struct gpufs_fileops *fo, struct gpufs_req *t, uint32_t n,
                         uint32_t s, struct gpufs_daemon_stats *acc);
 
-/* FSYNC, TRUNCATE (t->offset is the length) and UNLINK (path in slot s). */
+/* FSYNC, TRUNCATE (t->offset is the length), UNLINK (path in slot s) and
+ * FADVISE (t->arg the advice). */
 void gpufs_serve_fsync(const struct gpufs_fileops *fo, struct gpufs_req *t);
 void gpufs_serve_truncate(const struct gpufs_fileops *fo, struct gpufs_req *t);
 void gpufs_serve_unlink(const struct gpufs_fileops *fo, struct gpufs_req *t, uint32_t s);
+void gpufs_serve_fadvise(const struct gpufs_fileops *fo, struct gpufs_req *t);
 
 /* The NUL-terminated path of length t->len in slot s's staging, or NULL
  * with t->result set (-ENAMETOOLONG, -EINVAL). */

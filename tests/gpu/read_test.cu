@@ -393,6 +393,54 @@ TEST_P(ReadTest, Fstat)
   cudaFree(dr);
 }
 
+/* Hints, then a read that must still return the file's bytes: r[0..6] as
+ * listed, block and warp calls. */
+__global__ void advise_kernel(int fd, uint64_t size, uint8_t *buf, int64_t *r)
+{
+  int64_t v[8];
+  v[0] = gfadvise(fd, 0, 0, GPUFS_FADV_SEQUENTIAL);
+  v[1] = gfadvise(fd, 4096, 1ll << 40, GPUFS_FADV_WILLNEED); /* past 4 GiB: to the end */
+  v[2] = gfadvise(fd, 0, 0, 99);
+  v[3] = gfadvise(fd, -1, 10, GPUFS_FADV_RANDOM);
+  v[4] = gfadvise(12345, 0, 0, GPUFS_FADV_NORMAL);
+  v[5] = threadIdx.x < 32 ? gfadvise_warp(fd, 0, 100, GPUFS_FADV_DONTNEED) : 0;
+  __syncthreads();
+  v[6] = gread(fd, 0, size, buf);
+  v[7] = 0;
+  if (threadIdx.x == 0)
+    for (int i = 0; i < 8; i++) r[i] = v[i];
+}
+
+TEST_P(ReadTest, AdviceReachesTheHostAndChangesNoByte)
+{
+  const uint64_t size = 5 * (uint64_t)page + 77;
+  std::string f = dir.make("advise", size, 9);
+  start(64ull * page);
+  int fd = host_open(f);
+  ASSERT_GE(fd, 0);
+  uint8_t *dbuf;
+  int64_t *dr;
+  CUDA_OK(cudaMalloc(&dbuf, size));
+  CUDA_OK(cudaMalloc(&dr, 8 * sizeof(int64_t)));
+  advise_kernel<<<1, 128>>>(fd, size, dbuf, dr);
+  CUDA_OK(cudaDeviceSynchronize());
+  int64_t r[8];
+  CUDA_OK(cudaMemcpy(r, dr, sizeof(r), cudaMemcpyDeviceToHost));
+  EXPECT_EQ(0, r[0]);
+  EXPECT_EQ(0, r[1]);
+  EXPECT_EQ(-GPUFS_EINVAL, r[2]) << "unknown advice";
+  EXPECT_EQ(-GPUFS_EINVAL, r[3]) << "negative offset";
+  EXPECT_EQ(-GPUFS_EBADF, r[4]);
+  EXPECT_EQ(0, r[5]) << "warp call";
+  ASSERT_EQ((int64_t)size, r[6]);
+  std::vector<uint8_t> got(size);
+  CUDA_OK(cudaMemcpy(got.data(), dbuf, size, cudaMemcpyDeviceToHost));
+  for (uint64_t i = 0; i < size; i++) ASSERT_EQ(tpat(9, i), got[i]) << i;
+  EXPECT_EQ(0, host_close(fd));
+  cudaFree(dbuf);
+  cudaFree(dr);
+}
+
 INSTANTIATE_TEST_SUITE_P(Pages, ReadTest,
                          ::testing::Combine(::testing::Values(4096u, 65536u),
                                             ::testing::Values((uint32_t)GPUFS_XFER_PULL,

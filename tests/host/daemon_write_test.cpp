@@ -274,6 +274,38 @@ TEST_P(DaemonWrite, OwnWritesKeepTheVersionOthersBumpIt)
   EXPECT_EQ(version + 2, out[2]) << "a change by the CPU makes cached pages stale";
 }
 
+/* FADVISE reaches posix_fadvise on the daemon's descriptor: every advice
+ * is taken, an unknown one is -EINVAL, a closed file -EBADF. */
+TEST_P(DaemonWrite, FadviseReachesTheHost)
+{
+  TestFile f = make_file("adv", 4 * kStride, 51, false);
+  uint64_t out[4];
+  int64_t h = client_open(*q, f.path, O_RDONLY, out);
+  ASSERT_GE(h, 0);
+  const uint32_t advice[] = {POSIX_FADV_SEQUENTIAL, POSIX_FADV_RANDOM, POSIX_FADV_WILLNEED,
+                             POSIX_FADV_DONTNEED, POSIX_FADV_NOREUSE, POSIX_FADV_NORMAL};
+  for (uint32_t a : advice) {
+    Request r = simple_req(GPUFS_OP_FADVISE, (int32_t)h, kStride);
+    r.len = kStride;
+    r.arg = a;
+    ASSERT_EQ(0, client_run(*q, &r, 1));
+    EXPECT_EQ(0, r.result) << "advice " << a;
+  }
+  Request bad = simple_req(GPUFS_OP_FADVISE, (int32_t)h, 0);
+  bad.arg = 99;
+  ASSERT_EQ(0, client_run(*q, &bad, 1));
+  EXPECT_EQ(-EINVAL, bad.result);
+  Request r = read_req((int32_t)h, 100, 300); /* the file reads as before */
+  ASSERT_EQ(0, client_run(*q, &r, 1));
+  ASSERT_EQ(300, r.result);
+  EXPECT_EQ(pattern(51, 100, 300), r.data);
+  EXPECT_EQ(0, client_close(*q, (int32_t)h));
+  Request closed = simple_req(GPUFS_OP_FADVISE, (int32_t)h, 0);
+  closed.arg = POSIX_FADV_WILLNEED;
+  ASSERT_EQ(0, client_run(*q, &closed, 1));
+  EXPECT_EQ(-EBADF, closed.result);
+}
+
 /* The GPU reads a page before it writes part of it, also through a
  * write-only descriptor: the daemon opens such files for reading too where
  * the permissions allow it, and as asked where they do not. */

@@ -196,7 +196,9 @@ __device__ ssize_t gread_warp(int fd, int64_t offset, size_t size, void *buf);
  *   (other groups, the CPU, another kernel) never overwrite each other.
  *   A write past the end extends the file (the gap reads as zeros).
  *   Returns size; fewer when an error stopped it after some pages were
- *   written; 0 for size 0.  Errors: -EBADF (fd not open for writing),
+ *   written; 0 for size 0.  After an error or a short count, pages past
+ *   that point which the call covers whole may already hold its bytes
+ *   (and are written back), as a page is never published half made.  Errors: -EBADF (fd not open for writing),
  *   -EINVAL (offset < 0), -EFAULT (buf NULL), -EFBIG (past 2^40 pages),
  *   the host's read errors (a partly written page is read first), -ENOMEM
  *   (no frame within alloc_timeout_ms), a write-back error met while freeing
@@ -264,11 +266,12 @@ __device__ int gunlink_warp(const char *path);
  *   GPUFS_MAP_SHARED (writes reach the file) or GPUFS_MAP_PRIVATE (read-only
  *   mappings only).
  *   Writes through a PROT_WRITE mapping are shared at once with every
- *   reader of the page on this GPU; the mapped range, [addr, addr+size) as
- *   given to gmsync and gmunmap, is written back whole (its grains) at
- *   gmsync, gmunmap and the file's last gclose: there is no pristine copy
- *   to diff against, so map only the bytes you change.  Bytes past the end
- *   of the file are not written.
+ *   reader of the page on this GPU; the range given to gmsync or gmunmap,
+ *   [addr, addr+size), is marked dirty there (whole grains) and written
+ *   back as gwrite's bytes are: there is no pristine copy to diff against,
+ *   so map only the bytes you change.  Keep the descriptor open until
+ *   gmunmap: a range marked with no writable descriptor open is not
+ *   written.  Bytes past the end of the file are not written.
  *   Errors (test with GPUFS_MAP_FAILED, read with GPUFS_MAP_ERRNO): -EBADF,
  *   -EINVAL (size 0, offset < 0, a range crossing a page boundary, bad prot
  *   or flags), -EACCES (PROT_WRITE on a read-only descriptor), -ENXIO (offset

@@ -77,7 +77,7 @@ struct gpufs_frame {
   int32_t err;      /* negative errno (ERROR) */
   uint32_t dnext;   /* dirty list link (dirty.h) */
   uint32_t wfile;   /* the descriptor whose dirty list holds the frame */
-  uint32_t pad;
+  uint32_t wend;    /* end of the bytes gwrite put in the page (dirty.h) */
 };
 
 /* One allocator ring, with its share of the statistics (one cache line). */
@@ -350,6 +350,7 @@ GPUFS_HD int gpufs_cache_get(const struct gpufs_cache *c, uint64_t key, uint32_t
   gpufs_st_relaxed_u64_dev(&fr->key, key);
   gpufs_st_relaxed_u32_dev(&fr->version, version);
   gpufs_st_relaxed_u32_dev(&fr->len, 0u);
+  gpufs_st_relaxed_u32_dev(&fr->wend, 0u);
   gpufs_st_relaxed_u32_dev(&fr->next, gpufs_ld_relaxed_u32_dev(&c->heads[b]));
   /* acq_rel: release publishes key and version to pinners (pairs with the
    * acquire in gpufs_frame_pin); OWNED -> LOADING with our own pin */

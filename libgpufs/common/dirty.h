@@ -119,8 +119,9 @@ GPUFS_HD uint32_t gpufs_dlist_next(const struct gpufs_cache *c, uint32_t f)
 /* A flusher takes frame f of a list it owns: pins it, waits until no other
  * flusher writes it back (WB), then takes WB and clears DIRTY.  One
  * write-back of a frame at a time: two could reach the file in either
- * order, the older bytes last.  The WB holder waits only for the host, so
- * this wait ends; a flusher holds no WB while it takes. */
+ * order, the older bytes last.  The WB holder waits only for the host, or
+ * (lanes of one flushing group) for frames of lists taken before its own,
+ * so no chain of these waits closes a cycle (docs/design.md, 5b). */
 GPUFS_HD void gpufs_dirty_take(const struct gpufs_cache *c, uint32_t f)
 {
   struct gpufs_frame *fr = &c->frames[f];

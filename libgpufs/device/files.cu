@@ -203,6 +203,7 @@ static __device__ int gopen_one(const char *path, int flags, int mode)
   gpufs_st_relaxed_u32_dev(&e->len, len);
   gpufs_st_relaxed_u32_dev(&e->flags, (uint32_t)flags);
   gpufs_st_relaxed_u32_dev(&e->flushing, 0u);
+  e->err = 0;
   for (uint32_t k = 0; k < GPUFS_DLISTS; k++) gpufs_st_relaxed_u32_dev(&e->dheads[k], GPUFS_NIL);
   gpufs_st_relaxed_u32_dev(&e->state, GPUFS_GF_OPENING);
   /* release: a new incarnation with one reference; publishes the path and
@@ -263,7 +264,9 @@ __device__ int gpufs_fd_hold(int fd)
   if (fd < 0 || (uint32_t)fd >= t->nfiles) return -GPUFS_EBADF;
   struct gpufs_gfile *e = &t->files[fd];
   ftab_lock(t);
-  bool ok = gpufs_ld_relaxed_u32_dev(&e->state) == GPUFS_GF_OPEN &&
+  /* acquire: pairs with the opener's release of OPEN, which is outside the
+   * lock: hfid and cid, which the holder reads next, are visible */
+  bool ok = gpufs_ld_acquire_u32_dev(&e->state) == GPUFS_GF_OPEN &&
             (gpufs_ld_relaxed_u32_dev(&e->flags) & 3) != 0;
   /* relaxed: the table lock orders it against the closer's CLOSING */
   if (ok) gpufs_add_relaxed_u32_dev(&e->flushing, 1u);
@@ -278,7 +281,8 @@ __device__ int gpufs_fd_hold_writer(uint32_t cid)
   ftab_lock(t);
   for (uint32_t i = 0; i < t->nfiles && fd < 0; i++) {
     struct gpufs_gfile *e = &t->files[i];
-    if (gpufs_ld_relaxed_u32_dev(&e->state) == GPUFS_GF_OPEN && e->cid == cid &&
+    /* acquire: as in gpufs_fd_hold (cid is published with OPEN) */
+    if (gpufs_ld_acquire_u32_dev(&e->state) == GPUFS_GF_OPEN && e->cid == cid &&
         (gpufs_ld_relaxed_u32_dev(&e->flags) & 3) != 0) {
       /* relaxed: the table lock orders it against the closer's CLOSING */
       gpufs_add_relaxed_u32_dev(&e->flushing, 1u);
@@ -296,11 +300,11 @@ __device__ void gpufs_fd_unhold(int fd)
   gpufs_sub_release_u32_dev(&gpufs_dev.ftab.files[fd].flushing, 1u);
 }
 
-__device__ void gpufs_fd_wait_unheld(int fd)
+__device__ void gpufs_fd_wait_unheld(int fd, uint32_t mine)
 {
   uint32_t *w = &gpufs_dev.ftab.files[fd].flushing;
   uint32_t ns = 64;
-  while (gpufs_ld_relaxed_u32_dev(w) != 0) gpufs_backoff_dev(&ns);
+  while (gpufs_ld_relaxed_u32_dev(w) > mine) gpufs_backoff_dev(&ns);
   /* acquire: pairs with gpufs_fd_unhold */
   (void)gpufs_ld_acquire_u32_dev(w);
 }
@@ -345,10 +349,13 @@ static __device__ int gclose_finish(int fd, int64_t err)
   struct gpufs_gfile *e = &t->files[fd];
   if (err < 0) {
     ftab_lock(t);
-    /* acq_rel: back to one reference, the caller's; nobody joins a CLOSING
-     * entry, so the word holds 0 */
-    gpufs_add_acqrel_u64_dev(&e->refs, 1ull);
+    /* OPEN again with one reference, the caller's, under a new generation:
+     * a joiner holding a word read before the close must fail its CAS (the
+     * same word again would let it join in between, before OPEN) */
     gpufs_st_relaxed_u32_dev(&e->state, GPUFS_GF_OPEN);
+    uint64_t gen = (gpufs_ld_relaxed_u64_dev(&e->refs) >> 32) + 1ull;
+    /* release: OPEN before the new word; pairs with joiners' acquire */
+    gpufs_st_release_u64_dev(&e->refs, gen << 32 | 1u);
     ftab_unlock(t);
     return (int)err;
   }
@@ -371,7 +378,7 @@ static __device__ int gclose_group(G g, int fd)
     r = gclose_drop(fd);
     /* a writer's lists: wait for holders, then nobody else flushes them */
     if (r == 1 && (gpufs_dev.ftab.files[fd].flags & 3) != 0) {
-      gpufs_fd_wait_unheld(fd);
+      gpufs_fd_wait_unheld(fd, 0);
       r = 2;
     }
   }

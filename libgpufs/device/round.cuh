@@ -90,10 +90,15 @@ __device__ __forceinline__ uint32_t gpufs_round_max(uint32_t ring)
   return cap < GPUFS_CHUNK ? cap : GPUFS_CHUNK;
 }
 
+/* A page not fetched (nofetch) starts as zeros, or, with fill, as the
+ * caller's bytes: page p's from fill + (p * page_size - fill_off).  A writer
+ * that covers the page whole passes its buffer, so that the page is never
+ * published holding anything but the file's new bytes. */
 template <typename G>
 __device__ __forceinline__ void gpufs_round_load(G g, const struct gpufs_fdinfo *fi, uint64_t p0,
                                                  uint32_t np, uint32_t ring, struct gpufs_round *r,
-                                                 uint32_t nofetch = 0)
+                                                 uint32_t nofetch = 0, const uint8_t *fill = NULL,
+                                                 uint64_t fill_off = 0)
 {
   const struct gpufs_dev *d = &gpufs_dev;
   const uint32_t S = d->cache.page_size;
@@ -118,6 +123,10 @@ __device__ __forceinline__ void gpufs_round_load(G g, const struct gpufs_fdinfo 
     uint64_t tj = g.get64(GPUFS_V64_TICKET, r->ticket, j);
     uint8_t *dst = gpufs_frame_data(&d->cache, g.get32(GPUFS_V32_FRAME, r->frame, j));
     if (got < 0) continue;
+    if (fill && ((nofetch >> j) & 1u)) {
+      gpufs_group_copy(dst, fill + ((p0 + j) * S - fill_off), S, g.rank(), g.size());
+      continue;
+    }
     gpufs_group_copy(dst, d->q.staging_in + (uint64_t)gpufs_q_index(&d->q, tj) * S, (size_t)got,
                      g.rank(), g.size());
     /* a mapping of the page reads zeros past the end of the file */

@@ -19,19 +19,23 @@ static __global__ void sync_kernel(int *results)
   gpufs_block_group g{&sh};
   const int fd = (int)blockIdx.x;
   const uint32_t ring = g.id() % gpufs_dev.cache.nrings;
-  int64_t err = gpufs_wb_held(g, fd, ring);
-  if (err == -GPUFS_EBADF) { /* not open for writing: nothing of ours to sync */
+  int64_t held = 0;
+  if (g.rank() == 0) held = gpufs_fd_hold(fd);
+  held = g.bcast(held);
+  if (held) { /* not open for writing: nothing of ours to sync */
     if (g.rank() == 0) results[fd] = 0;
     return;
   }
+  /* the hold keeps the file open (its last gclose waits) through the fsync */
+  int64_t err = gpufs_wb_file(g, (uint32_t)fd, ring);
   g.sync();
-  int64_t r = 0;
   if (g.rank() == 0) {
-    gpufs_fd_wait_unheld(fd);
+    gpufs_fd_wait_unheld(fd, 1); /* others' write-backs in flight */
     struct gpufs_call c = {GPUFS_OP_FSYNC, gpufs_dev.ftab.files[fd].hfid, 0, 0, 0, NULL, 0};
     uint64_t out[4];
-    r = gpufs_host_call(&c, out);
+    int64_t r = gpufs_host_call(&c, out);
     results[fd] = (int)(err ? err : r);
+    gpufs_fd_unhold(fd);
   }
 }
 

@@ -5,7 +5,8 @@
  * GPUFS_CHUNK consecutive pages:
  *
  *   A-D  find or load each page, pinned; a page the write covers whole is
- *        not read from the host (it starts as zeros)
+ *        not read from the host: C fills it with the caller's bytes before
+ *        D publishes it (never as zeros another group could see or extend)
  *   E    group: copy the caller's bytes into the frames, up to the first
  *        page that failed or had no frame
  *   F    the file's size grows to the end of what was copied; then the
@@ -57,36 +58,53 @@ static __device__ ssize_t gwrite_group(G g, int fd, int64_t offset, size_t size,
       if (ps >= pos && ps + S <= end) nofetch |= 1u << j;
     }
     struct gpufs_round r;
-    gpufs_round_load(g, &fi, p0, np, ring, &r, nofetch);
+    gpufs_round_load(g, &fi, p0, np, ring, &r, nofetch, in, (uint64_t)offset);
 
     uint64_t upto = pos; /* E */
     int64_t err = 0;
-    uint32_t ndone = 0;
+    uint32_t ndone = 0, filled = 0; /* the prefix written here; pages C filled */
+    bool stop = false;
     for (uint32_t j = 0; j < np; j++) {
       int64_t st = gpufs_round_status(g, &r, j);
       uint32_t fj = gpufs_round_frame(g, &r, j);
-      if (st == GPUFS_NOFRAME) break;
-      if (st < 0) {
-        err = st;
-        break;
+      const bool mine = ((nofetch >> j) & 1u) &&
+                        (int32_t)g.get32(GPUFS_V32_KIND, (uint32_t)r.kind, j) == GPUFS_GET_LOAD &&
+                        st >= 0;
+      if (mine) filled |= 1u << j;
+      if (stop) continue;
+      if (st == GPUFS_NOFRAME || st < 0) {
+        if (st != GPUFS_NOFRAME) err = st;
+        stop = true;
+        continue;
       }
       uint64_t ps = (p0 + j) * S;
       uint64_t hi = end < ps + S ? end : ps + S;
-      gpufs_group_copy(gpufs_frame_data(&d->cache, fj) + (upto - ps), in + (upto - (uint64_t)offset),
-                       (size_t)(hi - upto), g.rank(), g.size());
+      if (!mine) /* C already copied a page it loaded for us whole */
+        gpufs_group_copy(gpufs_frame_data(&d->cache, fj) + (upto - ps),
+                         in + (upto - (uint64_t)offset), (size_t)(hi - upto), g.rank(), g.size());
       upto = hi;
       ndone++;
     }
-    /* F: the size first (see the top), then the marks.  Each thread's frame
-     * stores are made visible GPU-wide before the meta lanes' release in
-     * gpufs_dirty_bits, which pairs with the flusher's exchange. */
-    if (g.rank() == 0 && upto > pos) gpufs_max_relaxed_u64_dev(&e->size, upto);
+    /* F: every page that holds new bytes is marked, also one C filled past
+     * a page that failed (it is published with them), though the count
+     * returned is the prefix.  The size first (see the top), then the
+     * marks.  Each thread's frame stores are made visible GPU-wide before
+     * the meta lanes' release in gpufs_dirty_bits, which pairs with the
+     * flusher's exchange. */
+    uint64_t written_end = upto;
+    for (uint32_t j = ndone; j < np; j++)
+      if ((filled >> j) & 1u) written_end = (p0 + j + 1) * S; /* whole pages, inside the write */
+    if (g.rank() == 0 && written_end > pos) gpufs_max_relaxed_u64_dev(&e->size, written_end);
     __threadfence();
     g.sync();
-    if (g.meta() && gpufs_lane() < ndone) {
-      uint64_t ps = (p0 + gpufs_lane()) * S;
+    const uint32_t lane = gpufs_lane();
+    if (g.meta() && (lane < ndone || ((filled >> lane) & 1u))) {
+      uint64_t ps = (p0 + lane) * S;
       uint64_t lo = pos > ps ? pos - ps : 0;
       uint64_t hi = end < ps + S ? end - ps : S;
+      struct gpufs_frame *fr = &d->cache.frames[r.frame];
+      /* relaxed: published by the release in gpufs_dirty_bits */
+      gpufs_max_relaxed_u32_dev(&fr->wend, (uint32_t)hi);
       gpufs_dirty_bits(&d->cache, r.frame, (uint32_t)lo, (uint32_t)hi);
       if (gpufs_dirty_flag(&d->cache, r.frame)) gpufs_dlist_push(&d->cache, head, r.frame, fi.fd);
     }
@@ -123,10 +141,10 @@ static __device__ int64_t flush_all(G g, const struct gpufs_fdinfo *fi)
   int64_t err = 0;
   if (gpufs_fd_writable(fi)) {
     err = gpufs_wb_held(g, (int)fi->fd, ring);
-    if (err == -GPUFS_EBADF) err = 0; /* closing: its closer writes it back */
+    if (err == GPUFS_WB_NOT_HELD) err = 0; /* closing: its closer writes it back */
   }
   g.sync();
-  if (g.rank() == 0) gpufs_fd_wait_unheld((int)fi->fd);
+  if (g.rank() == 0) gpufs_fd_wait_unheld((int)fi->fd, 0);
   return err;
 }
 

@@ -47,9 +47,14 @@ __device__ bool gpufs_wb_plan(struct gpufs_wb *w)
       break;
     }
     /* relaxed: the exchange that took these bits acquired the writer's
-     * marks, and the writer grew the size before it made them (gwrite) */
+     * marks, and the writer grew its descriptor's size and the frame's
+     * wend before it made them (gwrite).  The list's descriptor may not be
+     * the writer's (same file, other flags, or a new open during a last
+     * close): wend covers what another descriptor's writer put there. */
     const uint64_t fsize = gpufs_ld_relaxed_u64_dev(w->size);
-    const uint64_t limit = fsize <= w->page_start ? 0 : fsize - w->page_start;
+    const uint64_t wend = gpufs_ld_relaxed_u32_dev(&gpufs_dev.cache.frames[w->frame].wend);
+    uint64_t limit = fsize <= w->page_start ? 0 : fsize - w->page_start;
+    if (limit < wend) limit = wend;
     uint64_t a = (uint64_t)g0 * GPUFS_DIRTY_GRAIN;
     uint64_t b = (uint64_t)g1 * GPUFS_DIRTY_GRAIN < S ? (uint64_t)g1 * GPUFS_DIRTY_GRAIN : S;
     if (b > limit) b = limit; /* bytes past the end of the file are not written */

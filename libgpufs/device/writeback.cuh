@@ -64,8 +64,9 @@ __device__ void gpufs_fd_unhold(int fd);
 /* Hold some open writable descriptor of file cid: returns it, or -1. */
 __device__ int gpufs_fd_hold_writer(uint32_t cid);
 
-/* Wait until no one holds fd.  One thread. */
-__device__ void gpufs_fd_wait_unheld(int fd);
+/* Wait until no one but the caller's own `mine` holds (0 or 1) hold fd.
+ * One thread. */
+__device__ void gpufs_fd_wait_unheld(int fd, uint32_t mine);
 
 /* The file's dirty list k, for writers of descriptor fd. */
 __device__ __forceinline__ uint32_t *gpufs_dlist(uint32_t fd, uint32_t k)
@@ -140,12 +141,14 @@ __device__ int64_t gpufs_wb_file(G g, uint32_t fd, uint32_t ring)
 }
 
 /* gpufs_wb_file for a descriptor the caller does not hold: holds it first.
- * -EBADF when it is not open for writing (nothing to do). */
+ * 0, a write-back error, or GPUFS_WB_NOT_HELD when fd is not open for
+ * writing (nothing to do; never confused with a write-back's -EBADF). */
+#define GPUFS_WB_NOT_HELD 1
 template <typename G>
 __device__ int64_t gpufs_wb_held(G g, int fd, uint32_t ring)
 {
   int64_t rc = 0;
-  if (g.rank() == 0) rc = gpufs_fd_hold(fd);
+  if (g.rank() == 0) rc = gpufs_fd_hold(fd) ? GPUFS_WB_NOT_HELD : 0;
   rc = g.bcast(rc);
   if (rc) return rc;
   rc = gpufs_wb_file(g, (uint32_t)fd, ring);
@@ -174,7 +177,7 @@ __device__ int64_t gpufs_stall(G g, uint32_t ring, uint64_t *since)
   fd = g.bcast(fd);
   if (fd >= 0 && fd < (int64_t)gpufs_dev.ftab.nfiles) {
     int64_t rc = gpufs_wb_held(g, (int)fd, ring);
-    if (rc && rc != -GPUFS_EBADF) return rc; /* it cannot be written back: say why */
+    if (rc < 0) return rc; /* it cannot be written back: say why */
     if (rc == 0) *since = 0; /* dirty frames are being written back: not stuck */
   }
   return gpufs_round_stalled(g, since);

@@ -1169,6 +1169,18 @@ static int wt_failing_fsync(int fd)
   return fsync(fd);
 }
 
+/* Reads of the file's first page fail while set (the other pages read). */
+static std::atomic<bool> g_wt_fail_first_page{false};
+
+static ssize_t wt_failing_pread(int fd, void *buf, size_t len, off_t off)
+{
+  if (g_wt_fail_first_page.load() && off < 4096) {
+    errno = EIO;
+    return -1;
+  }
+  return pread(fd, buf, len, off);
+}
+
 class WriteFaultTest : public ::testing::Test {
 protected:
   tdir dir;
@@ -1183,7 +1195,8 @@ protected:
   }
   void start()
   {
-    static const struct gpufs_io_ops ops = {NULL, NULL, NULL, wt_failing_pwrite, wt_failing_fsync, NULL, NULL};
+    static const struct gpufs_io_ops ops = {NULL, wt_failing_pread, NULL, wt_failing_pwrite,
+                                            wt_failing_fsync, NULL, NULL};
     gpufs_test_set_io_ops(&ops);
     struct gpufs_config c = small_config(4096, 1 << 20);
     int rc = gpufs_start(&c);
@@ -1195,6 +1208,7 @@ protected:
   {
     g_wt_fail_pwrite = false;
     g_wt_fail_fsync = false;
+    g_wt_fail_first_page = false;
     if (started) EXPECT_EQ(0, gpufs_stop());
   }
   /* A new file, opened O_RDWR|O_CREAT|O_TRUNC on the GPU, with fsize
@@ -1209,6 +1223,70 @@ protected:
 };
 
 static const uint64_t WT_FAULT_SIZE = 3 * 4096 + 1000;
+
+/* One block: r[0] gwrite of [100, 100 + 3 pages) of src, whose first page
+ * must be read and fails; after the host lets reads go (flag), r[1] gread
+ * of pages 1 and 2 into out; r[2] gclose. */
+__global__ void wt_write_fail_read(int fd, const uint8_t *src, uint8_t *out, volatile int *go,
+                                   int64_t *r)
+{
+  int64_t v0 = gwrite(fd, 100, 3 * 4096, src + 100);
+  if (threadIdx.x == 0)
+    while (*go == 0) __nanosleep(1000);
+  __syncthreads();
+  int64_t v1 = gread(fd, 4096, 2 * 4096, out);
+  int64_t v2 = gclose(fd);
+  if (threadIdx.x == 0) {
+    r[0] = v0;
+    r[1] = v1;
+    r[2] = v2;
+  }
+}
+
+/* A gwrite whose partly written first page cannot be read: the pages it
+ * covers whole, loaded in the same round without a read, hold its bytes
+ * (never zeros), read back so, and reach the file; the first page keeps
+ * the file's bytes. */
+TEST_F(WriteFaultTest, PagesAWriteCoversWholeNeverShowZeros)
+{
+  start();
+  const uint64_t fsize = 4 * 4096 + 100;
+  std::vector<uint8_t> old = wt_pattern(fsize, 7);
+  std::string f = dir.path + "/partfail";
+  dir.files.push_back(f);
+  ASSERT_TRUE(wt_host_rewrite(f, old));
+  wt_src src(fsize, 8);
+  int fd = wt_gopen_h(f, GPUFS_O_RDWR);
+  ASSERT_GE(fd, 0) << wt_err(fd);
+  g_wt_fail_first_page = true;
+  uint8_t *out;
+  int *go;
+  int64_t *dr;
+  ASSERT_EQ(cudaSuccess, cudaMalloc(&out, 2 * 4096));
+  ASSERT_EQ(cudaSuccess, cudaMallocHost(&go, sizeof(int)));
+  ASSERT_EQ(cudaSuccess, cudaMalloc(&dr, 3 * sizeof(int64_t)));
+  *go = 0;
+  wt_write_fail_read<<<1, 128>>>(fd, src.p, out, go, dr);
+  usleep(200 * 1000);
+  g_wt_fail_first_page = false;
+  __atomic_store_n(go, 1, __ATOMIC_RELEASE);
+  ASSERT_EQ(cudaSuccess, cudaDeviceSynchronize());
+  int64_t r[3];
+  ASSERT_EQ(cudaSuccess, cudaMemcpy(r, dr, sizeof(r), cudaMemcpyDeviceToHost));
+  EXPECT_EQ(-GPUFS_EIO, r[0]) << "the first page could not be read";
+  ASSERT_EQ((int64_t)(2 * 4096), r[1]);
+  EXPECT_EQ(0, r[2]);
+  std::vector<uint8_t> got(2 * 4096), want = wt_pattern(fsize, 8);
+  ASSERT_EQ(cudaSuccess, cudaMemcpy(got.data(), out, got.size(), cudaMemcpyDeviceToHost));
+  EXPECT_TRUE(wt_bytes_eq(want.data() + 4096, got.data(), got.size(), 4096))
+      << "pages 1 and 2 hold the write's bytes";
+  std::vector<uint8_t> model = old;
+  for (uint64_t i = 4096; i < 3 * 4096; i++) model[i] = want[i];
+  EXPECT_TRUE(wt_file_is(f, model)) << "pages 1 and 2 written back, the rest as it was";
+  cudaFree(out);
+  cudaFreeHost(go);
+  cudaFree(dr);
+}
 
 TEST_F(WriteFaultTest, FsyncWriteBackFailsThenSucceeds)
 {

@@ -289,7 +289,7 @@ static void bench_run_extras(struct bench_row *row, const struct bench_job *j,
   bench_row_u64(row, "blocks", (uint64_t)j->blocks);
   bench_row_u64(row, "threads", BENCH_THREADS);
   bench_row_u64(row, "daemon_threads", cfg->daemon_threads);
-  bench_row_u64(row, "staging_size", cfg->staging_size);
+  bench_row_u64(row, "staging_size", gpufs_config_staging(cfg));
   bench_row_u64(row, "max_batch", cfg->max_batch);
   bench_row_u64(row, "nrings", cfg->nrings);
   bench_row_f64(row, "seconds", r->seconds);
@@ -437,7 +437,7 @@ static void bench_run_job(const struct bench_job *j, double cap)
   cfg.cache_size = j->cache;
   if (j->xfer >= 0)
     cfg.xfer = (uint32_t)j->xfer;
-  if (cfg.staging_size < (uint64_t)GPUFS_MIN_SLOTS * j->page)
+  if (cfg.staging_size && cfg.staging_size < (uint64_t)GPUFS_MIN_SLOTS * j->page)
     cfg.staging_size = (uint64_t)GPUFS_MIN_SLOTS * j->page;
   snprintf(config, sizeof(config), "page=%s cache=%s xfer=%s io=%s grid=%dx%d",
            bench_fmt_size(j->page, a, sizeof(a)), bench_fmt_size(j->cache, b, sizeof(b)),

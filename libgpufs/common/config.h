@@ -28,7 +28,8 @@ struct gpufs_config {
   uint64_t cache_size;      /* bytes of GPU page frames            GPUFS_CACHE_SIZE */
   uint32_t nrings;          /* frame allocator rings               GPUFS_RINGS */
   uint32_t daemon_threads;  /* host worker threads                 GPUFS_DAEMON_THREADS */
-  uint64_t staging_size;    /* bytes of pinned staging (slots)     GPUFS_STAGING_SIZE */
+  uint64_t staging_size;    /* bytes of pinned staging (slots);    GPUFS_STAGING_SIZE
+                               0: gpufs_config_staging's choice */
   uint32_t max_open_files;  /* distinct open files at once         GPUFS_MAX_OPEN_FILES */
   uint32_t max_batch;       /* requests one worker takes at once   GPUFS_MAX_BATCH */
   uint32_t xfer;            /* enum gpufs_xfer                     GPUFS_XFER (pull|dma) */
@@ -46,6 +47,11 @@ struct gpufs_config {
 #define GPUFS_DIRTY_GRAIN 64u     /* bytes: the unit of dirty tracking and write-back */
 
 void gpufs_config_default(struct gpufs_config *cfg);
+
+/* The staging bytes cfg gives: staging_size, or for 0, room for 16384 page
+ * requests in flight, between 256 MiB and 1 GiB (measured: 4,096 slots of
+ * 64 KiB starved 2,112 warps reading 4 pages each; docs/results.md). */
+uint64_t gpufs_config_staging(const struct gpufs_config *cfg);
 
 /* Apply GPUFS_* environment variables over *cfg.  Sizes accept K, M, G
  * suffixes.  Returns 0, or -EINVAL with *bad_field set to the variable's name

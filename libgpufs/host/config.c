@@ -10,6 +10,15 @@
 
 #include "libgpufs/common/config.h"
 
+uint64_t gpufs_config_staging(const struct gpufs_config *cfg)
+{
+  if (cfg->staging_size) return cfg->staging_size;
+  uint64_t b = 16384ull * cfg->page_size;
+  if (b < (256ull << 20)) b = 256ull << 20;
+  if (b > (1ull << 30)) b = 1ull << 30;
+  return b;
+}
+
 void gpufs_config_default(struct gpufs_config *cfg)
 {
   memset(cfg, 0, sizeof(*cfg));
@@ -19,7 +28,7 @@ void gpufs_config_default(struct gpufs_config *cfg)
   cfg->nrings = 64;
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   cfg->daemon_threads = cpus >= 16 ? 16 : cpus > 1 ? (uint32_t)cpus : 1;
-  cfg->staging_size = 256ull << 20;
+  cfg->staging_size = 0; /* gpufs_config_staging chooses by page size */
   cfg->max_open_files = 128;
   cfg->max_batch = 16;
   cfg->xfer = GPUFS_XFER_PULL;
@@ -122,12 +131,12 @@ int gpufs_config_check(const struct gpufs_config *cfg, const char **bad_field, c
     f = "nrings"; w = "must be at least 1 and leave every ring 4 frames or more";
   } else if (cfg->daemon_threads == 0 || cfg->daemon_threads > 256) {
     f = "daemon_threads"; w = "must be between 1 and 256";
-  } else if (cfg->staging_size / cfg->page_size < GPUFS_MIN_SLOTS ||
-             cfg->staging_size / cfg->page_size > (1u << 24)) {
-    f = "staging_size"; w = "must hold between 128 and 2^24 pages";
+  } else if (gpufs_config_staging(cfg) / cfg->page_size < GPUFS_MIN_SLOTS ||
+             gpufs_config_staging(cfg) / cfg->page_size > (1u << 24)) {
+    f = "staging_size"; w = "must be 0 (chosen by page size) or hold between 128 and 2^24 pages";
   } else if (cfg->max_open_files == 0 || cfg->max_open_files > GPUFS_MAX_FILES_LIMIT) {
     f = "max_open_files"; w = "must be between 1 and 4096";
-  } else if (cfg->max_batch == 0 || cfg->max_batch > cfg->staging_size / cfg->page_size) {
+  } else if (cfg->max_batch == 0 || cfg->max_batch > gpufs_config_staging(cfg) / cfg->page_size) {
     f = "max_batch"; w = "must be between 1 and the number of staging pages";
   } else if (cfg->xfer != GPUFS_XFER_PULL && cfg->xfer != GPUFS_XFER_DMA) {
     f = "xfer"; w = "must be GPUFS_XFER_PULL or GPUFS_XFER_DMA";

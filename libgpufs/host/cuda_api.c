@@ -165,7 +165,7 @@ static int queue_init(struct gpufs_instance *in)
   struct gpufs_queue_ref *q = &in->dev.q;
   int rc = 0;
   uint64_t *seq = NULL;
-  q->nslots = (uint32_t)(in->cfg.staging_size / in->cfg.page_size);
+  q->nslots = (uint32_t)(gpufs_config_staging(&in->cfg) / in->cfg.page_size);
   q->stride = in->cfg.page_size;
   q->poll_max_ns = in->cfg.poll_max_ns;
   size_t stage_bytes = (size_t)q->nslots * q->stride;

@@ -231,6 +231,16 @@ TEST(ConfigTest, BadConfigurationIsRefused)
   EXPECT_EQ(-EINVAL, gpufs_start(&c));
   EXPECT_NE(nullptr, strstr(gpufs_error_detail(), "cache_size"));
   gpufs_config_default(&c);
+  EXPECT_EQ(1ull << 30, gpufs_config_staging(&c)) << "16384 slots of 64 KiB";
+  c.page_size = 4096;
+  EXPECT_EQ(256ull << 20, gpufs_config_staging(&c)) << "at least 256 MiB";
+  c.page_size = 2u << 20;
+  EXPECT_EQ(1ull << 30, gpufs_config_staging(&c)) << "at most 1 GiB";
+  c.staging_size = 100 * 4096;
+  c.page_size = 4096;
+  EXPECT_EQ(-EINVAL, gpufs_start(&c)) << "fewer than 128 slots";
+  EXPECT_NE(nullptr, strstr(gpufs_error_detail(), "staging_size"));
+  gpufs_config_default(&c);
   c.poll_max_ns = 10;
   EXPECT_EQ(-EINVAL, gpufs_start(&c));
   EXPECT_NE(nullptr, strstr(gpufs_error_detail(), "poll_max_ns"));

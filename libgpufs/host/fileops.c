@@ -133,13 +133,23 @@ void gpufs_serve_writes(const struct gpufs_fileops *fo, struct gpufs_req *t, uin
   serve_moves(fo, 1, t, n, s, acc);
 }
 
+/* The descriptor of t's file, pinned; or -1 with t->result set (an offset
+ * past INT64_MAX: -EINVAL; a file not open: -EBADF). */
+static int pin_for(const struct gpufs_fileops *fo, struct gpufs_req *t)
+{
+  if (t->offset > (uint64_t)INT64_MAX) {
+    t->result = -EINVAL;
+    return -1;
+  }
+  int fd = gpufs_hostfiles_pin(fo->files, t->hfid);
+  if (fd < 0) t->result = fd;
+  return fd < 0 ? -1 : fd;
+}
+
 void gpufs_serve_fsync(const struct gpufs_fileops *fo, struct gpufs_req *t)
 {
-  int fd = gpufs_hostfiles_pin(fo->files, t->hfid);
-  if (fd < 0) {
-    t->result = fd;
-    return;
-  }
+  int fd = pin_for(fo, t);
+  if (fd < 0) return;
   errno = 0;
   t->result = fo->io->fsync(fd) == 0 ? 0 : io_errno();
   gpufs_hostfiles_unpin(fo->files, t->hfid);
@@ -147,15 +157,8 @@ void gpufs_serve_fsync(const struct gpufs_fileops *fo, struct gpufs_req *t)
 
 void gpufs_serve_truncate(const struct gpufs_fileops *fo, struct gpufs_req *t)
 {
-  if (t->offset > (uint64_t)INT64_MAX) {
-    t->result = -EINVAL;
-    return;
-  }
-  int fd = gpufs_hostfiles_pin(fo->files, t->hfid);
-  if (fd < 0) {
-    t->result = fd;
-    return;
-  }
+  int fd = pin_for(fo, t);
+  if (fd < 0) return;
   errno = 0;
   t->result = fo->io->ftruncate(fd, (off_t)t->offset) == 0 ? 0 : io_errno();
   if (t->result == 0) {
@@ -194,15 +197,8 @@ void gpufs_serve_unlink(const struct gpufs_fileops *fo, struct gpufs_req *t, uin
 
 void gpufs_serve_fadvise(const struct gpufs_fileops *fo, struct gpufs_req *t)
 {
-  if (t->offset > (uint64_t)INT64_MAX) {
-    t->result = -EINVAL;
-    return;
-  }
-  int fd = gpufs_hostfiles_pin(fo->files, t->hfid);
-  if (fd < 0) {
-    t->result = fd;
-    return;
-  }
+  int fd = pin_for(fo, t);
+  if (fd < 0) return;
   /* posix_fadvise returns the error number instead of setting errno */
   int e = posix_fadvise(fd, (off_t)t->offset, (off_t)t->len, (int)t->arg);
   t->result = -e;

@@ -18,8 +18,11 @@
 
 /* Copy file bytes [pos, hi) from the round's frames (pages p0, p0+1, ...)
  * to dst, which is 16-byte aligned as pos is.  The 16-byte words of all the
- * pages are spread over the group, four loads in flight per thread: a copy
- * page by page would keep one small page's worth in flight at a time. */
+ * pages are spread over the group, GPUFS_COPY_LOADS loads in flight per
+ * thread: a copy page by page would keep one small page's worth in flight
+ * at a time. */
+#define GPUFS_COPY_LOADS 8
+
 template <typename G>
 static __device__ void copy_out_words(G g, const struct gpufs_round *r, uint64_t p0, uint64_t pos,
                                       uint64_t hi, uint8_t *dst)
@@ -29,10 +32,11 @@ static __device__ void copy_out_words(G g, const struct gpufs_round *r, uint64_t
   const uint32_t shift = (uint32_t)__ffs((int)S) - 1; /* a power of two: no division per word */
   const uint64_t n = (hi - pos) / 16;
   const uint32_t sz = g.size(), rk = g.rank();
-  for (uint64_t base = 0; base < n; base += 4ull * sz) { /* same trip count in every thread */
-    uint4 v[4];
+  for (uint64_t base = 0; base < n; base += (uint64_t)GPUFS_COPY_LOADS * sz) {
+    /* the same trip count in every thread: the warp group's shuffles */
+    uint4 v[GPUFS_COPY_LOADS];
 #pragma unroll
-    for (int u = 0; u < 4; u++) {
+    for (int u = 0; u < GPUFS_COPY_LOADS; u++) {
       const uint64_t k = base + (uint64_t)u * sz + rk;
       const uint64_t x = pos + (k < n ? k : 0) * 16;
       const uint32_t j = (uint32_t)((x >> shift) - p0);
@@ -40,7 +44,7 @@ static __device__ void copy_out_words(G g, const struct gpufs_round *r, uint64_t
       if (k < n) v[u] = *(const uint4 *)src;
     }
 #pragma unroll
-    for (int u = 0; u < 4; u++) {
+    for (int u = 0; u < GPUFS_COPY_LOADS; u++) {
       const uint64_t k = base + (uint64_t)u * sz + rk;
       if (k < n) *(uint4 *)(dst + k * 16) = v[u];
     }

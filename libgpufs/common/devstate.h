@@ -59,7 +59,7 @@ struct gpufs_ftab {
   struct gpufs_ftab_stats *stats;
   struct gpufs_gfile *files;
   char *paths;    /* nfiles * GPUFS_PATH_MAX: entry i's path at i * GPUFS_PATH_MAX */
-  uint32_t *lock; /* one lock for the table: opens and closes are rare */
+  uint32_t *lock; /* entry creation and state changes (files.cu) */
   uint32_t nfiles;
 };
 

@@ -4,16 +4,18 @@
  * One table entry per distinct (path, flags) that is open; every group that
  * opens the same path with the same flags gets the same descriptor (the entry
  * index) and one reference.  The table has one lock: it is held only for
- * table edits, never while the host works.  The first opener marks its entry
- * OPENING, drops the lock and asks the host; later openers of the same path
- * take a reference and wait for the entry to leave OPENING.
+ * entry creation and state changes, never while the host works.  The first
+ * opener marks its entry OPENING, drops the lock and asks the host; later
+ * openers of the same path join it (below) and wait for it to leave
+ * OPENING, also while they wait for the lock.
  *
  * References are counted without the lock while a count stays at 1 or
  * more: a gopen that finds its file open joins it with a CAS, and a
  * gclose that is not the last leaves with one.  The word holds the entry's
  * generation beside the count, so a CAS made on what a joiner checked of
  * one incarnation of an entry fails on the next.  A count reaches 0 (and
- * the entry changes state) only under the lock.
+ * the entry changes state) only under the lock; a failed last close that
+ * reopens the entry starts a new generation.
  *
  * The last gclose of a writable file marks it CLOSING (no new opener joins
  * it, no write-back may start holding it), waits for write-backs that hold

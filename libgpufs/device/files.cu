@@ -9,13 +9,11 @@
  * openers of the same path join it (below) and wait for it to leave
  * OPENING, also while they wait for the lock.
  *
- * References are counted without the lock while a count stays at 1 or
- * more: a gopen that finds its file open joins it with a CAS, and a
- * gclose that is not the last leaves with one.  The word holds the entry's
- * generation beside the count, so a CAS made on what a joiner checked of
- * one incarnation of an entry fails on the next.  A count reaches 0 (and
- * the entry changes state) only under the lock; a failed last close that
- * reopens the entry starts a new generation.
+ * References (libgpufs/common/refs.h) are counted without the lock while a
+ * count stays at 1 or more: a gopen that finds its file open joins it with
+ * a CAS, and a gclose that is not the last leaves with one.  A count
+ * reaches 0 (and the entry changes state) only under the lock; a failed
+ * last close that reopens the entry starts a new generation.
  *
  * The last gclose of a writable file marks it CLOSING (no new opener joins
  * it, no write-back may start holding it), waits for write-backs that hold
@@ -24,6 +22,7 @@
  * caller's reference: its dirty pages are never orphaned.
  */
 #include "include/gpufs.cuh"
+#include "libgpufs/common/refs.h"
 #include "libgpufs/device/writeback.cuh"
 
 /* Add ns since t0 to one of gopen's time counters. */
@@ -81,29 +80,11 @@ static __device__ bool entry_is(const struct gpufs_ftab *t, uint32_t i, uint32_t
          gpufs_ld_relaxed_u32_dev(&e->flags) == flags;
 }
 
-#define REFS(w) ((uint32_t)(w))
-
-/* Take one more reference on entry e if it is still the incarnation word w
- * was read from, with a count of at least 1.  A CAS that lost to another
- * joiner's is tried again at once with the new count (a grid's groups may
- * all join one entry together), not after the caller looks again. */
-static __device__ bool refs_join(struct gpufs_gfile *e, uint64_t w)
-{
-  const uint64_t gen = w >> 32;
-  /* acq_rel: the acquire pairs with the release that published the
-   * entry's incarnation (gopen_one); a failed CAS reloads w */
-  while ((w >> 32) == gen && REFS(w) >= 1)
-    if (gpufs_cas_acqrel_u64_dev(&e->refs, &w, w + 1)) return true;
-  return false;
-}
-
 /* Drop a reference of a failed entry (ERROR); the last frees it. */
 static __device__ void ftab_unref(const struct gpufs_ftab *t, struct gpufs_gfile *e)
 {
   ftab_lock(t);
-  /* acq_rel: ordered against joiners' CAS on the same word */
-  uint64_t w = gpufs_add_acqrel_u64_dev(&e->refs, (uint64_t)-1);
-  if (REFS(w) == 1) gpufs_st_relaxed_u32_dev(&e->state, GPUFS_GF_FREE);
+  if (gpufs_refs_drop_locked(&e->refs) == 1) gpufs_st_relaxed_u32_dev(&e->state, GPUFS_GF_FREE);
   ftab_unlock(t);
 }
 
@@ -131,11 +112,9 @@ static __device__ int ftab_try_join(const struct gpufs_ftab *t, const char *path
   for (uint32_t i = 0; i < t->nfiles; i++) {
     struct gpufs_gfile *e = &t->files[i];
     if (!entry_is(t, i, hash, len, flags)) continue;
-    /* acquire: pairs with the release that published this incarnation's
-     * path, hash, len and flags (gopen_one) */
-    uint64_t w = gpufs_ld_acquire_u64_dev(&e->refs);
+    uint64_t w = gpufs_refs_read(&e->refs); /* then what identifies the entry */
     if (entry_is(t, i, hash, len, flags) && path_eq(t->paths + (uint64_t)i * GPUFS_PATH_MAX, path) &&
-        refs_join(e, w))
+        gpufs_refs_join(&e->refs, w))
       return (int)i;
   }
   return -1;
@@ -187,9 +166,9 @@ static __device__ int gopen_one(const char *path, int flags, int mode)
     }
   }
   if (found >= 0) {
-    /* acq_rel: counts are also changed by CAS without the lock; an OPEN or
-     * OPENING entry has at least one reference, which cannot go under it */
-    gpufs_add_acqrel_u64_dev(&t->files[found].refs, 1ull);
+    /* an OPEN or OPENING entry has a reference, and a count goes to 0 only
+     * under the lock */
+    gpufs_refs_add(&t->files[found].refs);
     ftab_unlock(t);
     return ftab_joined(t, found);
   }
@@ -200,7 +179,7 @@ static __device__ int gopen_one(const char *path, int flags, int mode)
   struct gpufs_gfile *e = &t->files[free_slot];
   char *epath = t->paths + (uint64_t)free_slot * GPUFS_PATH_MAX;
   for (uint32_t i = 0; i <= len; i++) epath[i] = path[i];
-  /* relaxed: published by the release of refs below */
+  /* relaxed: published by gpufs_refs_renew below */
   gpufs_st_relaxed_u32_dev(&e->hash, hash);
   gpufs_st_relaxed_u32_dev(&e->len, len);
   gpufs_st_relaxed_u32_dev(&e->flags, (uint32_t)flags);
@@ -208,10 +187,7 @@ static __device__ int gopen_one(const char *path, int flags, int mode)
   e->err = 0;
   for (uint32_t k = 0; k < GPUFS_DLISTS; k++) gpufs_st_relaxed_u32_dev(&e->dheads[k], GPUFS_NIL);
   gpufs_st_relaxed_u32_dev(&e->state, GPUFS_GF_OPENING);
-  /* release: a new incarnation with one reference; publishes the path and
-   * fields above to lock-free joiners (their acquire of refs) */
-  uint64_t gen = (gpufs_ld_relaxed_u64_dev(&e->refs) >> 32) + 1;
-  gpufs_st_release_u64_dev(&e->refs, gen << 32 | 1u);
+  gpufs_refs_renew(&e->refs); /* a new incarnation, one reference: ours */
   ftab_unlock(t);
 
   struct gpufs_call c = {GPUFS_OP_OPEN, -1, (uint64_t)(uint32_t)mode, len, (uint32_t)flags, path,
@@ -320,28 +296,14 @@ static __device__ int gclose_drop(int fd)
   if (fd < 0 || (uint32_t)fd >= t->nfiles) return -GPUFS_EBADF;
   struct gpufs_gfile *e = &t->files[fd];
   /* not the last reference: leave without the lock */
-  for (;;) {
-    /* acquire: pairs with the release that published the incarnation */
-    uint64_t w = gpufs_ld_acquire_u64_dev(&e->refs);
-    if (REFS(w) < 2) break;
-    if (gpufs_ld_relaxed_u32_dev(&e->state) != GPUFS_GF_OPEN) return -GPUFS_EBADF;
-    /* acq_rel: our uses of the file happen before a later last close */
-    if (gpufs_cas_acqrel_u64_dev(&e->refs, &w, w - 1)) return 0;
-  }
+  /* acquire: pairs with the opener's release of OPEN */
+  if (gpufs_ld_acquire_u32_dev(&e->state) == GPUFS_GF_OPEN && gpufs_refs_drop(&e->refs)) return 0;
   ftab_lock(t);
-  for (;;) {
-    /* acquire: as above (joiners CAS the word while we hold the lock) */
-    uint64_t w = gpufs_ld_acquire_u64_dev(&e->refs);
-    if (gpufs_ld_relaxed_u32_dev(&e->state) != GPUFS_GF_OPEN || REFS(w) == 0) {
-      ftab_unlock(t);
-      return -GPUFS_EBADF;
-    }
-    /* acq_rel: as above */
-    if (!gpufs_cas_acqrel_u64_dev(&e->refs, &w, w - 1)) continue;
-    if (REFS(w) == 1) gpufs_st_relaxed_u32_dev(&e->state, GPUFS_GF_CLOSING);
-    ftab_unlock(t);
-    return REFS(w) == 1 ? 1 : 0;
-  }
+  uint32_t had = 0;
+  if (gpufs_ld_relaxed_u32_dev(&e->state) == GPUFS_GF_OPEN) had = gpufs_refs_drop_locked(&e->refs);
+  if (had == 1) gpufs_st_relaxed_u32_dev(&e->state, GPUFS_GF_CLOSING);
+  ftab_unlock(t);
+  return had == 0 ? -GPUFS_EBADF : had == 1 ? 1 : 0;
 }
 
 /* The last close, after the write-back: err < 0 puts the reference back. */
@@ -355,9 +317,7 @@ static __device__ int gclose_finish(int fd, int64_t err)
      * a joiner holding a word read before the close must fail its CAS (the
      * same word again would let it join in between, before OPEN) */
     gpufs_st_relaxed_u32_dev(&e->state, GPUFS_GF_OPEN);
-    uint64_t gen = (gpufs_ld_relaxed_u64_dev(&e->refs) >> 32) + 1ull;
-    /* release: OPEN before the new word; pairs with joiners' acquire */
-    gpufs_st_release_u64_dev(&e->refs, gen << 32 | 1u);
+    gpufs_refs_renew(&e->refs); /* after OPEN: joiners see both */
     ftab_unlock(t);
     return (int)err;
   }

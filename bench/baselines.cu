@@ -357,6 +357,8 @@ out:
 
 /* ---------------- expert ---------------- */
 
+/* One expert pipeline (read or write): host threads, each with
+ * BENCH_EXPERT_BUFS pinned buffers of BENCH_EXPERT_CHUNK and its own stream. */
 struct bench_expert_job {
   int fd;
   char *dev;
@@ -367,6 +369,41 @@ struct bench_expert_job {
   cudaStream_t *streams; /* one per thread */
   cudaEvent_t *done;     /* per buffer: its last copy has finished */
 };
+
+/* Buffers, streams and events for `threads` threads (0: the default).  0 or
+ * an error; bench_expert_teardown frees what was set up either way. */
+static int bench_expert_setup(struct bench_expert_job *job, int threads, struct bench_rate *out)
+{
+  int i, rc = 0;
+  job->nthreads = threads > 0 ? threads : BENCH_EXPERT_THREADS;
+  const int nbufs = job->nthreads * BENCH_EXPERT_BUFS;
+  job->streams = (cudaStream_t *)calloc((size_t)job->nthreads, sizeof(cudaStream_t));
+  job->done = (cudaEvent_t *)calloc((size_t)nbufs, sizeof(cudaEvent_t));
+  if (!job->streams || !job->done)
+    return bench_fail(out, -ENOMEM, "out of host memory");
+  if ((rc = BENCH_CUDA(cudaGetDevice(&job->device))) ||
+      (rc = BENCH_CUDA(cudaMallocHost(&job->pinned, (size_t)nbufs * BENCH_EXPERT_CHUNK))))
+    return rc;
+  for (i = 0; i < job->nthreads && rc == 0; i++)
+    rc = BENCH_CUDA(cudaStreamCreateWithFlags(&job->streams[i], cudaStreamNonBlocking));
+  for (i = 0; i < nbufs && rc == 0; i++)
+    rc = BENCH_CUDA(cudaEventCreateWithFlags(&job->done[i], cudaEventDisableTiming));
+  return rc;
+}
+
+static void bench_expert_teardown(struct bench_expert_job *job)
+{
+  int i;
+  for (i = 0; job->done && i < job->nthreads * BENCH_EXPERT_BUFS; i++)
+    if (job->done[i])
+      BENCH_CUDA(cudaEventDestroy(job->done[i]));
+  for (i = 0; job->streams && i < job->nthreads; i++)
+    if (job->streams[i])
+      BENCH_CUDA(cudaStreamDestroy(job->streams[i]));
+  BENCH_CUDA(cudaFreeHost(job->pinned));
+  free(job->streams);
+  free(job->done);
+}
 
 static int bench_expert_worker(void *arg, int t)
 {
@@ -403,31 +440,16 @@ int bench_expert(const char *path, void *dev, uint64_t bytes, uint64_t seed, int
   struct bench_expert_job job;
   double seconds[BENCH_MAX_REPS];
   double t0 = bench_now();
-  int rc = 0, i, r, nbufs;
+  int rc = 0, r;
   const int reps = 3;
 
   bench_rate_init(out, bytes);
   memset(&job, 0, sizeof(job));
-  job.nthreads = threads > 0 ? threads : BENCH_EXPERT_THREADS;
-  nbufs = job.nthreads * BENCH_EXPERT_BUFS;
   if ((job.fd = bench_open_input(path, bytes, out)) < 0)
     return job.fd;
   job.dev = (char *)dev;
   job.bytes = bytes;
-  job.streams = (cudaStream_t *)calloc((size_t)job.nthreads, sizeof(cudaStream_t));
-  job.done = (cudaEvent_t *)calloc((size_t)nbufs, sizeof(cudaEvent_t));
-  if (!job.streams || !job.done) {
-    rc = bench_fail(out, -ENOMEM, "out of host memory");
-    goto out;
-  }
-  if ((rc = BENCH_CUDA(cudaGetDevice(&job.device))) ||
-      (rc = BENCH_CUDA(cudaMallocHost(&job.pinned, (size_t)nbufs * BENCH_EXPERT_CHUNK))))
-    goto out;
-  for (i = 0; i < job.nthreads && rc == 0; i++)
-    rc = BENCH_CUDA(cudaStreamCreateWithFlags(&job.streams[i], cudaStreamNonBlocking));
-  for (i = 0; i < nbufs && rc == 0; i++)
-    rc = BENCH_CUDA(cudaEventCreateWithFlags(&job.done[i], cudaEventDisableTiming));
-  if (rc)
+  if ((rc = bench_expert_setup(&job, threads, out)))
     goto out;
   out->setup_seconds = bench_now() - t0;
 
@@ -450,35 +472,16 @@ int bench_expert(const char *path, void *dev, uint64_t bytes, uint64_t seed, int
 out:
   if (rc && !out->note[0])
     bench_fail(out, rc, "%s (see stderr)", rc == -EIO ? "CUDA or read error" : strerror(-rc));
-  for (i = 0; job.done && i < nbufs; i++)
-    if (job.done[i])
-      BENCH_CUDA(cudaEventDestroy(job.done[i]));
-  for (i = 0; job.streams && i < job.nthreads; i++)
-    if (job.streams[i])
-      BENCH_CUDA(cudaStreamDestroy(job.streams[i]));
-  BENCH_CUDA(cudaFreeHost(job.pinned));
-  free(job.streams);
-  free(job.done);
+  bench_expert_teardown(&job);
   close(job.fd);
   return rc;
 }
 
 /* ---------------- expert write ---------------- */
 
-struct bench_expert_write_job {
-  int fd;
-  const char *dev;
-  uint64_t bytes;
-  int nthreads;
-  int device;
-  char *pinned;          /* nthreads * BENCH_EXPERT_BUFS buffers of BENCH_EXPERT_CHUNK */
-  cudaStream_t *streams; /* one per thread */
-  cudaEvent_t *done;     /* per buffer: its last copy has landed */
-};
-
 /* Thread t's k-th chunk is chunk t + k * nthreads of the file, in its buffer
  * k % BENCH_EXPERT_BUFS.  Sets *off and *len; returns the buffer's index. */
-static int bench_expert_write_chunk(const struct bench_expert_write_job *job, int t, uint64_t k,
+static int bench_expert_write_chunk(const struct bench_expert_job *job, int t, uint64_t k,
                                     uint64_t *off, uint64_t *len)
 {
   *off = ((uint64_t)t + k * (uint64_t)job->nthreads) * BENCH_EXPERT_CHUNK;
@@ -487,7 +490,7 @@ static int bench_expert_write_chunk(const struct bench_expert_write_job *job, in
 }
 
 /* Start the device-to-host copy of thread t's k-th chunk. */
-static int bench_expert_write_copy(const struct bench_expert_write_job *job, int t, uint64_t k)
+static int bench_expert_write_copy(const struct bench_expert_job *job, int t, uint64_t k)
 {
   uint64_t off, len;
   const int b = bench_expert_write_chunk(job, t, k, &off, &len);
@@ -503,7 +506,7 @@ static int bench_expert_write_copy(const struct bench_expert_write_job *job, int
  * refilled as soon as its pwrite returned. */
 static int bench_expert_write_worker(void *arg, int t)
 {
-  struct bench_expert_write_job *job = (struct bench_expert_write_job *)arg;
+  struct bench_expert_job *job = (struct bench_expert_job *)arg;
   const uint64_t nchunks = (job->bytes + BENCH_EXPERT_CHUNK - 1) / BENCH_EXPERT_CHUNK;
   const uint64_t mine =
       (uint64_t)t < nchunks ? (nchunks - 1 - (uint64_t)t) / (uint64_t)job->nthreads + 1 : 0;
@@ -528,7 +531,7 @@ static int bench_expert_write_worker(void *arg, int t)
 }
 
 /* One timed pass: create path, write it on every thread, fsync, close. */
-static int bench_expert_write_once(struct bench_expert_write_job *job, const char *path)
+static int bench_expert_write_once(struct bench_expert_job *job, const char *path)
 {
   int rc;
   job->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -546,11 +549,11 @@ static int bench_expert_write_once(struct bench_expert_write_job *job, const cha
 int bench_expert_write(const char *path, const void *dev, uint64_t bytes, uint64_t seed,
                        int threads, struct bench_rate *out)
 {
-  struct bench_expert_write_job job;
+  struct bench_expert_job job;
   double seconds[BENCH_MAX_REPS];
   double t0 = bench_now();
   uint64_t bad = 0, first = 0;
-  int rc = 0, i, r, nbufs;
+  int rc = 0, r;
   const int reps = 3;
 
   bench_rate_init(out, bytes);
@@ -558,24 +561,9 @@ int bench_expert_write(const char *path, const void *dev, uint64_t bytes, uint64
     return bench_fail(out, -EINVAL, "bytes must be a positive multiple of 8");
   memset(&job, 0, sizeof(job));
   job.fd = -1;
-  job.nthreads = threads > 0 ? threads : BENCH_EXPERT_THREADS;
-  nbufs = job.nthreads * BENCH_EXPERT_BUFS;
-  job.dev = (const char *)dev;
+  job.dev = (char *)dev; /* read only: the source of the copies */
   job.bytes = bytes;
-  job.streams = (cudaStream_t *)calloc((size_t)job.nthreads, sizeof(cudaStream_t));
-  job.done = (cudaEvent_t *)calloc((size_t)nbufs, sizeof(cudaEvent_t));
-  if (!job.streams || !job.done) {
-    rc = bench_fail(out, -ENOMEM, "out of host memory");
-    goto out;
-  }
-  if ((rc = BENCH_CUDA(cudaGetDevice(&job.device))) ||
-      (rc = BENCH_CUDA(cudaMallocHost(&job.pinned, (size_t)nbufs * BENCH_EXPERT_CHUNK))))
-    goto out;
-  for (i = 0; i < job.nthreads && rc == 0; i++)
-    rc = BENCH_CUDA(cudaStreamCreateWithFlags(&job.streams[i], cudaStreamNonBlocking));
-  for (i = 0; i < nbufs && rc == 0; i++)
-    rc = BENCH_CUDA(cudaEventCreateWithFlags(&job.done[i], cudaEventDisableTiming));
-  if (rc)
+  if ((rc = bench_expert_setup(&job, threads, out)))
     goto out;
   out->setup_seconds = bench_now() - t0;
 
@@ -608,15 +596,7 @@ int bench_expert_write(const char *path, const void *dev, uint64_t bytes, uint64
 out:
   if (rc && !out->note[0])
     bench_fail(out, rc, "%s (see stderr)", rc == -EIO ? "CUDA or write error" : strerror(-rc));
-  for (i = 0; job.done && i < nbufs; i++)
-    if (job.done[i])
-      BENCH_CUDA(cudaEventDestroy(job.done[i]));
-  for (i = 0; job.streams && i < job.nthreads; i++)
-    if (job.streams[i])
-      BENCH_CUDA(cudaStreamDestroy(job.streams[i]));
-  BENCH_CUDA(cudaFreeHost(job.pinned));
-  free(job.streams);
-  free(job.done);
+  bench_expert_teardown(&job);
   unlink(path);
   return rc;
 }

@@ -50,6 +50,7 @@ struct gpufs_stats {
   uint64_t fill_ns;     /*   lookups + requests + host / copies into frames / */
   uint64_t settle_ns;   /*   publishing + waiting for others' loads / */
   uint64_t copy_ns;     /*   copies to or from the caller + unpin */
+  uint64_t ra_pages;    /* pages loaded by readahead beyond what a gread asked for */
   uint64_t gopens;      /* gopen calls */
   uint64_t gopen_ns;    /* their time, summed: */
   uint64_t gopen_lock_ns; /*  waiting for the file table's lock / */
@@ -181,6 +182,11 @@ __device__ int gclose_warp(int fd);
  *   alloc_timeout_ms: every frame of the group's allocator ring pinned or
  *   loading), -ESHUTDOWN.
  *   On an error no byte count is returned, though part of buf may be written.
+ *   Readahead: when a group's calls on fd follow each other (each starts
+ *   where the group's last one ended, or at offset 0), the last round of a
+ *   call also loads up to readahead_max bytes of pages after it into the
+ *   cache (a window that doubles while the reads stay sequential; see
+ *   gfadvise).  An error on such a page is not the call's.
  *   Differences to POSIX: no file position; buf must not overlap the cache.
  */
 __device__ ssize_t gread(int fd, int64_t offset, size_t size, void *buf);
@@ -323,11 +329,15 @@ __device__ int gmsync_warp(void *addr, size_t size, int flags);
  *   the file, RANDOM turns it off, WILLNEED starts reading the range into
  *   the host's page cache now (a file not yet cached, read later through
  *   gread, then comes from memory), DONTNEED drops its clean host pages.
- *   It does not change what the GPU cache holds.
+ *   NORMAL, SEQUENTIAL and RANDOM also set the GPU's readahead for every
+ *   gread of fd (not only the range): RANDOM turns it off, SEQUENTIAL
+ *   starts every call at the largest window, NORMAL detects sequential
+ *   groups.  It does not change what the GPU cache holds.
  *   Returns 0; -EBADF; -EINVAL (offset < 0, len < 0, unknown advice);
  *   -ESHUTDOWN.
  *   Differences to POSIX: the hint acts on the host's cache of the file,
- *   shared by every descriptor; lengths past 4 GiB - 1 mean to the end.
+ *   shared by every descriptor, and on the GPU's readahead for the whole
+ *   descriptor; lengths past 4 GiB - 1 mean to the end.
  */
 __device__ int gfadvise(int fd, int64_t offset, int64_t len, int advice);
 __device__ int gfadvise_warp(int fd, int64_t offset, int64_t len, int advice);

@@ -101,6 +101,7 @@ struct gpufs_ring {
    * the caller, unpin) */
   uint64_t phase_cycles[4];
   uint64_t rounds;
+  uint64_t ra_pages;  /* pages loaded by readahead for groups of this ring */
 };
 
 struct gpufs_cache {

@@ -36,6 +36,10 @@ struct gpufs_config {
   uint32_t alloc_timeout_ms;/* wait for a free frame, then -ENOMEM GPUFS_ALLOC_TIMEOUT_MS */
   uint32_t poll_max_ns;     /* longest pause between a waiting    GPUFS_POLL_MAX_NS
                                group's polls of the host (ns) */
+  uint32_t readahead_max;   /* bytes: the largest readahead       GPUFS_READAHEAD_MAX
+                               window of a group reading a file
+                               sequentially (0: off; at most 32
+                               pages are used) */
 };
 
 /* Limits the checks enforce. */
@@ -44,6 +48,8 @@ struct gpufs_config {
 #define GPUFS_MIN_SLOTS 128u      /* staging_size / page_size at least this */
 #define GPUFS_MAX_FILES_LIMIT 4096u
 #define GPUFS_PATH_MAX 4096u      /* including the terminating NUL */
+#define GPUFS_CHUNK 32u         /* pages one group handles per round: one per meta lane */
+#define GPUFS_READAHEAD_LIMIT (64u << 20) /* readahead_max at most */
 #define GPUFS_DIRTY_GRAIN 64u     /* bytes: the unit of dirty tracking and write-back */
 
 void gpufs_config_default(struct gpufs_config *cfg);

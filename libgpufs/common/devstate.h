@@ -29,7 +29,8 @@ enum gpufs_gfile_state {
 struct gpufs_gfile {
   uint32_t state;   /* enum gpufs_gfile_state: changed under the table lock,
                        except OPENING -> OPEN/ERROR (release by the opener) */
-  uint32_t pad0;
+  uint32_t advice; /* GPUFS_FADV_NORMAL/RANDOM/SEQUENTIAL: the last gfadvise
+                       that steers the GPU's readahead for the entry */
   int32_t hfid;     /* host file index */
   uint32_t cid;     /* cache identity of the file (same inode, same cid) */
   uint32_t version; /* file version: at open, renewed by gftruncate */
@@ -63,10 +64,20 @@ struct gpufs_ftab {
   uint32_t nfiles;
 };
 
+/* Readahead state of the groups (libgpufs/device/readahead.cuh): two words
+ * per slot, a group's slot chosen by its id. */
+struct gpufs_ra_ref {
+  uint64_t *slots;    /* 2 * nslots words, zero at start */
+  uint32_t nslots;    /* power of two */
+  uint32_t max_pages; /* the largest window: readahead_max in pages, at most
+                         GPUFS_CHUNK; 0: readahead off */
+};
+
 struct gpufs_dev {
   struct gpufs_cache cache;
   struct gpufs_queue_ref q;
   struct gpufs_ftab ftab;
+  struct gpufs_ra_ref ra;
   uint32_t alloc_timeout_us; /* how long a group waits for a frame before -ENOMEM */
   uint32_t pad;
 };

@@ -184,6 +184,7 @@ static __device__ int gopen_one(const char *path, int flags, int mode)
   gpufs_st_relaxed_u32_dev(&e->len, len);
   gpufs_st_relaxed_u32_dev(&e->flags, (uint32_t)flags);
   gpufs_st_relaxed_u32_dev(&e->flushing, 0u);
+  gpufs_st_relaxed_u32_dev(&e->advice, (uint32_t)GPUFS_FADV_NORMAL);
   e->err = 0;
   for (uint32_t k = 0; k < GPUFS_DLISTS; k++) gpufs_st_relaxed_u32_dev(&e->dheads[k], GPUFS_NIL);
   gpufs_st_relaxed_u32_dev(&e->state, GPUFS_GF_OPENING);
@@ -231,6 +232,8 @@ __device__ int gpufs_fd_get(int fd, struct gpufs_fdinfo *fi)
    * is open; callers racing with those get either value */
   fi->version = gpufs_ld_relaxed_u32_dev(&e->version);
   fi->flags = e->flags;
+  /* relaxed: a hint that gfadvise may change at any time */
+  fi->advice = gpufs_ld_relaxed_u32_dev(&e->advice);
   fi->fd = (uint32_t)fd;
   fi->size = gpufs_ld_relaxed_u64_dev(&e->size);
   return 0;
@@ -449,7 +452,12 @@ static __device__ int gfadvise_one(int fd, int64_t offset, int64_t len, int advi
   const uint32_t l = len > (int64_t)UINT32_MAX ? 0 : (uint32_t)len; /* 0: to the end */
   struct gpufs_call c = {GPUFS_OP_FADVISE, fi.hfid, (uint64_t)offset, l, (uint32_t)advice, NULL, 0};
   uint64_t out[4];
-  return (int)gpufs_host_call(&c, out);
+  int r = (int)gpufs_host_call(&c, out);
+  /* the access-pattern advice also steers the GPU's readahead, for the
+   * whole descriptor (readahead.cuh); relaxed: a hint, read by gpufs_fd_get */
+  if (r == 0 && advice <= GPUFS_FADV_SEQUENTIAL)
+    gpufs_st_relaxed_u32_dev(&gpufs_dev.ftab.files[fd].advice, (uint32_t)advice);
+  return r;
 }
 
 __device__ int gfadvise(int fd, int64_t offset, int64_t len, int advice)

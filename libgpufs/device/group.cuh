@@ -21,9 +21,9 @@
 
 #include <stdint.h>
 #include <cuda/std/chrono>
+#include "libgpufs/common/config.h"
 
 #define GPUFS_FULL_MASK 0xffffffffu
-#define GPUFS_CHUNK 32 /* pages one group handles per round: one per meta lane */
 
 __device__ __forceinline__ uint32_t gpufs_lane(void)
 {

@@ -32,6 +32,7 @@ struct gpufs_fdinfo {
   uint32_t cid;
   uint32_t version;
   uint32_t flags;  /* as given to gopen */
+  uint32_t advice; /* GPUFS_FADV_NORMAL/RANDOM/SEQUENTIAL (gfadvise) */
   uint32_t fd;
   uint64_t size;   /* the file's size now, as this GPU sees it */
 };

@@ -43,7 +43,7 @@ static __device__ void *gmmap_group(G g, size_t size, int prot, int flags, int f
   uint64_t stall_since = 0;
   for (;;) {
     struct gpufs_round r;
-    gpufs_round_load(g, &fi, (uint64_t)offset / S, 1, ring, &r);
+    gpufs_round_load(g, &fi, (uint64_t)offset / S, 1, 0, ring, &r);
     int64_t st = gpufs_round_status(g, &r, 0);
     uint32_t f = gpufs_round_frame(g, &r, 0);
     if (st == GPUFS_NOFRAME) {

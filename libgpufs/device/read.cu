@@ -8,12 +8,16 @@
  *             to the first page that failed or had no frame;
  *   F  meta:  unpin every frame of the round.
  *
+ * The round that ends a sequential read also loads the pages after it
+ * (readahead.cuh), so that the group's next calls find them cached.
+ *
  * A round in which not even its first page got a frame is retried after a
  * pause (or after writing back dirty pages that fill the ring: gpufs_stall),
  * for at most alloc_timeout_us without progress, then the read fails with
  * -ENOMEM.
  * A group never waits for a free frame while it holds one.
  */
+#include "libgpufs/device/readahead.cuh"
 #include "libgpufs/device/writeback.cuh"
 
 /* Copy file bytes [pos, hi) from the round's frames (pages p0, p0+1, ...)
@@ -76,13 +80,25 @@ static __device__ ssize_t gread_group(G g, int fd, int64_t offset, size_t size, 
   uint8_t *out = (uint8_t *)buf;
   uint64_t pos = (uint64_t)offset;
   uint64_t stall_since = 0;
+  uint32_t ahead = 0; /* readahead pages for the last round */
+  if (d->ra.max_pages && fi.advice != GPUFS_FADV_RANDOM) {
+    int64_t a = 0;
+    if (g.rank() == 0) a = gpufs_ra_plan(g.id(), &fi, pos / S, (end - 1) / S, chunk);
+    ahead = (uint32_t)g.bcast(a);
+  }
 
   while (pos < end) {
     const uint64_t p0 = pos / S;
     const uint64_t span = (end - 1) / S - p0 + 1;
     const uint32_t np = span < chunk ? (uint32_t)span : chunk;
+    /* the last round takes the readahead, once: a retried round does not */
+    uint32_t extra = 0;
+    if (span <= chunk) {
+      extra = ahead < chunk - np ? ahead : chunk - np;
+      ahead = 0;
+    }
     struct gpufs_round r;
-    gpufs_round_load(g, &fi, p0, np, ring, &r);
+    gpufs_round_load(g, &fi, p0, np, extra, ring, &r);
 
     uint64_t upto = pos; /* E */
     int64_t err = 0;

@@ -5,18 +5,32 @@
 #include "libgpufs/device/round.cuh"
 
 __device__ int64_t gpufs_round_fetch(const struct gpufs_fdinfo *fi, uint64_t p0, uint32_t np,
-                                     uint32_t ring, uint32_t nofetch, struct gpufs_round *r)
+                                     uint32_t nwant, uint32_t ring, uint32_t nofetch,
+                                     struct gpufs_round *r)
 {
   const struct gpufs_dev *d = &gpufs_dev;
   const uint32_t j = gpufs_lane();
   const uint32_t S = d->cache.page_size;
-  if (j < np)
+  if (j < np) {
     r->kind = gpufs_cache_get(&d->cache, gpufs_key(fi->cid, p0 + j), fi->version, ring, &r->frame);
+    if (j >= nwant && r->kind != GPUFS_GET_LOAD) {
+      /* readahead of a page that is cached, on its way or without a frame:
+       * nothing to do, nothing to wait for */
+      if (r->kind == GPUFS_GET_HIT || r->kind == GPUFS_GET_WAIT)
+        gpufs_frame_unpin(&d->cache, r->frame);
+      r->kind = 0;
+      r->frame = GPUFS_NIL;
+    }
+  }
   const bool fetch = r->kind == GPUFS_GET_LOAD && !((nofetch >> j) & 1u);
   uint32_t loaders = __ballot_sync(GPUFS_FULL_MASK, fetch);
   if (loaders == 0) return 0;
   uint64_t t0 = 0;
-  if (j == 0) t0 = gpufs_q_reserve(&d->q, (uint32_t)__popc(loaders));
+  if (j == 0) {
+    t0 = gpufs_q_reserve(&d->q, (uint32_t)__popc(loaders));
+    const uint32_t ahead = nwant < 32 ? (uint32_t)__popc(loaders >> nwant) : 0;
+    if (ahead) gpufs_add_relaxed_u64_dev(&d->cache.rings[ring].ra_pages, (uint64_t)ahead);
+  }
   t0 = __shfl_sync(GPUFS_FULL_MASK, t0, 0);
   if (!fetch) return 0;
 

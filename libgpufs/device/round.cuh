@@ -44,11 +44,14 @@ __device__ __forceinline__ int gpufs_fd_get_group(G g, int fd, struct gpufs_fdin
   int64_t a = 0;
   if (g.rank() == 0) {
     int rc = gpufs_fd_get(fd, &mine);
-    a = rc ? (int64_t)rc : (int64_t)((uint64_t)mine.flags << 32 | (uint32_t)mine.hfid);
+    /* hfid < max_open_files <= 2^12, advice < 2^8 */
+    a = rc ? (int64_t)rc
+           : (int64_t)((uint64_t)mine.flags << 32 | mine.advice << 24 | (uint32_t)mine.hfid);
   }
   a = g.bcast(a);
   if (a < 0) return (int)a;
-  fi->hfid = (int32_t)(uint32_t)a;
+  fi->hfid = (int32_t)((uint32_t)a & 0xffffffu);
+  fi->advice = ((uint32_t)a >> 24) & 0xffu;
   fi->flags = (uint32_t)((uint64_t)a >> 32);
   fi->fd = (uint32_t)fd;
   uint64_t b = (uint64_t)g.bcast((int64_t)((uint64_t)mine.cid << 32 | mine.version));
@@ -72,11 +75,14 @@ struct gpufs_round {
 };
 
 /* Phase A for one meta lane: the host's result for a page it loads (bytes
- * or -errno), 0 otherwise.  Pages whose bit is set in nofetch are not read
- * from the host when they are missing: they start as zeros (a writer will
- * overwrite them whole, or they lie past the end of the file). */
+ * or -errno), 0 otherwise.  Pages from nwant on are readahead: loaded only
+ * when missing, never waited for, not kept pinned otherwise.  Pages whose
+ * bit is set in nofetch are not read from the host when they are missing:
+ * they start as zeros (a writer will overwrite them whole, or they lie past
+ * the end of the file). */
 __device__ int64_t gpufs_round_fetch(const struct gpufs_fdinfo *fi, uint64_t p0, uint32_t np,
-                                     uint32_t ring, uint32_t nofetch, struct gpufs_round *r);
+                                     uint32_t nwant, uint32_t ring, uint32_t nofetch,
+                                     struct gpufs_round *r);
 
 /* Phase D for one meta lane: the page's status. */
 __device__ int64_t gpufs_round_settle(struct gpufs_round *r);
@@ -90,13 +96,17 @@ __device__ __forceinline__ uint32_t gpufs_round_max(uint32_t ring)
   return cap < GPUFS_CHUNK ? cap : GPUFS_CHUNK;
 }
 
-/* A page not fetched (nofetch) starts as zeros, or, with fill, as the
+/* Pages p0 .. p0+np-1 are the caller's; the nextra after them are
+ * readahead (gpufs_round_fetch): their status and frame are not for the
+ * caller.  np + nextra <= gpufs_round_max(ring).
+ * A page not fetched (nofetch) starts as zeros, or, with fill, as the
  * caller's bytes: page p's from fill + (p * page_size - fill_off).  A writer
  * that covers the page whole passes its buffer, so that the page is never
  * published holding anything but the file's new bytes. */
 template <typename G>
 __device__ __forceinline__ void gpufs_round_load(G g, const struct gpufs_fdinfo *fi, uint64_t p0,
-                                                 uint32_t np, uint32_t ring, struct gpufs_round *r,
+                                                 uint32_t np, uint32_t nextra, uint32_t ring,
+                                                 struct gpufs_round *r,
                                                  uint32_t nofetch = 0, const uint8_t *fill = NULL,
                                                  uint64_t fill_off = 0)
 {
@@ -109,7 +119,7 @@ __device__ __forceinline__ void gpufs_round_load(G g, const struct gpufs_fdinfo 
   r->owned = false;
   r->status = 0;
   if (g.meta()) { /* A */
-    r->status = gpufs_round_fetch(fi, p0, np, ring, nofetch, r);
+    r->status = gpufs_round_fetch(fi, p0, np + nextra, np, ring, nofetch, r);
     g.put32(GPUFS_V32_FRAME, r->frame);
     g.put32(GPUFS_V32_KIND, (uint32_t)r->kind);
     g.put64(GPUFS_V64_TICKET, r->ticket);
@@ -117,7 +127,7 @@ __device__ __forceinline__ void gpufs_round_load(G g, const struct gpufs_fdinfo 
   }
   g.sync();
   const uint64_t t1 = gpufs_cycles();
-  for (uint32_t j = 0; j < np; j++) { /* C */
+  for (uint32_t j = 0; j < np + nextra; j++) { /* C */
     if ((int32_t)g.get32(GPUFS_V32_KIND, (uint32_t)r->kind, j) != GPUFS_GET_LOAD) continue;
     int64_t got = (int64_t)g.get64(GPUFS_V64_STATUS, (uint64_t)r->status, j);
     uint64_t tj = g.get64(GPUFS_V64_TICKET, r->ticket, j);

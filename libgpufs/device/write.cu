@@ -58,7 +58,7 @@ static __device__ ssize_t gwrite_group(G g, int fd, int64_t offset, size_t size,
       if (ps >= pos && ps + S <= end) nofetch |= 1u << j;
     }
     struct gpufs_round r;
-    gpufs_round_load(g, &fi, p0, np, ring, &r, nofetch, in, (uint64_t)offset);
+    gpufs_round_load(g, &fi, p0, np, 0, ring, &r, nofetch, in, (uint64_t)offset);
 
     uint64_t upto = pos; /* E */
     int64_t err = 0;

@@ -34,6 +34,7 @@ void gpufs_config_default(struct gpufs_config *cfg)
   cfg->xfer = GPUFS_XFER_PULL;
   cfg->alloc_timeout_ms = 2000;
   cfg->poll_max_ns = 32768;
+  cfg->readahead_max = 1u << 20;
 }
 
 /* "123", "64K", "2M", "1G" -> bytes.  0 on success. */
@@ -100,6 +101,7 @@ int gpufs_config_from_env(struct gpufs_config *cfg, const char **bad_field)
   rc = rc ? rc : env_u32("GPUFS_MAX_BATCH", &cfg->max_batch, &bad);
   rc = rc ? rc : env_u32("GPUFS_ALLOC_TIMEOUT_MS", &cfg->alloc_timeout_ms, &bad);
   rc = rc ? rc : env_u32("GPUFS_POLL_MAX_NS", &cfg->poll_max_ns, &bad);
+  rc = rc ? rc : env_u32("GPUFS_READAHEAD_MAX", &cfg->readahead_max, &bad);
   if (rc == 0) {
     const char *x = getenv("GPUFS_XFER");
     if (x != NULL) {
@@ -144,6 +146,8 @@ int gpufs_config_check(const struct gpufs_config *cfg, const char **bad_field, c
     f = "alloc_timeout_ms"; w = "must be between 1 ms and one hour";
   } else if (cfg->poll_max_ns < 128 || cfg->poll_max_ns > 1000000u) {
     f = "poll_max_ns"; w = "must be between 128 ns and 1 ms";
+  } else if (cfg->readahead_max > GPUFS_READAHEAD_LIMIT) {
+    f = "readahead_max"; w = "must be at most 64 MiB (0 turns readahead off)";
   }
   if (bad_field) *bad_field = f;
   if (why) *why = w;

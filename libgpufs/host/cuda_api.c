@@ -107,6 +107,7 @@ static void instance_free(struct gpufs_instance *in)
   cudaFree(d->ftab.paths);
   cudaFree(d->ftab.lock);
   cudaFree(d->ftab.stats);
+  cudaFree(d->ra.slots);
   cudaFree(d->q.tail);
   cudaFree(d->q.free_seq);
   cudaFree(in->dev_staging);
@@ -217,6 +218,23 @@ fail:
   return rc;
 }
 
+/* Readahead slots: enough that the groups resident at once rarely share
+ * one (2,112 warps of 264 blocks on an H200; docs/design.md). */
+#define GPUFS_RA_SLOTS 16384u
+
+static int ra_init(struct gpufs_instance *in)
+{
+  struct gpufs_ra_ref *ra = &in->dev.ra;
+  int rc = 0;
+  uint32_t w = in->cfg.readahead_max / in->cfg.page_size;
+  ra->max_pages = w < GPUFS_CHUNK ? w : GPUFS_CHUNK;
+  ra->nslots = GPUFS_RA_SLOTS;
+  CU(cudaMalloc((void **)&ra->slots, 2ull * ra->nslots * sizeof(uint64_t)));
+  CU(cudaMemset(ra->slots, 0, 2ull * ra->nslots * sizeof(uint64_t)));
+fail:
+  return rc;
+}
+
 int gpufs_start(const struct gpufs_config *user_cfg)
 {
   struct gpufs_config cfg;
@@ -262,6 +280,7 @@ int gpufs_start(const struct gpufs_config *user_cfg)
   if ((rc = cache_init(in)) != 0) goto fail;
   if ((rc = queue_init(in)) != 0) goto fail;
   if ((rc = ftab_init(in)) != 0) goto fail;
+  if ((rc = ra_init(in)) != 0) goto fail;
   in->dev.alloc_timeout_us = cfg.alloc_timeout_ms * 1000u;
   CU(cudaDeviceSynchronize());
   if ((rc = gpufs_dev_publish(&in->dev)) != 0) {
@@ -471,6 +490,7 @@ int gpufs_get_stats(struct gpufs_stats *st)
   for (uint32_t r = 0; r < n; r++) {
     for (int k = 0; k < 4; k++) phase[k] += rings[r].phase_cycles[k];
     st->rounds += rings[r].rounds;
+    st->ra_pages += rings[r].ra_pages;
     st->hits += rings[r].hits;
     st->misses += rings[r].misses;
     st->evictions += rings[r].evictions;

@@ -1,0 +1,107 @@
+/*
+ * readahead.cuh - per-group readahead for gread and gread_warp.
+ *
+ * A group (a threadblock, or a warp for the warp calls) that reads a file
+ * sequentially gets the pages after its request loaded in the same round as
+ * the request's last pages: their tickets follow the request's in one
+ * reservation, so the daemon serves request and prefetch with one pread, and
+ * the next calls of the group find the pages in the cache.
+ *
+ *            previous call  this call       prefetched in this call's last round
+ *   file:  ...[=========][=======]+++++++++++++++++|
+ *                         first  last              ra_end
+ *                                  \___ window ___/
+ *
+ * Detection is per group and file, as Linux does it per open file
+ * (mm/readahead.c): a call is sequential when it starts on the page where the
+ * group's previous call of the same file ended (or the page after), or at the
+ * start of the file.  A sequential call whose pages reach past ra_end (a
+ * miss ahead: the prefetched pages are used up) starts a new window: 4x the
+ * request's pages the first time, then twice the last window, at most
+ * readahead_max (config, in pages, at most GPUFS_CHUNK: one round).  A call
+ * that is not sequential resets the window.  gfadvise RANDOM turns it off for
+ * the descriptor; SEQUENTIAL starts at the largest window and treats every
+ * call as sequential.
+ *
+ * Where the pages go.  Straight into the shared page cache, not into a
+ * buffer private to the group: a page is loaded once whoever reads it next,
+ * a written page can never be served stale from a private copy (so
+ * readahead serves files open for writing too), and no memory is set aside
+ * per resident group (2,112 warps of 264 blocks on an H200).  A prefetched
+ * page is allocated from the group's ring like any page, so a big file
+ * scanned by many groups evicts each group's own least recently allocated
+ * frames.  A prefetch page that is cached already or being loaded by another
+ * group is left alone (no wait, no pin); one that gets no frame is skipped.
+ *
+ * State.  Two words per slot (gpufs_dev.ra), the slot chosen by the group's
+ * id; each word carries a 16-bit tag of (file, group id).  Only the group's
+ * first thread reads and writes them, with relaxed atomics: the state is a
+ * hint.  Two groups that share a slot (one left over from an earlier kernel,
+ * or ids 16,384 apart) see each other's tag and start over; what is read
+ * never depends on it, only how many pages a round asks for.
+ *
+ *   word 0:  tag << 48 | next     (the page after the group's last call)
+ *   word 1:  tag << 48 | window << 40 | ra_end
+ */
+#ifndef GPUFS_DEVICE_READAHEAD_CUH
+#define GPUFS_DEVICE_READAHEAD_CUH
+
+#include "include/gpufs.cuh"
+#include "libgpufs/common/atomics.h"
+#include "libgpufs/device/internal.cuh"
+
+#define GPUFS_RA_PAGE_MASK ((1ull << 40) - 1)
+#define GPUFS_RA_NEXT_MASK ((1ull << 48) - 1)
+
+__device__ __forceinline__ uint64_t gpufs_ra_tag(uint32_t cid, uint32_t gid, uint32_t nslots)
+{
+  /* never 0: zeroed slots belong to nobody */
+  uint32_t h = (cid * 0x9e3779b1u) ^ ((gid / nslots) * 0x85ebca6bu);
+  return (uint64_t)((h >> 16) | 1u);
+}
+
+/* How many pages after the request's last page the round that ends the
+ * request should load: 0 for none.  chunk is the group's round size (so the
+ * window is cut to what that round can take).  Called by the group's first
+ * thread; the others get the answer by broadcast.  first and last are the
+ * request's first and last page. */
+__device__ __forceinline__ uint32_t gpufs_ra_plan(uint32_t gid, const struct gpufs_fdinfo *fi,
+                                                  uint64_t first, uint64_t last, uint32_t chunk)
+{
+  const struct gpufs_ra_ref *ra = &gpufs_dev.ra;
+  if (ra->max_pages == 0 || fi->advice == GPUFS_FADV_RANDOM) return 0;
+  uint64_t *slot = ra->slots + 2ull * (gid & (ra->nslots - 1));
+  const uint64_t tag = gpufs_ra_tag(fi->cid, gid, ra->nslots);
+  const uint64_t w0 = gpufs_ld_relaxed_u64_dev(&slot[0]);
+  const uint64_t w1 = gpufs_ld_relaxed_u64_dev(&slot[1]);
+  const bool mine = (w0 >> 48) == tag && (w1 >> 48) == tag;
+  const uint64_t next = mine ? (w0 & GPUFS_RA_NEXT_MASK) : 0;
+  uint32_t window = mine ? (uint32_t)(w1 >> 40) & 0xffu : 0;
+  uint64_t ra_end = mine ? (w1 & GPUFS_RA_PAGE_MASK) : 0;
+  const bool seq = fi->advice == GPUFS_FADV_SEQUENTIAL || first == 0 ||
+                   (mine && (first == next || first + 1 == next));
+  uint32_t take = 0;
+  if (!seq) {
+    window = 0;
+    ra_end = 0;
+  } else if (last >= ra_end) { /* the prefetched pages are used up */
+    const uint32_t max = ra->max_pages;
+    const uint64_t req = last - first + 1;
+    if (window == 0)
+      window = fi->advice == GPUFS_FADV_SEQUENTIAL || 4 * req >= max ? max : (uint32_t)(4 * req);
+    else
+      window = 2 * window >= max ? max : 2 * window;
+    /* what the request's last round leaves of its chunk, within the file */
+    const uint64_t in_last = (last - first) % chunk + 1;
+    const uint64_t npages = (fi->size + gpufs_dev.cache.page_size - 1) / gpufs_dev.cache.page_size;
+    uint64_t room = chunk - in_last;
+    if (room > npages - 1 - last) room = npages - 1 - last;
+    take = room < window ? (uint32_t)room : window;
+    ra_end = last + 1 + take;
+  }
+  gpufs_st_relaxed_u64_dev(&slot[0], tag << 48 | (last + 1));
+  gpufs_st_relaxed_u64_dev(&slot[1], tag << 48 | (uint64_t)window << 40 | (ra_end & GPUFS_RA_PAGE_MASK));
+  return take;
+}
+
+#endif /* GPUFS_DEVICE_READAHEAD_CUH */

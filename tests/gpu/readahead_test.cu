@@ -1,0 +1,310 @@
+/*
+ * readahead_test.cu - per-group readahead (libgpufs/device/readahead.cuh):
+ * groups that read in small calls get every byte right, each page is loaded
+ * once and none past the end of the file, the window follows the advice
+ * (off for RANDOM, largest at once for SEQUENTIAL, off with readahead_max
+ * 0), a prefetched page of a file open for writing never hides a write, and
+ * readahead in a cache smaller than the data evicts without failing.
+ */
+#include <algorithm>
+#include <tuple>
+
+#include "tests/gpu/gpu_util.h"
+
+/* Every group reads its share of the file in calls of `call` bytes and
+ * checks each byte; advice (if >= 0) is given first by every group. */
+__global__ void small_calls(int fd, uint64_t fsize, uint64_t seed, uint64_t call, int advice,
+                            uint8_t *bufs, unsigned long long *bad, unsigned long long *errs,
+                            bool warp)
+{
+  uint64_t ngroups = warp ? (uint64_t)gridDim.x * blockDim.x / 32 : gridDim.x;
+  uint64_t g = warp ? (blockIdx.x * blockDim.x + threadIdx.x) / 32 : blockIdx.x;
+  uint32_t rank = warp ? threadIdx.x % 32 : threadIdx.x;
+  uint32_t size = warp ? 32 : blockDim.x;
+  if (advice >= 0) {
+    int a = warp ? gfadvise_warp(fd, 0, 0, advice) : gfadvise(fd, 0, 0, advice);
+    if (a != 0 && rank == 0) atomicAdd(errs, 1ull);
+  }
+  uint64_t share = (fsize + ngroups - 1) / ngroups;
+  uint64_t lo = g * share, hi = lo + share < fsize ? lo + share : fsize;
+  uint8_t *buf = bufs + g * call;
+  for (uint64_t off = lo; off < hi; off += call) {
+    uint64_t want = hi - off < call ? hi - off : call;
+    ssize_t r = warp ? gread_warp(fd, (int64_t)off, want, buf) : gread(fd, (int64_t)off, want, buf);
+    if (r != (ssize_t)want) {
+      if (rank == 0) atomicAdd(errs, 1ull);
+      return;
+    }
+    unsigned long long local = 0;
+    for (uint64_t i = rank; i < want; i += size) local += buf[i] != tpat(seed, off + i);
+    if (local) atomicAdd(bad, local);
+    if (warp) __syncwarp(); else __syncthreads();
+  }
+}
+
+__global__ void ra_open(const char *path, int flags, int *fd)
+{
+  int r = gopen(path, flags, 0644);
+  if (threadIdx.x == 0) *fd = r;
+}
+
+__global__ void ra_close(int fd, int *r)
+{
+  int c = gclose(fd);
+  if (threadIdx.x == 0) *r = c;
+}
+
+/* One block: advice, then one small read at off. */
+__global__ void ra_one_read(int fd, int advice, uint64_t off, uint8_t *buf, int64_t *ret)
+{
+  int a = advice >= 0 ? gfadvise(fd, 0, 0, advice) : 0;
+  ssize_t r = gread(fd, (int64_t)off, 100, buf);
+  if (threadIdx.x == 0) {
+    ret[0] = a;
+    ret[1] = r;
+  }
+}
+
+/* (page size, transfer path) */
+class ReadaheadTest : public ::testing::TestWithParam<std::tuple<uint32_t, uint32_t>> {
+protected:
+  tdir dir;
+  uint32_t page = 0;
+  void SetUp() override
+  {
+    REQUIRE_GPU();
+    page = std::get<0>(GetParam());
+  }
+  void TearDown() override { EXPECT_EQ(0, gpufs_stop()); }
+
+  void start(uint64_t cache, uint32_t ra_max = 1u << 20, uint32_t nrings = 16)
+  {
+    struct gpufs_config c = small_config(page, cache);
+    c.xfer = std::get<1>(GetParam());
+    c.readahead_max = ra_max;
+    c.nrings = nrings;
+    ASSERT_EQ(0, gpufs_start(&c)) << gpufs_error_detail();
+  }
+
+  int open(const std::string &f, int flags = GPUFS_O_RDONLY)
+  {
+    dpath dp(f);
+    int *d, fd = -1000;
+    cudaMalloc(&d, sizeof(int));
+    ra_open<<<1, 32>>>(dp.d, flags, d);
+    cudaMemcpy(&fd, d, sizeof(int), cudaMemcpyDeviceToHost);
+    cudaFree(d);
+    return fd;
+  }
+
+  int close(int fd)
+  {
+    int *d, r = -1000;
+    cudaMalloc(&d, sizeof(int));
+    ra_close<<<1, 32>>>(fd, d);
+    cudaMemcpy(&r, d, sizeof(int), cudaMemcpyDeviceToHost);
+    cudaFree(d);
+    return r;
+  }
+
+  /* Run small_calls over the file with blocks x threads; every byte
+   * checked.  Returns the stats after the kernel. */
+  struct gpufs_stats read_all(int fd, uint64_t fsize, uint64_t seed, uint64_t call, int advice,
+                              bool warp, unsigned blocks, unsigned threads)
+  {
+    struct gpufs_stats st = {};
+    uint64_t groups = warp ? (uint64_t)blocks * threads / 32 : blocks;
+    uint8_t *bufs = nullptr;
+    unsigned long long *cnt = nullptr;
+    EXPECT_EQ(cudaSuccess, cudaMalloc(&bufs, groups * call));
+    EXPECT_EQ(cudaSuccess, cudaMalloc(&cnt, 2 * sizeof(unsigned long long)));
+    cudaMemset(cnt, 0, 2 * sizeof(unsigned long long));
+    small_calls<<<blocks, threads>>>(fd, fsize, seed, call, advice, bufs, cnt, cnt + 1, warp);
+    EXPECT_EQ(cudaSuccess, cudaGetLastError());
+    EXPECT_EQ(cudaSuccess, cudaDeviceSynchronize());
+    unsigned long long h[2] = {1, 1};
+    cudaMemcpy(h, cnt, sizeof(h), cudaMemcpyDeviceToHost);
+    EXPECT_EQ(0ull, h[0]) << "bytes that differ from the file";
+    EXPECT_EQ(0ull, h[1]) << "calls that failed or came short";
+    EXPECT_EQ(0, gpufs_get_stats(&st));
+    cudaFree(bufs);
+    cudaFree(cnt);
+    return st;
+  }
+
+  /* Groups read a file of 200 pages and a bit in calls smaller than, equal
+   * to and larger than a page. */
+  void each_page_once(bool warp, unsigned blocks, unsigned threads)
+  {
+    const uint64_t fsize = 200ull * page + 123;
+    const uint64_t npages = 201;
+    start(2048ull * page); /* rounds of 32 pages; nothing evicted */
+    uint64_t before_misses = 0, before_ra = 0;
+    for (uint64_t call : {(uint64_t)page / 4 + 8, (uint64_t)page, (uint64_t)3 * page + 40}) {
+      /* a fresh file each time: the one before is cached */
+      std::string g = dir.make(("ra" + std::to_string(call)).c_str(), fsize, 22 + call);
+      int gd = open(g);
+      ASSERT_GE(gd, 0);
+      struct gpufs_stats st = read_all(gd, fsize, 22 + call, call, -1, warp, blocks, threads);
+      EXPECT_EQ(npages, st.misses - before_misses)
+          << "call " << call << ": each page loaded exactly once, none past the end";
+      EXPECT_GE(st.ra_pages - before_ra, npages / 2)
+          << "call " << call << ": most pages came in ahead of the calls";
+      before_misses = st.misses;
+      before_ra = st.ra_pages;
+      EXPECT_EQ(0, close(gd));
+    }
+  }
+};
+
+TEST_P(ReadaheadTest, SmallCallsOneBlockEachPageOnce) { each_page_once(false, 1, 128); }
+TEST_P(ReadaheadTest, SmallCallsBlocksEachPageOnce) { each_page_once(false, 5, 256); }
+TEST_P(ReadaheadTest, SmallCallsWarpsEachPageOnce) { each_page_once(true, 2, 128); }
+
+TEST_P(ReadaheadTest, OffWhenConfiguredOffOrAdvisedRandom)
+{
+  const uint64_t fsize = 64ull * page + 5;
+  std::string f = dir.make("off", fsize, 31), h = dir.make("rnd", fsize, 32);
+  start(256ull * page, 0);
+  int fd = open(f);
+  ASSERT_GE(fd, 0);
+  struct gpufs_stats st = read_all(fd, fsize, 31, page, -1, false, 1, 128);
+  EXPECT_EQ(0ull, st.ra_pages) << "readahead_max 0";
+  EXPECT_EQ(65ull, st.misses);
+  EXPECT_EQ(0, close(fd));
+  ASSERT_EQ(0, gpufs_stop());
+  start(256ull * page);
+  fd = open(h);
+  ASSERT_GE(fd, 0);
+  st = read_all(fd, fsize, 32, page, GPUFS_FADV_RANDOM, true, 1, 32);
+  EXPECT_EQ(0ull, st.ra_pages) << "advised RANDOM";
+  EXPECT_EQ(65ull, st.misses);
+  EXPECT_EQ(0, close(fd));
+}
+
+TEST_P(ReadaheadTest, SequentialAdviceStartsAtTheLargestWindow)
+{
+  const uint64_t fsize = 100ull * page;
+  std::string f = dir.make("seqadv", fsize, 41);
+  start(256ull * page, 1u << 20, 1); /* one ring: rounds of 32 pages */
+  int fd = open(f);
+  ASSERT_GE(fd, 0);
+  uint8_t *buf;
+  int64_t *ret, r[2];
+  CUDA_OK(cudaMalloc(&buf, 128));
+  CUDA_OK(cudaMalloc(&ret, 2 * sizeof(int64_t)));
+  /* no history, not at the start of the file: not sequential */
+  ra_one_read<<<1, 64>>>(fd, -1, 10ull * page + 7, buf, ret);
+  CUDA_OK(cudaMemcpy(r, ret, sizeof(r), cudaMemcpyDeviceToHost));
+  EXPECT_EQ(0, r[0]);
+  EXPECT_EQ(100, r[1]);
+  struct gpufs_stats st;
+  ASSERT_EQ(0, gpufs_get_stats(&st));
+  EXPECT_EQ(0ull, st.ra_pages) << "a lone read in the middle";
+  /* advised SEQUENTIAL: the largest window at once (1 MiB, at most 31
+   * pages after the request's one in its round) */
+  ra_one_read<<<1, 64>>>(fd, GPUFS_FADV_SEQUENTIAL, 50ull * page + 7, buf, ret);
+  CUDA_OK(cudaMemcpy(r, ret, sizeof(r), cudaMemcpyDeviceToHost));
+  EXPECT_EQ(0, r[0]);
+  EXPECT_EQ(100, r[1]);
+  ASSERT_EQ(0, gpufs_get_stats(&st));
+  const uint64_t window = std::min<uint64_t>((1u << 20) / page, 31);
+  EXPECT_EQ(window, st.ra_pages);
+  std::vector<uint8_t> got(100);
+  CUDA_OK(cudaMemcpy(got.data(), buf, 100, cudaMemcpyDeviceToHost));
+  for (uint64_t i = 0; i < 100; i++) ASSERT_EQ(tpat(41, 50ull * page + 7 + i), got[i]) << i;
+  /* the prefetched pages are there: reading them loads nothing (RANDOM
+   * now, so that this read prefetches nothing itself) */
+  const uint64_t misses = st.misses;
+  st = read_all(fd, 50ull * page + window * page, 41, page, GPUFS_FADV_RANDOM, false, 1, 64);
+  EXPECT_EQ(misses + 50, st.misses) << "pages 0..49 only";
+  EXPECT_EQ(0, close(fd));
+  cudaFree(buf);
+  cudaFree(ret);
+}
+
+/* One block of a file open O_RDWR: read page 0 (the pages after it come in
+ * ahead), overwrite part of page 2, read pages 0..4 again. */
+__global__ void write_after_readahead(int fd, uint32_t page, uint8_t *buf, const uint8_t *src,
+                                      int64_t *ret)
+{
+  ssize_t a = gread(fd, 0, 64, buf);
+  ssize_t b = gwrite(fd, 2 * (int64_t)page + 100, 300, src);
+  ssize_t c = gread(fd, 0, 5ull * page, buf);
+  if (threadIdx.x == 0) {
+    ret[0] = a;
+    ret[1] = b;
+    ret[2] = c;
+  }
+}
+
+TEST_P(ReadaheadTest, PrefetchedPageNeverHidesAWrite)
+{
+  const uint64_t fsize = 40ull * page;
+  std::string f = dir.make("rw", fsize, 51);
+  start(256ull * page, 1u << 20, 1);
+  int fd = open(f, GPUFS_O_RDWR);
+  ASSERT_GE(fd, 0);
+  std::vector<uint8_t> src(300);
+  for (size_t i = 0; i < src.size(); i++) src[i] = (uint8_t)(i * 7 + 3);
+  uint8_t *dbuf, *dsrc;
+  int64_t *dret, r[3];
+  CUDA_OK(cudaMalloc(&dbuf, 5ull * page));
+  CUDA_OK(cudaMalloc(&dsrc, src.size()));
+  CUDA_OK(cudaMalloc(&dret, sizeof(r)));
+  CUDA_OK(cudaMemcpy(dsrc, src.data(), src.size(), cudaMemcpyHostToDevice));
+  write_after_readahead<<<1, 128>>>(fd, page, dbuf, dsrc, dret);
+  CUDA_OK(cudaDeviceSynchronize());
+  CUDA_OK(cudaMemcpy(r, dret, sizeof(r), cudaMemcpyDeviceToHost));
+  EXPECT_EQ(64, r[0]);
+  EXPECT_EQ(300, r[1]);
+  ASSERT_EQ((int64_t)(5ull * page), r[2]);
+  struct gpufs_stats st;
+  ASSERT_EQ(0, gpufs_get_stats(&st));
+  EXPECT_GE(st.ra_pages, 4ull) << "pages 1..4 came in with page 0";
+  std::vector<uint8_t> got(5ull * page);
+  CUDA_OK(cudaMemcpy(got.data(), dbuf, got.size(), cudaMemcpyDeviceToHost));
+  for (uint64_t i = 0; i < got.size(); i++) {
+    uint64_t w = i - (2ull * page + 100);
+    uint8_t want = w < 300 ? src[w] : tpat(51, i);
+    ASSERT_EQ(want, got[i]) << "byte " << i;
+  }
+  EXPECT_EQ(0, close(fd));
+  /* and the host file holds the write */
+  std::vector<uint8_t> host(fsize);
+  FILE *fp = fopen(f.c_str(), "rb");
+  ASSERT_NE(nullptr, fp);
+  ASSERT_EQ(fsize, fread(host.data(), 1, fsize, fp));
+  fclose(fp);
+  for (uint64_t i = 0; i < fsize; i++) {
+    uint64_t w = i - (2ull * page + 100);
+    ASSERT_EQ(w < 300 ? src[w] : tpat(51, i), host[i]) << "file byte " << i;
+  }
+  cudaFree(dbuf);
+  cudaFree(dsrc);
+  cudaFree(dret);
+}
+
+TEST_P(ReadaheadTest, CacheSmallerThanDataEvictsAndReadsRight)
+{
+  /* one ring of 64 frames, rounds of at most 16 pages, 4 blocks: windows
+   * evict the pages of other blocks and their own */
+  const uint64_t fsize = 600ull * page + 9;
+  std::string f = dir.make("big", fsize, 61);
+  start(64ull * page, 1u << 20, 1);
+  int fd = open(f);
+  ASSERT_GE(fd, 0);
+  struct gpufs_stats st = read_all(fd, fsize, 61, page / 2, -1, false, 4, 128);
+  EXPECT_GT(st.evictions, 0ull);
+  EXPECT_GT(st.ra_pages, 0ull);
+  EXPECT_EQ(0, close(fd));
+}
+
+INSTANTIATE_TEST_SUITE_P(Pages, ReadaheadTest,
+                         ::testing::Combine(::testing::Values(4096u, 65536u),
+                                            ::testing::Values((uint32_t)GPUFS_XFER_PULL,
+                                                              (uint32_t)GPUFS_XFER_DMA)),
+                         [](const ::testing::TestParamInfo<ReadaheadTest::ParamType> &i) {
+                           return std::to_string(std::get<0>(i.param) / 1024) + "K_" +
+                                  (std::get<1>(i.param) == GPUFS_XFER_PULL ? "pull" : "dma");
+                         });

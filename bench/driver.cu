@@ -3,6 +3,8 @@
  * gpufs_start / gpufs_stop each, and their rows; plus the progress and
  * watchdog helpers that bench/main.cu shares.
  *
+ * The plan itself (which configurations, in which order) is bench/plan.c.
+ *
  * The write runs all start from one device image of the pattern
  * (BENCH_WRITE_SEED), made before the first of them and freed after the
  * last; each writes a new file in --dir and removes it after gpufs_stop.
@@ -27,6 +29,7 @@
 
 #include "bench/baselines.h"
 #include "bench/cuda_check.h"
+#include "bench/plan.h"
 #include "bench/report.h"
 #include "bench/util.h"
 #include "bench/workloads.h"
@@ -90,61 +93,7 @@ int bench_selected(const char *name)
   return 0;
 }
 
-/* ---------------- the plan ---------------- */
-
-struct bench_job {
-  const char *group;    /* its --only name */
-  const char *workload; /* its rows' name */
-  enum bench_access access;
-  uint32_t page;
-  uint64_t cache;
-  int xfer; /* enum gpufs_xfer, or -1: libgpufs's default */
-  uint64_t io;
-  int blocks;
-  uint64_t rand_reads;
-  int hit; /* read everything again with the cache warm: a "hit" row */
-};
-
-#define BENCH_MAX_JOBS 24
 #define BENCH_THREADS BENCH_BLOCK_THREADS
-
-static int bench_plan(struct bench_job *jobs)
-{
-  static const uint32_t seq_full[] = {4096, 16384, 65536, 262144};
-  static const uint32_t two[] = {4096, 65536};
-  const uint32_t *seq_pages = g_bench.opt.quick ? two : seq_full;
-  const int nseq = g_bench.opt.quick ? 2 : 4;
-  const uint64_t size = g_bench.size;
-  const int sms = g_bench.sms;
-  int n = 0, i, x;
-
-  /* the cache holds the file twice over: nothing is evicted */
-  for (i = 0; i < nseq; i++)
-    jobs[n++] = (struct bench_job){"seq", "seq", BENCH_SEQ_BLOCK, seq_pages[i], 2 * size, -1,
-                                   BENCH_MIB, BENCH_SEQ_BLOCKS_PER_SM * sms, 0, 1};
-  for (i = 0; i < 2; i++)
-    jobs[n++] = (struct bench_job){"seq_warp", "seq_warp", BENCH_SEQ_WARP, two[i], 2 * size, -1,
-                                   256 * BENCH_KIB, BENCH_SEQ_BLOCKS_PER_SM * sms, 0, 0};
-  for (x = 0; x < 2; x++)
-    for (i = 0; i < 2; i++)
-      jobs[n++] = (struct bench_job){"xfer", x == 0 ? "seq/pull" : "seq/dma", BENCH_SEQ_BLOCK,
-                                     two[i], 2 * size, x == 0 ? GPUFS_XFER_PULL : GPUFS_XFER_DMA,
-                                     BENCH_MIB, BENCH_SEQ_BLOCKS_PER_SM * sms, 0, 0};
-  jobs[n++] = (struct bench_job){"rand", "rand", BENCH_RAND_WARP, 4096, 2 * size, -1, 4096,
-                                 BENCH_RAND_BLOCKS_PER_SM * sms, g_bench.opt.quick ? (1ull << 18) : (1ull << 20), 0};
-  /* the same with a cache 1/20 of the file: nearly every read evicts */
-  jobs[n++] = (struct bench_job){"rand", "rand20", BENCH_RAND_WARP, 4096, size / 20 / 4096 * 4096,
-                                 -1, 4096, BENCH_RAND_BLOCKS_PER_SM * sms, g_bench.opt.quick ? (1ull << 18) : (1ull << 20),
-                                 0};
-  /* the file is twice the cache */
-  jobs[n++] = (struct bench_job){"big", "big", BENCH_SEQ_BLOCK, 65536, size / 2, -1, BENCH_MIB,
-                                 BENCH_SEQ_BLOCKS_PER_SM * sms, 0, 0};
-  /* last: the cache holds the new file twice over, so only gfsync writes back */
-  for (i = 0; i < 2; i++)
-    jobs[n++] = (struct bench_job){"write", "write", BENCH_SEQ_WRITE, two[i], 2 * size, -1,
-                                   BENCH_MIB, BENCH_SEQ_BLOCKS_PER_SM * sms, 0, 0};
-  return n;
-}
 
 void bench_write_path(char *buf, int len, const char *suffix)
 {
@@ -163,6 +112,7 @@ struct bench_stat_field {
 static const struct bench_stat_field bench_stat_fields[] = {
     {"hits", offsetof(struct gpufs_stats, hits)},
     {"misses", offsetof(struct gpufs_stats, misses)},
+    {"ra_pages", offsetof(struct gpufs_stats, ra_pages)},
     {"evictions", offsetof(struct gpufs_stats, evictions)},
     {"scanned", offsetof(struct gpufs_stats, scanned)},
     {"nofree", offsetof(struct gpufs_stats, nofree)},
@@ -292,6 +242,7 @@ static void bench_run_extras(struct bench_row *row, const struct bench_job *j,
   bench_row_u64(row, "staging_size", gpufs_config_staging(cfg));
   bench_row_u64(row, "max_batch", cfg->max_batch);
   bench_row_u64(row, "nrings", cfg->nrings);
+  bench_row_u64(row, "readahead_max", cfg->readahead_max);
   bench_row_f64(row, "seconds", r->seconds);
   bench_row_f64(row, "measured_gbps", r->gbps);
   bench_row_u64(row, "bytes", r->bytes);
@@ -340,15 +291,16 @@ static void bench_print_outcome(const char *what, const struct bench_row *row,
 {
   /* mean microseconds per round in each phase */
   double rounds = st->rounds ? (double)st->rounds : 1.0;
-  bench_progress("%s: %.3f %s in %.2f s, %s%s%s; hits %llu misses %llu requests %llu batches "
-                 "%llu preads %llu merged %llu; %llu rounds, us/round fetch %.1f fill %.1f "
+  bench_progress("%s: %.3f %s in %.2f s, %s%s%s; hits %llu misses %llu ra_pages %llu requests "
+                 "%llu batches %llu preads %llu merged %llu; %llu rounds, us/round fetch %.1f fill %.1f "
                  "settle %.1f copy %.1f; us/group open %.0f read %.0f check %.0f close %.0f, "
                  "start skew %.0f, span %.0f; us/gopen lock %.0f host %.0f wait %.0f; "
                  "daemon s: busy %.2f io %.2f",
                  what, r->gbps, "GB/s", r->seconds,
                  row->status == BENCH_OK ? "ok" : row->status == BENCH_CAPPED ? "capped" : "FAILED",
                  row->note[0] ? ": " : "", row->note, (unsigned long long)st->hits,
-                 (unsigned long long)st->misses, (unsigned long long)st->requests,
+                 (unsigned long long)st->misses, (unsigned long long)st->ra_pages,
+                 (unsigned long long)st->requests,
                  (unsigned long long)st->batches, (unsigned long long)st->preads,
                  (unsigned long long)st->merged, (unsigned long long)st->rounds,
                  st->fetch_ns / 1e3 / rounds, st->fill_ns / 1e3 / rounds,
@@ -425,7 +377,7 @@ static void bench_run_job(const struct bench_job *j, double cap)
   struct bench_read_result r;
   struct bench_row row;
   const char *bad = NULL;
-  char config[160], a[32], b[32], c[32], path[4096];
+  char config[160], a[32], b[32], c[32], d[32], path[4096];
   double seq_values[3] = {g_bench.ceiling_gbps, g_bench.naive_gbps, g_bench.expert_gbps};
   int rc, i;
 
@@ -437,6 +389,8 @@ static void bench_run_job(const struct bench_job *j, double cap)
   cfg.cache_size = j->cache;
   if (j->xfer >= 0)
     cfg.xfer = (uint32_t)j->xfer;
+  if (j->ra != BENCH_RA_DEFAULT)
+    cfg.readahead_max = j->ra;
   if (cfg.staging_size && cfg.staging_size < (uint64_t)GPUFS_MIN_SLOTS * j->page)
     cfg.staging_size = (uint64_t)GPUFS_MIN_SLOTS * j->page;
   snprintf(config, sizeof(config), "page=%s cache=%s xfer=%s io=%s grid=%dx%d",
@@ -446,6 +400,9 @@ static void bench_run_job(const struct bench_job *j, double cap)
   if (j->access == BENCH_RAND_WARP)
     snprintf(config + strlen(config), sizeof(config) - strlen(config), " reads=%llu",
              (unsigned long long)j->rand_reads);
+  /* the window in force, from the job or libgpufs (default or environment) */
+  snprintf(config + strlen(config), sizeof(config) - strlen(config), " ra=%s",
+           cfg.readahead_max ? bench_fmt_size(cfg.readahead_max, d, sizeof(d)) : "0");
 
   bench_progress("%s %s (cap %.0f s)", j->workload, config, cap);
   bench_watch(j->workload, (j->hit ? 2 : 1) * cap + 180);
@@ -509,6 +466,17 @@ static void bench_run_job(const struct bench_job *j, double cap)
     bench_judge(&row, rc, &r, cap, 0);
     bench_extras(&row, j, &cfg, &r, &st, cap);
     bench_emit(&row, big_names, big_values, 2);
+  } else if (!strcmp(j->group, "ra")) {
+    /* the first ra job (64 KiB pages, ra 0) is the reference of the others */
+    static const char *ra_names[] = {"ceiling", "expert", "ra64K"};
+    const double ra_values[] = {g_bench.ceiling_gbps, g_bench.expert_gbps, g_bench.ra64_gbps};
+    const int ref = j->page == 65536 && j->ra == 0;
+    bench_row_init(&row, j->workload, config, r.gbps, "GB/s");
+    bench_judge(&row, rc, &r, cap, 0);
+    bench_extras(&row, j, &cfg, &r, &st, cap);
+    bench_emit(&row, ra_names, ra_values, ref ? 2 : 3);
+    if (ref && row.status != BENCH_FAILED)
+      g_bench.ra64_gbps = row.value;
   } else {
     bench_row_init(&row, j->workload, config, r.gbps, "GB/s");
     bench_judge(&row, rc, &r, cap, 0);

@@ -42,6 +42,7 @@ struct bench_state {
   /* rates measured in this run, GB/s; NaN when not measured */
   double ceiling_gbps, naive_gbps, expert_gbps, d2d_gbps;
   double seq64_gbps;         /* seq, 64 KiB pages, default transfer path: big's baseline */
+  double ra64_gbps;          /* ra, 64 KiB pages and calls, no readahead: ra's ra64K */
   double expert_write_gbps;  /* the write workload's baseline */
 };
 
@@ -55,8 +56,8 @@ void bench_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * already measured are in the --out file. */
 void bench_watch(const char *step, double seconds);
 
-/* Is workload group name (seq, seq_warp, xfer, rand, big, write) selected by
- * --only? */
+/* Is workload group name (seq, seq_warp, xfer, rand, big, ra, write)
+ * selected by --only? */
 int bench_selected(const char *name);
 
 /* Run the libgpufs workloads that --only selects, adding their rows. */

@@ -42,7 +42,7 @@ static void bench_usage(FILE *f)
           "  --size GiB      data file size (default 4; --quick: 1)\n"
           "  --quick         small file, fewer configurations, shorter caps\n"
           "  --only LIST     comma-separated: baselines, seq (with hit), seq_warp, xfer,\n"
-          "                  rand, big, write (baselines are always measured)\n"
+          "                  rand, big, ra, write (baselines are always measured)\n"
           "  --dir DIR       where the data file lives (default /tmp/gpufs_bench)\n"
           "  --threads N     host threads of the expert and expert_write baselines (default 8)\n"
           "  --cap SECONDS   longest a workload's kernel keeps issuing calls (default 60)\n"
@@ -98,7 +98,7 @@ static int bench_parse(int argc, char **argv, struct bench_options *o)
       o->device = atoi(v);
   }
   if (o->only) {
-    static const char *known = ",baselines,seq,hit,seq_warp,xfer,rand,big,write,";
+    static const char *known = ",baselines,seq,hit,seq_warp,xfer,rand,big,ra,write,";
     const char *p = o->only;
     while (*p) {
       size_t n = strcspn(p, ",");
@@ -271,7 +271,7 @@ int main(int argc, char **argv)
     g_bench.size = BENCH_MIB;
   g_bench.seed = BENCH_SEED;
   g_bench.ceiling_gbps = g_bench.naive_gbps = g_bench.expert_gbps = NAN;
-  g_bench.d2d_gbps = g_bench.seq64_gbps = g_bench.expert_write_gbps = NAN;
+  g_bench.d2d_gbps = g_bench.seq64_gbps = g_bench.ra64_gbps = g_bench.expert_write_gbps = NAN;
   if (BENCH_CUDA(cudaSetDevice(g_bench.opt.device)) ||
       BENCH_CUDA(cudaGetDeviceProperties(&prop, g_bench.opt.device)))
     return 2;

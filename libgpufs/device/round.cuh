@@ -127,8 +127,10 @@ __device__ __forceinline__ void gpufs_round_load(G g, const struct gpufs_fdinfo 
   }
   g.sync();
   const uint64_t t1 = gpufs_cycles();
+  bool filled = false; /* the same in every thread: the kinds are the group's */
   for (uint32_t j = 0; j < np + nextra; j++) { /* C */
     if ((int32_t)g.get32(GPUFS_V32_KIND, (uint32_t)r->kind, j) != GPUFS_GET_LOAD) continue;
+    filled = true;
     int64_t got = (int64_t)g.get64(GPUFS_V64_STATUS, (uint64_t)r->status, j);
     uint64_t tj = g.get64(GPUFS_V64_TICKET, r->ticket, j);
     uint8_t *dst = gpufs_frame_data(&d->cache, g.get32(GPUFS_V32_FRAME, r->frame, j));
@@ -144,8 +146,8 @@ __device__ __forceinline__ void gpufs_round_load(G g, const struct gpufs_fdinfo 
   }
   /* each thread makes its own frame writes visible GPU-wide before the meta
    * lane's release in gpufs_frame_loaded (which pairs with readers' acquire
-   * of the VALID state) */
-  __threadfence();
+   * of the VALID state); a round of hits wrote no frame */
+  if (filled) __threadfence();
   g.sync();
   const uint64_t t2 = gpufs_cycles();
   if (g.meta()) { /* D */

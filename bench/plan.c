@@ -1,0 +1,90 @@
+/*
+ * plan.c - gpufs_bench's plan: which libgpufs configurations run, in which
+ * order, and with which grid (bench/plan.h).
+ */
+#include "bench/plan.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <libgpufs/common/config.h>
+
+#include "bench/driver.h"
+#include "bench/util.h"
+
+/* Append a job with the defaults (libgpufs's transfer path and readahead, no
+ * random reads, no hit run) and return it for the caller to adjust.  A plan
+ * that outgrows BENCH_MAX_JOBS is a bug here: stop rather than overrun. */
+static struct bench_job *bench_add(struct bench_job *jobs, int *n, const char *group,
+                                   const char *workload, enum bench_access access, uint32_t page,
+                                   uint64_t cache, uint64_t io, int blocks)
+{
+  struct bench_job *j;
+  if (*n >= BENCH_MAX_JOBS) {
+    fprintf(stderr, "gpufs_bench: the plan has more than BENCH_MAX_JOBS (%d) jobs\n",
+            BENCH_MAX_JOBS);
+    abort();
+  }
+  j = &jobs[(*n)++];
+  j->group = group;
+  j->workload = workload;
+  j->access = access;
+  j->page = page;
+  j->cache = cache;
+  j->xfer = -1;
+  j->io = io;
+  j->blocks = blocks;
+  j->rand_reads = 0;
+  j->hit = 0;
+  j->ra = BENCH_RA_DEFAULT;
+  return j;
+}
+
+int bench_plan(struct bench_job *jobs)
+{
+  static const uint32_t seq_full[] = {4096, 16384, 65536, 262144};
+  static const uint32_t two[] = {4096, 65536};
+  static const uint32_t ra_full[] = {0, 16384, 32768, 65536, 131072};
+  static const uint32_t ra_quick[] = {0, 131072};
+  const uint32_t *seq_pages = g_bench.opt.quick ? two : seq_full;
+  const int nseq = g_bench.opt.quick ? 2 : 4;
+  const uint32_t *ras = g_bench.opt.quick ? ra_quick : ra_full;
+  const int nra = g_bench.opt.quick ? 2 : 5;
+  const uint64_t size = g_bench.size;
+  const int seq_blocks = BENCH_SEQ_BLOCKS_PER_SM * g_bench.sms;
+  const int rand_blocks = BENCH_RAND_BLOCKS_PER_SM * g_bench.sms;
+  const uint64_t rand_reads = g_bench.opt.quick ? (1ull << 18) : (1ull << 20);
+  int n = 0, i, x;
+
+  /* the cache holds the file twice over: nothing is evicted */
+  for (i = 0; i < nseq; i++)
+    bench_add(jobs, &n, "seq", "seq", BENCH_SEQ_BLOCK, seq_pages[i], 2 * size, BENCH_MIB,
+              seq_blocks)->hit = 1;
+  for (i = 0; i < 2; i++)
+    bench_add(jobs, &n, "seq_warp", "seq_warp", BENCH_SEQ_WARP, two[i], 2 * size,
+              256 * BENCH_KIB, seq_blocks);
+  for (x = 0; x < 2; x++)
+    for (i = 0; i < 2; i++)
+      bench_add(jobs, &n, "xfer", x == 0 ? "seq/pull" : "seq/dma", BENCH_SEQ_BLOCK, two[i],
+                2 * size, BENCH_MIB, seq_blocks)->xfer = x == 0 ? GPUFS_XFER_PULL : GPUFS_XFER_DMA;
+  bench_add(jobs, &n, "rand", "rand", BENCH_RAND_WARP, 4096, 2 * size, 4096,
+            rand_blocks)->rand_reads = rand_reads;
+  /* the same with a cache 1/20 of the file: nearly every read evicts */
+  bench_add(jobs, &n, "rand", "rand20", BENCH_RAND_WARP, 4096, size / 20 / 4096 * 4096, 4096,
+            rand_blocks)->rand_reads = rand_reads;
+  /* the file is twice the cache */
+  bench_add(jobs, &n, "big", "big", BENCH_SEQ_BLOCK, 65536, size / 2, BENCH_MIB, seq_blocks);
+  /* readahead: small sequential greads (one page each), which without it
+   * cost a round trip to the host per page.  First the reference every ra
+   * row is compared with: 64 KiB pages and calls, no readahead (its GB/s is
+   * g_bench.ra64_gbps); then 4 KiB pages and calls under growing windows. */
+  bench_add(jobs, &n, "ra", "ra", BENCH_SEQ_BLOCK, 65536, 2 * size, 65536, seq_blocks)->ra = 0;
+  for (i = 0; i < nra; i++)
+    bench_add(jobs, &n, "ra", "ra", BENCH_SEQ_BLOCK, 4096, 2 * size, 4096, seq_blocks)->ra =
+        ras[i];
+  /* last: the cache holds the new file twice over, so only gfsync writes back */
+  for (i = 0; i < 2; i++)
+    bench_add(jobs, &n, "write", "write", BENCH_SEQ_WRITE, two[i], 2 * size, BENCH_MIB,
+              seq_blocks);
+  return n;
+}

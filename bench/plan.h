@@ -1,0 +1,44 @@
+/*
+ * plan.h - gpufs_bench's plan: the libgpufs runs, in order, each one
+ * gpufs_start / gpufs_stop of bench/driver.cu.
+ * Plain C; callable from .c and .cu files.
+ */
+#ifndef BENCH_PLAN_H
+#define BENCH_PLAN_H
+
+#include <stdint.h>
+
+#include "bench/workloads.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The most jobs a plan holds (a full plan has 21). */
+#define BENCH_MAX_JOBS 32
+/* bench_job.ra: keep libgpufs's readahead_max (its default, or
+ * GPUFS_READAHEAD_MAX from the environment). */
+#define BENCH_RA_DEFAULT UINT32_MAX
+
+struct bench_job {
+  const char *group;    /* its --only name */
+  const char *workload; /* its rows' name */
+  enum bench_access access;
+  uint32_t page;
+  uint64_t cache;
+  int xfer; /* enum gpufs_xfer, or -1: libgpufs's default */
+  uint64_t io;
+  int blocks;
+  uint64_t rand_reads;
+  int hit;     /* read everything again with the cache warm: a "hit" row */
+  uint32_t ra; /* readahead_max in bytes (0: off), or BENCH_RA_DEFAULT */
+};
+
+/* Fill jobs (room for BENCH_MAX_JOBS) with every job of this run's options
+ * (--quick), selected or not, in the order they run; returns how many. */
+int bench_plan(struct bench_job *jobs);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* BENCH_PLAN_H */

@@ -104,18 +104,29 @@ static void serve_moves(const struct gpufs_fileops *fo, int write, struct gpufs_
   if (total > 0)
     got = move_full(fo, write, fd, fo->staging + (uint64_t)s * fo->stride, total, t[0].offset,
                     acc, &err);
-  if (have_before && got > 0) gpufs_hostfiles_refresh(fo->files, fd, &before);
-  gpufs_hostfiles_unpin(fo->files, t[0].hfid);
-
   /* Each ticket gets what an unmerged call would have: its bytes (fewer at
-   * EOF for a read, none past it), or the error if the failure hit them. */
+   * EOF for a read, none past it), or the error if the failure hit them.
+   * A merged call that failed is tried again ticket by ticket from the
+   * first one it did not finish: a disk that fails a whole call for one bad
+   * page (or a readahead page past a bad one) must not fail its neighbours. */
+  uint64_t moved = got;
   for (uint32_t j = 0; j < n; j++) {
     uint64_t rel = (uint64_t)j * fo->stride;
-    if (err < 0 && rel + t[j].len > got)
-      t[j].result = err;
-    else
+    if (err < 0 && rel + t[j].len > got) {
+      int e1 = 0;
+      uint64_t at = got > rel ? got - rel : 0; /* the ticket's bytes that came */
+      uint64_t more = at < t[j].len ? move_full(fo, write, fd, fo->staging + (uint64_t)s * fo->stride + rel + at,
+                                                t[j].len - at, t[j].offset + at, acc, &e1)
+                                    : 0;
+      moved += more;
+      t[j].result = e1 < 0 ? e1 : (int64_t)(at + more);
+    } else {
       t[j].result = got > rel ? (int64_t)(got - rel < t[j].len ? got - rel : t[j].len) : 0;
+    }
   }
+  got = moved;
+  if (have_before && got > 0) gpufs_hostfiles_refresh(fo->files, fd, &before);
+  gpufs_hostfiles_unpin(fo->files, t[0].hfid);
   acc->merged += n - 1;
   if (write) acc->bytes_written += got;
   else acc->bytes_read += got;

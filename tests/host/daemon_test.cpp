@@ -185,6 +185,7 @@ TEST_F(DaemonErrors, TooManyOpenFiles)
 /* ---- io hooks: failing, short and blocking preads, counted closes ---- */
 
 std::atomic<uint64_t> g_fail_from{UINT64_MAX}; /* preads at or past this offset fail */
+std::atomic<uint64_t> g_fail_whole_from{UINT64_MAX}; /* preads reaching past this fail whole */
 std::atomic<uint32_t> g_max_chunk{UINT32_MAX}; /* bytes one pread returns at most */
 std::atomic<bool> g_block_next{false};         /* the next pread waits for g_unblock */
 std::atomic<bool> g_blocked{false}, g_unblock{false};
@@ -200,6 +201,10 @@ ssize_t hook_pread(int fd, void *buf, size_t len, off_t off)
     while (!g_unblock.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   uint64_t fail = g_fail_from.load();
+  if ((uint64_t)off + len > g_fail_whole_from.load()) { /* fails the whole call */
+    errno = EIO;
+    return -1;
+  }
   if ((uint64_t)off >= fail) {
     errno = EIO;
     return -1;
@@ -221,6 +226,7 @@ protected:
   void SetUp() override
   {
     g_fail_from = UINT64_MAX;
+    g_fail_whole_from = UINT64_MAX;
     g_max_chunk = UINT32_MAX;
     g_block_next = false;
     g_blocked = false;
@@ -232,6 +238,7 @@ protected:
     gpufs_daemon_stop(d);
     d = nullptr;
     g_fail_from = UINT64_MAX;
+    g_fail_whole_from = UINT64_MAX;
     g_max_chunk = UINT32_MAX;
   }
 };
@@ -264,6 +271,23 @@ TEST_F(DaemonHooks, FailureInsideAMergedRun)
   for (uint32_t i = 8; i < 16; i++) EXPECT_EQ(-EIO, reqs[i].result) << i;
   EXPECT_EQ(1u, q->dma_calls.load());
   EXPECT_EQ(8u * kStride, q->dma_bytes.load());
+}
+
+/* A disk that fails every call touching a bad byte, good bytes before it
+ * included: the merged call fails, and each page is tried alone, so the
+ * pages before the bad one are served (a gread's readahead pages past a bad
+ * page must not fail the page it asked for). */
+TEST_F(DaemonHooks, WholeCallFailureServesThePagesBeforeIt)
+{
+  start(false, 2, 64, 8, &kHookIo);
+  TestFile f = make_file("eio-whole", 16 * kStride, 23);
+  g_fail_whole_from = 8 * kStride + 100;
+  std::vector<Request> reqs;
+  for (uint32_t i = 0; i < 16; i++) reqs.push_back(read_req(f.hfid, (uint64_t)i * kStride, kStride));
+  ASSERT_EQ(0, client_run(*q, reqs.data(), 16, true));
+  for (uint32_t i = 0; i < 8; i++) expect_read_ok(reqs[i], f.size, f.seed);
+  for (uint32_t i = 8; i < 16; i++) EXPECT_EQ(-EIO, reqs[i].result) << i;
+  EXPECT_EQ(8u * kStride, stats().bytes_read);
 }
 
 TEST_F(DaemonHooks, ShortPreadsAreRetried)

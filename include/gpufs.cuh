@@ -184,9 +184,10 @@ __device__ int gclose_warp(int fd);
  *   On an error no byte count is returned, though part of buf may be written.
  *   Readahead: when a group's calls on fd follow each other (each starts
  *   where the group's last one ended, or at offset 0), the last round of a
- *   call also loads up to readahead_max bytes of pages after it into the
- *   cache (a window that doubles while the reads stay sequential; see
- *   gfadvise).  An error on such a page is not the call's.
+ *   call also loads the pages after it into the cache, up to a window of
+ *   readahead_max bytes counted from the call's start (it doubles while the
+ *   reads stay sequential; see gfadvise).  An error on such a page is not
+ *   the call's.
  *   Differences to POSIX: no file position; buf must not overlap the cache.
  */
 __device__ ssize_t gread(int fd, int64_t offset, size_t size, void *buf);

@@ -10,7 +10,7 @@
  *            previous call  this call       prefetched in this call's last round
  *   file:  ...[=========][=======]+++++++++++++++++|
  *                         first  last              ra_end
- *                                  \___ window ___/
+ *                         \___________ window ____________/
  *
  * Detection is per group and file, as Linux does it per open file
  * (mm/readahead.c): a call is sequential when it starts on the page where the
@@ -18,7 +18,11 @@
  * start of the file.  A sequential call whose pages reach past ra_end (a
  * miss ahead: the prefetched pages are used up) starts a new window: 4x the
  * request's pages the first time, then twice the last window, at most
- * readahead_max (config, in pages, at most GPUFS_CHUNK: one round).  A call
+ * readahead_max (config, in pages, at most GPUFS_CHUNK: one round).  The
+ * window counts from the request's first page, so a request as large as the
+ * window (1 MiB calls on 64 KiB pages) prefetches nothing: it keeps as many
+ * pages in flight as readahead would, and readahead would only lengthen its
+ * round (measured: docs/results.md).  A call
  * that is not sequential resets the window.  gfadvise RANDOM turns it off for
  * the descriptor; SEQUENTIAL starts at the largest window and treats every
  * call as sequential.
@@ -91,12 +95,15 @@ __device__ __forceinline__ uint32_t gpufs_ra_plan(uint32_t gid, const struct gpu
       window = fi->advice == GPUFS_FADV_SEQUENTIAL || 4 * req >= max ? max : (uint32_t)(4 * req);
     else
       window = 2 * window >= max ? max : 2 * window;
+    /* the window counts from the request's first page, as Linux's does: a
+     * request as large as the window is its own readahead */
+    const uint64_t ahead = window > req ? window - req : 0;
     /* what the request's last round leaves of its chunk, within the file */
     const uint64_t in_last = (last - first) % chunk + 1;
     const uint64_t npages = (fi->size + gpufs_dev.cache.page_size - 1) / gpufs_dev.cache.page_size;
     uint64_t room = chunk - in_last;
     if (room > npages - 1 - last) room = npages - 1 - last;
-    take = room < window ? (uint32_t)room : window;
+    take = (uint32_t)(room < ahead ? room : ahead);
     ra_end = last + 1 + take;
   }
   gpufs_st_relaxed_u64_dev(&slot[0], tag << 48 | (last + 1));

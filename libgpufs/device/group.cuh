@@ -14,7 +14,8 @@
  *   id()        a number spreading groups over allocator rings
  *   put/get     per-page values computed by lane j of the meta warp, read
  *               by every thread of the group: registers + shuffle for a
- *               warp, a shared-memory array for a block
+ *               warp, a shared-memory array for a block; put_mask/get_mask
+ *               the same for one value the meta warp agrees on
  */
 #ifndef GPUFS_DEVICE_GROUP_CUH
 #define GPUFS_DEVICE_GROUP_CUH
@@ -62,6 +63,7 @@ struct gpufs_block_scratch {
   uint64_t v64[2][GPUFS_CHUNK];
   uint32_t v32[2][GPUFS_CHUNK];
   int64_t ret;
+  uint32_t mask;
 };
 
 struct gpufs_block_group {
@@ -76,6 +78,12 @@ struct gpufs_block_group {
   __device__ void put64(int k, uint64_t v) const { sh->v64[k][gpufs_lane()] = v; }
   __device__ uint32_t get32(int k, uint32_t, uint32_t j) const { return sh->v32[k][j]; }
   __device__ uint64_t get64(int k, uint64_t, uint32_t j) const { return sh->v64[k][j]; }
+  /* a mask the meta warp agrees on (a ballot), to every thread after sync() */
+  __device__ void put_mask(uint32_t m) const
+  {
+    if (gpufs_block_rank() == 0) sh->mask = m;
+  }
+  __device__ uint32_t get_mask(uint32_t) const { return sh->mask; }
   /* a block needs whole warps: the meta warp is its first */
   __device__ bool shape_ok() const { return size() >= 32 && size() % 32 == 0; }
   /* value of the meta warp's lane 0, to every thread; includes a sync() */
@@ -109,6 +117,8 @@ struct gpufs_warp_group {
   {
     return __shfl_sync(GPUFS_FULL_MASK, mine, j);
   }
+  __device__ void put_mask(uint32_t) const {}
+  __device__ uint32_t get_mask(uint32_t mine) const { return mine; }
   /* a warp call needs the whole warp, converged */
   __device__ bool shape_ok() const { return __activemask() == GPUFS_FULL_MASK; }
   __device__ int64_t bcast(int64_t v) const { return __shfl_sync(GPUFS_FULL_MASK, v, 0); }

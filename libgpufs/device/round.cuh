@@ -118,19 +118,21 @@ __device__ __forceinline__ void gpufs_round_load(G g, const struct gpufs_fdinfo 
   r->ticket = 0;
   r->owned = false;
   r->status = 0;
+  uint32_t loads = 0; /* the pages this round loads: a bit per meta lane */
   if (g.meta()) { /* A */
     r->status = gpufs_round_fetch(fi, p0, np + nextra, np, ring, nofetch, r);
     g.put32(GPUFS_V32_FRAME, r->frame);
     g.put32(GPUFS_V32_KIND, (uint32_t)r->kind);
     g.put64(GPUFS_V64_TICKET, r->ticket);
     g.put64(GPUFS_V64_STATUS, (uint64_t)r->status);
+    loads = __ballot_sync(GPUFS_FULL_MASK, r->kind == GPUFS_GET_LOAD);
+    g.put_mask(loads);
   }
   g.sync();
   const uint64_t t1 = gpufs_cycles();
-  bool filled = false; /* the same in every thread: the kinds are the group's */
-  for (uint32_t j = 0; j < np + nextra; j++) { /* C */
-    if ((int32_t)g.get32(GPUFS_V32_KIND, (uint32_t)r->kind, j) != GPUFS_GET_LOAD) continue;
-    filled = true;
+  loads = g.get_mask(loads);
+  for (uint32_t m = loads; m != 0; m &= m - 1) { /* C */
+    const uint32_t j = (uint32_t)__ffs((int)m) - 1;
     int64_t got = (int64_t)g.get64(GPUFS_V64_STATUS, (uint64_t)r->status, j);
     uint64_t tj = g.get64(GPUFS_V64_TICKET, r->ticket, j);
     uint8_t *dst = gpufs_frame_data(&d->cache, g.get32(GPUFS_V32_FRAME, r->frame, j));
@@ -146,9 +148,12 @@ __device__ __forceinline__ void gpufs_round_load(G g, const struct gpufs_fdinfo 
   }
   /* each thread makes its own frame writes visible GPU-wide before the meta
    * lane's release in gpufs_frame_loaded (which pairs with readers' acquire
-   * of the VALID state); a round of hits wrote no frame */
-  if (filled) __threadfence();
-  g.sync();
+   * of the VALID state).  A round that loads nothing wrote no frame and read
+   * no status that D rewrites: no fence, no barrier. */
+  if (loads) {
+    __threadfence();
+    g.sync();
+  }
   const uint64_t t2 = gpufs_cycles();
   if (g.meta()) { /* D */
     r->status = gpufs_round_settle(r);

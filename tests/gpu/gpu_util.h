@@ -96,6 +96,39 @@ struct dpath {
   ~dpath() { cudaFree(d); }
 };
 
+/* Every group (a block, or each warp with warp) reads its share of the file
+ * in calls of `chunk` bytes and counts the bytes that differ from the
+ * pattern (bad) and the calls that failed or came short (errs); advice (if
+ * >= 0) is given first by every group.  static: each test file its copy. */
+static __global__ void stream_check(int fd, uint64_t fsize, uint64_t seed, uint64_t chunk,
+                                    int advice, uint8_t *bufs, unsigned long long *bad,
+                                    unsigned long long *errs, bool warp)
+{
+  uint64_t ngroups = warp ? (uint64_t)gridDim.x * blockDim.x / 32 : gridDim.x;
+  uint64_t g = warp ? (blockIdx.x * blockDim.x + threadIdx.x) / 32 : blockIdx.x;
+  uint32_t rank = warp ? threadIdx.x % 32 : threadIdx.x;
+  uint32_t size = warp ? 32 : blockDim.x;
+  if (advice >= 0) {
+    int a = warp ? gfadvise_warp(fd, 0, 0, advice) : gfadvise(fd, 0, 0, advice);
+    if (a != 0 && rank == 0) atomicAdd(errs, 1ull);
+  }
+  uint64_t share = (fsize + ngroups - 1) / ngroups;
+  uint64_t lo = g * share, hi = lo + share < fsize ? lo + share : fsize;
+  uint8_t *buf = bufs + g * chunk;
+  for (uint64_t off = lo; off < hi; off += chunk) {
+    uint64_t want = hi - off < chunk ? hi - off : chunk;
+    ssize_t r = warp ? gread_warp(fd, (int64_t)off, want, buf) : gread(fd, (int64_t)off, want, buf);
+    if (r != (ssize_t)want) {
+      if (rank == 0) atomicAdd(errs, 1ull);
+      return;
+    }
+    unsigned long long local = 0;
+    for (uint64_t i = rank; i < want; i += size) local += buf[i] != tpat(seed, off + i);
+    if (local) atomicAdd(bad, local);
+    if (warp) __syncwarp(); else __syncthreads();
+  }
+}
+
 inline struct gpufs_config small_config(uint32_t page, uint64_t cache)
 {
   struct gpufs_config c;

@@ -25,31 +25,6 @@ __global__ void read_cases(int fd, const rcase *cases, int ncases, uint8_t *out,
   if ((warp ? threadIdx.x % 32 : threadIdx.x) == 0) ret[g] = r;
 }
 
-/* Every group streams its share of the file in chunks and checks each byte. */
-__global__ void stream_check(int fd, uint64_t fsize, uint64_t seed, uint64_t chunk, uint8_t *bufs,
-                             unsigned long long *bad, unsigned long long *errs, bool warp)
-{
-  uint64_t ngroups = warp ? (uint64_t)gridDim.x * blockDim.x / 32 : gridDim.x;
-  uint64_t g = warp ? (blockIdx.x * blockDim.x + threadIdx.x) / 32 : blockIdx.x;
-  uint32_t rank = warp ? threadIdx.x % 32 : threadIdx.x;
-  uint32_t size = warp ? 32 : blockDim.x;
-  uint64_t share = (fsize + ngroups - 1) / ngroups;
-  uint64_t lo = g * share, hi = lo + share < fsize ? lo + share : fsize;
-  uint8_t *buf = bufs + g * chunk;
-  for (uint64_t off = lo; off < hi; off += chunk) {
-    uint64_t want = hi - off < chunk ? hi - off : chunk;
-    ssize_t r = warp ? gread_warp(fd, (int64_t)off, want, buf) : gread(fd, (int64_t)off, want, buf);
-    if (r != (ssize_t)want) {
-      if (rank == 0) atomicAdd(errs, 1ull);
-      return;
-    }
-    unsigned long long local = 0;
-    for (uint64_t i = rank; i < want; i += size) local += buf[i] != tpat(seed, off + i);
-    if (local) atomicAdd(bad, local);
-    if (warp) __syncwarp(); else __syncthreads();
-  }
-}
-
 __global__ void open_close(const char *path, int *fd_out, int *close_ret, bool warp)
 {
   int fd = warp ? gopen_warp(path, GPUFS_O_RDONLY) : gopen(path, GPUFS_O_RDONLY);
@@ -167,7 +142,7 @@ protected:
     CUDA_OK(cudaMalloc(&cnt, 2 * sizeof(unsigned long long)));
     for (int p = 0; p < passes; p++) {
       CUDA_OK(cudaMemset(cnt, 0, 2 * sizeof(unsigned long long)));
-      stream_check<<<blocks, threads>>>(fd, fsize, 11, chunk, bufs, cnt, cnt + 1, warp);
+      stream_check<<<blocks, threads>>>(fd, fsize, 11, chunk, -1, bufs, cnt, cnt + 1, warp);
       CUDA_OK(cudaGetLastError());
       CUDA_OK(cudaDeviceSynchronize());
       unsigned long long h[2];

@@ -11,37 +11,6 @@
 
 #include "tests/gpu/gpu_util.h"
 
-/* Every group reads its share of the file in calls of `call` bytes and
- * checks each byte; advice (if >= 0) is given first by every group. */
-__global__ void small_calls(int fd, uint64_t fsize, uint64_t seed, uint64_t call, int advice,
-                            uint8_t *bufs, unsigned long long *bad, unsigned long long *errs,
-                            bool warp)
-{
-  uint64_t ngroups = warp ? (uint64_t)gridDim.x * blockDim.x / 32 : gridDim.x;
-  uint64_t g = warp ? (blockIdx.x * blockDim.x + threadIdx.x) / 32 : blockIdx.x;
-  uint32_t rank = warp ? threadIdx.x % 32 : threadIdx.x;
-  uint32_t size = warp ? 32 : blockDim.x;
-  if (advice >= 0) {
-    int a = warp ? gfadvise_warp(fd, 0, 0, advice) : gfadvise(fd, 0, 0, advice);
-    if (a != 0 && rank == 0) atomicAdd(errs, 1ull);
-  }
-  uint64_t share = (fsize + ngroups - 1) / ngroups;
-  uint64_t lo = g * share, hi = lo + share < fsize ? lo + share : fsize;
-  uint8_t *buf = bufs + g * call;
-  for (uint64_t off = lo; off < hi; off += call) {
-    uint64_t want = hi - off < call ? hi - off : call;
-    ssize_t r = warp ? gread_warp(fd, (int64_t)off, want, buf) : gread(fd, (int64_t)off, want, buf);
-    if (r != (ssize_t)want) {
-      if (rank == 0) atomicAdd(errs, 1ull);
-      return;
-    }
-    unsigned long long local = 0;
-    for (uint64_t i = rank; i < want; i += size) local += buf[i] != tpat(seed, off + i);
-    if (local) atomicAdd(bad, local);
-    if (warp) __syncwarp(); else __syncthreads();
-  }
-}
-
 __global__ void ra_open(const char *path, int flags, int *fd)
 {
   int r = gopen(path, flags, 0644);
@@ -109,7 +78,7 @@ protected:
     return r;
   }
 
-  /* Run small_calls over the file with blocks x threads; every byte
+  /* Run stream_check over the file with blocks x threads; every byte
    * checked.  Returns the stats after the kernel. */
   struct gpufs_stats read_all(int fd, uint64_t fsize, uint64_t seed, uint64_t call, int advice,
                               bool warp, unsigned blocks, unsigned threads)
@@ -121,7 +90,7 @@ protected:
     EXPECT_EQ(cudaSuccess, cudaMalloc(&bufs, groups * call));
     EXPECT_EQ(cudaSuccess, cudaMalloc(&cnt, 2 * sizeof(unsigned long long)));
     cudaMemset(cnt, 0, 2 * sizeof(unsigned long long));
-    small_calls<<<blocks, threads>>>(fd, fsize, seed, call, advice, bufs, cnt, cnt + 1, warp);
+    stream_check<<<blocks, threads>>>(fd, fsize, seed, call, advice, bufs, cnt, cnt + 1, warp);
     EXPECT_EQ(cudaSuccess, cudaGetLastError());
     EXPECT_EQ(cudaSuccess, cudaDeviceSynchronize());
     unsigned long long h[2] = {1, 1};

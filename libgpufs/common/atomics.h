@@ -63,6 +63,8 @@
   { return GPUFS_AREF(T, scope, p).fetch_and(v, GPUFS_MO(acq_rel)); }                   \
   GPUFS_HD T gpufs_xchg_acqrel_##sfx##_##scopename(T *p, T v)                           \
   { return GPUFS_AREF(T, scope, p).exchange(v, GPUFS_MO(acq_rel)); }                    \
+  GPUFS_HD T gpufs_xchg_relaxed_##sfx##_##scopename(T *p, T v)                          \
+  { return GPUFS_AREF(T, scope, p).exchange(v, GPUFS_MO(relaxed)); }                    \
   GPUFS_HD T gpufs_max_relaxed_##sfx##_##scopename(T *p, T v)                           \
   { return GPUFS_AREF(T, scope, p).fetch_max(v, GPUFS_MO(relaxed)); }
 #else /* plain C: the host daemon */
@@ -93,6 +95,8 @@
   { return __atomic_fetch_and(p, v, __ATOMIC_ACQ_REL); }                                \
   GPUFS_HD T gpufs_xchg_acqrel_##sfx##_##scopename(T *p, T v)                           \
   { return __atomic_exchange_n(p, v, __ATOMIC_ACQ_REL); }                               \
+  GPUFS_HD T gpufs_xchg_relaxed_##sfx##_##scopename(T *p, T v)                          \
+  { return __atomic_exchange_n(p, v, __ATOMIC_RELAXED); }                               \
   GPUFS_HD T gpufs_max_relaxed_##sfx##_##scopename(T *p, T v)                           \
   { T o = __atomic_load_n(p, __ATOMIC_RELAXED);                                         \
     while (o < v && !__atomic_compare_exchange_n(p, &o, v, 0, __ATOMIC_RELAXED,         \

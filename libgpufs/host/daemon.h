@@ -29,6 +29,7 @@ struct gpufs_io_ops {
   int (*fsync)(int fd);
   int (*ftruncate)(int fd, off_t len);
   int (*unlink)(const char *path);
+  int (*fadvise)(int fd, off_t off, off_t len, int advice); /* as posix_fadvise */
 };
 
 struct gpufs_daemon_params {

@@ -26,6 +26,10 @@
 
 static int libc_open(const char *path, int flags, mode_t mode) { return open(path, flags, mode); }
 
+/* Merged READ runs of at least this many pages make the daemon advise the
+ * host's readahead for the file (POSIX_FADV_SEQUENTIAL), once. */
+#define GPUFS_HOST_SEQ_RUN 8u
+
 void gpufs_io_defaults(struct gpufs_io_ops *io)
 {
   if (!io->open) io->open = libc_open;
@@ -35,6 +39,7 @@ void gpufs_io_defaults(struct gpufs_io_ops *io)
   if (!io->fsync) io->fsync = fsync;
   if (!io->ftruncate) io->ftruncate = ftruncate;
   if (!io->unlink) io->unlink = unlink;
+  if (!io->fadvise) io->fadvise = posix_fadvise;
 }
 
 /* -errno of the call that just failed; -EIO if a hook forgot errno. */
@@ -96,6 +101,11 @@ static void serve_moves(const struct gpufs_fileops *fo, int write, struct gpufs_
     for (uint32_t j = 0; j < n; j++) t[j].result = fd;
     return;
   }
+  /* A run this long comes from a sequential reader (readahead, or large
+   * calls): ask the host to read the file ahead too, once per open file,
+   * unless the GPU's caller gave advice of its own (gfadvise). */
+  if (!write && n >= GPUFS_HOST_SEQ_RUN && gpufs_hostfiles_advise_once(fo->files, t[0].hfid))
+    fo->io->fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
   uint64_t total = (uint64_t)(n - 1) * fo->stride + t[n - 1].len;
   int err = 0;
   uint64_t got = 0;
@@ -211,7 +221,8 @@ void gpufs_serve_fadvise(const struct gpufs_fileops *fo, struct gpufs_req *t)
   int fd = pin_for(fo, t);
   if (fd < 0) return;
   /* posix_fadvise returns the error number instead of setting errno */
-  int e = posix_fadvise(fd, (off_t)t->offset, (off_t)t->len, (int)t->arg);
+  int e = fo->io->fadvise(fd, (off_t)t->offset, (off_t)t->len, (int)t->arg);
   t->result = -e;
+  if (e == 0) gpufs_hostfiles_advise_once(fo->files, t->hfid); /* the caller's advice stands */
   gpufs_hostfiles_unpin(fo->files, t->hfid);
 }

@@ -35,8 +35,9 @@ enum hf_state {
 #define HF_PINS 0x3fffffffu
 
 struct hf_entry {
-  uint32_t word; /* state << 30 | pins: atomics only */
-  int fd;        /* set before the release of OPEN; read after a pin */
+  uint32_t word;    /* state << 30 | pins: atomics only */
+  int fd;           /* set before the release of OPEN; read after a pin */
+  uint32_t advised; /* 1 once the file's host readahead advice is given */
 };
 
 static uint32_t hf_state(uint32_t w) { return w >> HF_STATE_SHIFT; }
@@ -215,8 +216,11 @@ int gpufs_hostfiles_open(struct gpufs_hostfiles *hf, const char *path, int flags
   pthread_mutex_lock(&hf->lock);
   struct hf_entry *e = &hf->files[hfid];
   if (rc == 0) rc = hf_identify(hf, &st, id);
-  if (rc == 0) e->fd = fd;
-  /* release: publishes fd to pinners (pairs with the acquire CAS in
+  if (rc == 0) {
+    e->fd = fd;
+    gpufs_st_relaxed_u32_dev(&e->advised, 0u);
+  }
+  /* release: publishes fd and advised to pinners (pairs with the acquire CAS in
    * gpufs_hostfiles_pin), or frees the entry again */
   gpufs_st_release_u32_dev(&e->word, hf_word(rc == 0 ? HF_OPEN : HF_FREE, 0));
   pthread_mutex_unlock(&hf->lock);
@@ -230,6 +234,13 @@ int gpufs_hostfiles_open(struct gpufs_hostfiles *hf, const char *path, int flags
 static struct hf_entry *hf_entry(struct gpufs_hostfiles *hf, int32_t hfid)
 {
   return hfid >= 0 && (uint32_t)hfid < hf->nfiles ? &hf->files[hfid] : NULL;
+}
+
+int gpufs_hostfiles_advise_once(struct gpufs_hostfiles *hf, int32_t hfid)
+{
+  struct hf_entry *e = hf_entry(hf, hfid);
+  /* relaxed: the flag publishes nothing; one caller of all gets the 0 */
+  return e && gpufs_xchg_relaxed_u32_dev(&e->advised, 1u) == 0;
 }
 
 /* Close an entry's descriptor and free the entry: its last user does this. */

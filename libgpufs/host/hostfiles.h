@@ -64,6 +64,10 @@ int gpufs_hostfiles_close(struct gpufs_hostfiles *hf, int32_t hfid);
 int gpufs_hostfiles_pin(struct gpufs_hostfiles *hf, int32_t hfid);
 void gpufs_hostfiles_unpin(struct gpufs_hostfiles *hf, int32_t hfid);
 
+/* 1 for the first caller since hfid was opened (pinned by the caller), 0
+ * after: who gives the file's host readahead advice, once (fileops.c). */
+int gpufs_hostfiles_advise_once(struct gpufs_hostfiles *hf, int32_t hfid);
+
 /* The daemon itself just changed the file behind descriptor fd, which was
  * as *before when it started.  If the inode's record still says *before
  * (nobody else changed the file since the GPU's last open), record the new

@@ -200,7 +200,7 @@ static ssize_t failing_pread(int fd, void *buf, size_t len, off_t off)
 TEST_F(ErrorsTest, FailingDisk)
 {
   REQUIRE_GPU();
-  static const struct gpufs_io_ops ops = {plain_open, failing_pread, close, NULL, NULL, NULL, NULL};
+  static const struct gpufs_io_ops ops = {plain_open, failing_pread, close, NULL, NULL, NULL, NULL, NULL};
   gpufs_test_set_io_ops(&ops);
   start();
   gpufs_test_set_io_ops(NULL);
@@ -308,7 +308,7 @@ __global__ void read_many(int fd, uint32_t page, uint8_t *bufs, int64_t *r)
 TEST_F(ErrorsTest, StoppedDuringRead)
 {
   REQUIRE_GPU();
-  static const struct gpufs_io_ops ops = {plain_open, blocking_pread, close, NULL, NULL, NULL, NULL};
+  static const struct gpufs_io_ops ops = {plain_open, blocking_pread, close, NULL, NULL, NULL, NULL, NULL};
   g_release_reads = 0;
   gpufs_test_set_io_ops(&ops);
   struct gpufs_config c = small_config(4096, 64ull << 20);

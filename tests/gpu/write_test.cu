@@ -1196,7 +1196,7 @@ protected:
   void start()
   {
     static const struct gpufs_io_ops ops = {NULL, wt_failing_pread, NULL, wt_failing_pwrite,
-                                            wt_failing_fsync, NULL, NULL};
+                                            wt_failing_fsync, NULL, NULL, NULL};
     gpufs_test_set_io_ops(&ops);
     struct gpufs_config c = small_config(4096, 1 << 20);
     int rc = gpufs_start(&c);

@@ -219,7 +219,16 @@ int hook_close(int fd)
   return close(fd);
 }
 
-const gpufs_io_ops kHookIo = {hook_open, hook_pread, hook_close, nullptr, nullptr, nullptr, nullptr};
+std::atomic<int> g_advice[8]; /* fadvise calls by advice */
+
+int hook_fadvise(int fd, off_t off, off_t len, int advice)
+{
+  if (advice >= 0 && advice < 8) g_advice[advice]++;
+  return posix_fadvise(fd, off, len, advice);
+}
+
+const gpufs_io_ops kHookIo = {hook_open, hook_pread, hook_close, nullptr, nullptr, nullptr, nullptr,
+                              hook_fadvise};
 
 class DaemonHooks : public DaemonFixture, public ::testing::Test {
 protected:
@@ -232,6 +241,7 @@ protected:
     g_blocked = false;
     g_unblock = false;
     g_closes = 0;
+    for (auto &a : g_advice) a = 0;
   }
   void TearDown() override
   {
@@ -288,6 +298,36 @@ TEST_F(DaemonHooks, WholeCallFailureServesThePagesBeforeIt)
   for (uint32_t i = 0; i < 8; i++) expect_read_ok(reqs[i], f.size, f.seed);
   for (uint32_t i = 8; i < 16; i++) EXPECT_EQ(-EIO, reqs[i].result) << i;
   EXPECT_EQ(8u * kStride, stats().bytes_read);
+}
+
+/* A merged run of 8+ pages (a sequential reader) makes the daemon advise
+ * the host's readahead for the file, once per open; short runs do not, and
+ * advice the GPU gave first (gfadvise) is never overridden. */
+TEST_F(DaemonHooks, LongRunsAdviseHostReadaheadOnce)
+{
+  start(false, 1, 8, 8, &kHookIo);
+  TestFile a = make_file("seq-a", 32 * kStride, 24), b = make_file("seq-b", 32 * kStride, 25),
+           c = make_file("seq-c", 32 * kStride, 26);
+  std::vector<Request> reqs;
+  for (uint32_t i = 0; i < 4; i++) reqs.push_back(read_req(b.hfid, (uint64_t)(4 * i) * kStride, kStride));
+  ASSERT_EQ(0, client_run(*q, reqs.data(), 4, true));
+  EXPECT_EQ(0, g_advice[POSIX_FADV_SEQUENTIAL].load()) << "scattered pages are no run";
+  reqs.clear();
+  for (uint32_t i = 0; i < 24; i++) reqs.push_back(read_req(a.hfid, (uint64_t)i * kStride, kStride));
+  ASSERT_EQ(0, client_run(*q, reqs.data(), 24, true));
+  for (uint32_t i = 0; i < 24; i++) expect_read_ok(reqs[i], a.size, a.seed);
+  EXPECT_EQ(1, g_advice[POSIX_FADV_SEQUENTIAL].load()) << "three runs of 8, one hint";
+  Request adv;
+  adv.op = GPUFS_OP_FADVISE;
+  adv.hfid = c.hfid;
+  adv.arg = POSIX_FADV_RANDOM;
+  ASSERT_EQ(0, client_run(*q, &adv, 1));
+  EXPECT_EQ(0, adv.result);
+  reqs.clear();
+  for (uint32_t i = 0; i < 16; i++) reqs.push_back(read_req(c.hfid, (uint64_t)i * kStride, kStride));
+  ASSERT_EQ(0, client_run(*q, reqs.data(), 16, true));
+  EXPECT_EQ(1, g_advice[POSIX_FADV_RANDOM].load());
+  EXPECT_EQ(1, g_advice[POSIX_FADV_SEQUENTIAL].load()) << "the caller's RANDOM stands";
 }
 
 TEST_F(DaemonHooks, ShortPreadsAreRetried)

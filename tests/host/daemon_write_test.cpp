@@ -71,7 +71,7 @@ ssize_t hook_pwrite(int fd, const void *buf, size_t len, off_t off)
   return pwrite(fd, buf, len, off);
 }
 const gpufs_io_ops kFailingWrites = {nullptr, nullptr, nullptr, hook_pwrite, nullptr, nullptr,
-                                     nullptr};
+                                     nullptr, nullptr};
 
 class DaemonWrite : public DaemonFixture, public ::testing::TestWithParam<bool> {
 protected:

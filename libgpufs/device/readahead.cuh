@@ -20,12 +20,12 @@
  * request's pages the first time, then twice the last window, at most
  * readahead_max (config, in pages, at most GPUFS_CHUNK: one round).  The
  * window counts from the request's first page, so a request as large as the
- * window (1 MiB calls on 64 KiB pages) prefetches nothing: it keeps as many
- * pages in flight as readahead would, and readahead would only lengthen its
- * round (measured: docs/results.md).  A call
- * that is not sequential resets the window.  gfadvise RANDOM turns it off for
- * the descriptor; SEQUENTIAL starts at the largest window and treats every
- * call as sequential.
+ * window prefetches nothing: it keeps as many pages in flight as readahead
+ * would, and readahead would only lengthen its round (measured with 1 MiB
+ * calls on 64 KiB pages: docs/results.md).  A call that is not sequential
+ * resets the window.  gfadvise RANDOM turns it off for the descriptor;
+ * SEQUENTIAL starts at the largest window and treats every call as
+ * sequential.
  *
  * Where the pages go.  Straight into the shared page cache, not into a
  * buffer private to the group: a page is loaded once whoever reads it next,

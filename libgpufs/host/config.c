@@ -34,7 +34,7 @@ void gpufs_config_default(struct gpufs_config *cfg)
   cfg->xfer = GPUFS_XFER_PULL;
   cfg->alloc_timeout_ms = 2000;
   cfg->poll_max_ns = 32768;
-  cfg->readahead_max = 1u << 20;
+  cfg->readahead_max = 128u << 10;
 }
 
 /* "123", "64K", "2M", "1G" -> bytes.  0 on success. */

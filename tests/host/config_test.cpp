@@ -17,7 +17,7 @@ TEST(ConfigHostTest, ReadaheadDefaultEnvironmentAndLimit)
   struct gpufs_config c;
   const char *bad = NULL, *why = NULL;
   gpufs_config_default(&c);
-  EXPECT_EQ(1u << 20, c.readahead_max);
+  EXPECT_EQ(128u << 10, c.readahead_max);
   EXPECT_EQ(0, gpufs_config_check(&c, &bad, &why));
 
   setenv("GPUFS_READAHEAD_MAX", "128K", 1);

@@ -129,6 +129,43 @@ static __global__ void stream_check(int fd, uint64_t fsize, uint64_t seed, uint6
   }
 }
 
+static __global__ void tu_open(const char *path, int flags, int *fd)
+{
+  int r = gopen(path, flags, 0644);
+  if (threadIdx.x == 0) *fd = r;
+}
+
+static __global__ void tu_close(int fd, int *r)
+{
+  int c = gclose(fd);
+  if (threadIdx.x == 0) *r = c;
+}
+
+/* gopen / gclose by one warp-sized block, from the host: the descriptor (or
+ * -errno), gclose's result. */
+inline int host_open(const std::string &path, int flags = GPUFS_O_RDONLY)
+{
+  dpath dp(path);
+  int *d, fd = -1000;
+  cudaMalloc(&d, sizeof(int));
+  tu_open<<<1, 32>>>(dp.d, flags, d);
+  cudaDeviceSynchronize();
+  cudaMemcpy(&fd, d, sizeof(int), cudaMemcpyDeviceToHost);
+  cudaFree(d);
+  return fd;
+}
+
+inline int host_close(int fd)
+{
+  int *d, r = -1000;
+  cudaMalloc(&d, sizeof(int));
+  tu_close<<<1, 32>>>(fd, d);
+  cudaDeviceSynchronize();
+  cudaMemcpy(&r, d, sizeof(int), cudaMemcpyDeviceToHost);
+  cudaFree(d);
+  return r;
+}
+
 inline struct gpufs_config small_config(uint32_t page, uint64_t cache)
 {
   struct gpufs_config c;

@@ -36,32 +36,6 @@ __global__ void open_close(const char *path, int *fd_out, int *close_ret, bool w
   }
 }
 
-__global__ void open_one(const char *path, int *fd) { int r = gopen(path, GPUFS_O_RDONLY); if (threadIdx.x == 0) *fd = r; }
-__global__ void close_one(int fd, int *r) { int c = gclose(fd); if (threadIdx.x == 0) *r = c; }
-
-static int host_open(const std::string &p)
-{
-  dpath dp(p);
-  int *d;
-  cudaMalloc(&d, sizeof(int));
-  open_one<<<1, 32>>>(dp.d, d);
-  int fd = -1000;
-  cudaMemcpy(&fd, d, sizeof(int), cudaMemcpyDeviceToHost);
-  cudaFree(d);
-  return fd;
-}
-
-static int host_close(int fd)
-{
-  int *d;
-  cudaMalloc(&d, sizeof(int));
-  close_one<<<1, 32>>>(fd, d);
-  int r = -1000;
-  cudaMemcpy(&r, d, sizeof(int), cudaMemcpyDeviceToHost);
-  cudaFree(d);
-  return r;
-}
-
 /* (page size, transfer path) */
 class ReadTest : public ::testing::TestWithParam<std::tuple<uint32_t, uint32_t>> {
 protected:

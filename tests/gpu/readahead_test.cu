@@ -11,18 +11,6 @@
 
 #include "tests/gpu/gpu_util.h"
 
-__global__ void ra_open(const char *path, int flags, int *fd)
-{
-  int r = gopen(path, flags, 0644);
-  if (threadIdx.x == 0) *fd = r;
-}
-
-__global__ void ra_close(int fd, int *r)
-{
-  int c = gclose(fd);
-  if (threadIdx.x == 0) *r = c;
-}
-
 /* One block: advice, then one small read at off. */
 __global__ void ra_one_read(int fd, int advice, uint64_t off, uint8_t *buf, int64_t *ret)
 {
@@ -53,29 +41,6 @@ protected:
     c.readahead_max = ra_max;
     c.nrings = nrings;
     ASSERT_EQ(0, gpufs_start(&c)) << gpufs_error_detail();
-  }
-
-  int open(const std::string &f, int flags = GPUFS_O_RDONLY)
-  {
-    dpath dp(f);
-    int *d, fd = -1000;
-    cudaMalloc(&d, sizeof(int));
-    ra_open<<<1, 32>>>(dp.d, flags, d);
-    cudaDeviceSynchronize();
-    cudaMemcpy(&fd, d, sizeof(int), cudaMemcpyDeviceToHost);
-    cudaFree(d);
-    return fd;
-  }
-
-  int close(int fd)
-  {
-    int *d, r = -1000;
-    cudaMalloc(&d, sizeof(int));
-    ra_close<<<1, 32>>>(fd, d);
-    cudaDeviceSynchronize();
-    cudaMemcpy(&r, d, sizeof(int), cudaMemcpyDeviceToHost);
-    cudaFree(d);
-    return r;
   }
 
   /* Run stream_check over the file with blocks x threads; every byte
@@ -114,7 +79,7 @@ protected:
     for (uint64_t call : {(uint64_t)page / 4 + 8, (uint64_t)page, (uint64_t)3 * page + 40}) {
       /* a fresh file each time: the one before is cached */
       std::string g = dir.make(("ra" + std::to_string(call)).c_str(), fsize, 22 + call);
-      int gd = open(g);
+      int gd = host_open(g);
       ASSERT_GE(gd, 0);
       struct gpufs_stats st = read_all(gd, fsize, 22 + call, call, -1, warp, blocks, threads);
       EXPECT_EQ(npages, st.misses - before_misses)
@@ -123,7 +88,7 @@ protected:
           << "call " << call << ": most pages came in ahead of the calls";
       before_misses = st.misses;
       before_ra = st.ra_pages;
-      EXPECT_EQ(0, close(gd));
+      EXPECT_EQ(0, host_close(gd));
     }
   }
 };
@@ -137,20 +102,20 @@ TEST_P(ReadaheadTest, OffWhenConfiguredOffOrAdvisedRandom)
   const uint64_t fsize = 64ull * page + 5;
   std::string f = dir.make("off", fsize, 31), h = dir.make("rnd", fsize, 32);
   start(256ull * page, 0);
-  int fd = open(f);
+  int fd = host_open(f);
   ASSERT_GE(fd, 0);
   struct gpufs_stats st = read_all(fd, fsize, 31, page, -1, false, 1, 128);
   EXPECT_EQ(0ull, st.ra_pages) << "readahead_max 0";
   EXPECT_EQ(65ull, st.misses);
-  EXPECT_EQ(0, close(fd));
+  EXPECT_EQ(0, host_close(fd));
   ASSERT_EQ(0, gpufs_stop());
   start(256ull * page);
-  fd = open(h);
+  fd = host_open(h);
   ASSERT_GE(fd, 0);
   st = read_all(fd, fsize, 32, page, GPUFS_FADV_RANDOM, true, 1, 32);
   EXPECT_EQ(0ull, st.ra_pages) << "advised RANDOM";
   EXPECT_EQ(65ull, st.misses);
-  EXPECT_EQ(0, close(fd));
+  EXPECT_EQ(0, host_close(fd));
 }
 
 TEST_P(ReadaheadTest, SequentialAdviceStartsAtTheLargestWindow)
@@ -158,7 +123,7 @@ TEST_P(ReadaheadTest, SequentialAdviceStartsAtTheLargestWindow)
   const uint64_t fsize = 100ull * page;
   std::string f = dir.make("seqadv", fsize, 41);
   start(256ull * page, 1u << 20, 1); /* one ring: rounds of 32 pages */
-  int fd = open(f);
+  int fd = host_open(f);
   ASSERT_GE(fd, 0);
   uint8_t *buf;
   int64_t *ret, r[2];
@@ -191,7 +156,7 @@ TEST_P(ReadaheadTest, SequentialAdviceStartsAtTheLargestWindow)
   const uint64_t misses = st.misses;
   st = read_all(fd, 50ull * page + window * page, 41, page, GPUFS_FADV_RANDOM, false, 1, 64);
   EXPECT_EQ(misses + 49, st.misses) << "pages 0..49 but 10 (read first) only";
-  EXPECT_EQ(0, close(fd));
+  EXPECT_EQ(0, host_close(fd));
   cudaFree(buf);
   cudaFree(ret);
 }
@@ -216,7 +181,7 @@ TEST_P(ReadaheadTest, PrefetchedPageNeverHidesAWrite)
   const uint64_t fsize = 40ull * page;
   std::string f = dir.make("rw", fsize, 51);
   start(256ull * page, 1u << 20, 1);
-  int fd = open(f, GPUFS_O_RDWR);
+  int fd = host_open(f, GPUFS_O_RDWR);
   ASSERT_GE(fd, 0);
   std::vector<uint8_t> src(300);
   for (size_t i = 0; i < src.size(); i++) src[i] = (uint8_t)(i * 7 + 3);
@@ -242,7 +207,7 @@ TEST_P(ReadaheadTest, PrefetchedPageNeverHidesAWrite)
     uint8_t want = w < 300 ? src[w] : tpat(51, i);
     ASSERT_EQ(want, got[i]) << "byte " << i;
   }
-  EXPECT_EQ(0, close(fd));
+  EXPECT_EQ(0, host_close(fd));
   /* and the host file holds the write */
   std::vector<uint8_t> host(fsize);
   FILE *fp = fopen(f.c_str(), "rb");
@@ -265,12 +230,12 @@ TEST_P(ReadaheadTest, CacheSmallerThanDataEvictsAndReadsRight)
   const uint64_t fsize = 600ull * page + 9;
   std::string f = dir.make("big", fsize, 61);
   start(64ull * page, 1u << 20, 1);
-  int fd = open(f);
+  int fd = host_open(f);
   ASSERT_GE(fd, 0);
   struct gpufs_stats st = read_all(fd, fsize, 61, page / 2, -1, false, 4, 128);
   EXPECT_GT(st.evictions, 0ull);
   EXPECT_GT(st.ra_pages, 0ull);
-  EXPECT_EQ(0, close(fd));
+  EXPECT_EQ(0, host_close(fd));
 }
 
 INSTANTIATE_TEST_SUITE_P(Pages, ReadaheadTest,

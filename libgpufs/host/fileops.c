@@ -124,10 +124,9 @@ static void serve_moves(const struct gpufs_fileops *fo, int write, struct gpufs_
     uint64_t rel = (uint64_t)j * fo->stride;
     if (err < 0 && rel + t[j].len > got) {
       int e1 = 0;
-      uint64_t at = got > rel ? got - rel : 0; /* the ticket's bytes that came */
-      uint64_t more = at < t[j].len ? move_full(fo, write, fd, fo->staging + (uint64_t)s * fo->stride + rel + at,
-                                                t[j].len - at, t[j].offset + at, acc, &e1)
-                                    : 0;
+      const uint64_t at = got > rel ? got - rel : 0; /* the ticket's bytes that came */
+      uint8_t *buf = fo->staging + (uint64_t)s * fo->stride + rel + at;
+      const uint64_t more = move_full(fo, write, fd, buf, t[j].len - at, t[j].offset + at, acc, &e1);
       moved += more;
       t[j].result = e1 < 0 ? e1 : (int64_t)(at + more);
     } else {

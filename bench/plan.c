@@ -82,6 +82,10 @@ int bench_plan(struct bench_job *jobs)
   for (i = 0; i < nra; i++)
     bench_add(jobs, &n, "ra", "ra", BENCH_SEQ_BLOCK, 4096, 2 * size, 4096, seq_blocks)->ra =
         ras[i];
+  /* the same with warps (gread_warp, one page a call): readahead per warp */
+  for (i = 0; i < 2; i++)
+    bench_add(jobs, &n, "ra", "ra_warp", BENCH_SEQ_WARP, 4096, 2 * size, 4096, seq_blocks)->ra =
+        i ? 131072 : 0;
   /* last: the cache holds the new file twice over, so only gfsync writes back */
   for (i = 0; i < 2; i++)
     bench_add(jobs, &n, "write", "write", BENCH_SEQ_WRITE, two[i], 2 * size, BENCH_MIB,

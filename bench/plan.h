@@ -14,7 +14,7 @@
 extern "C" {
 #endif
 
-/* The most jobs a plan holds (a full plan has 21). */
+/* The most jobs a plan holds (a full plan has 23). */
 #define BENCH_MAX_JOBS 32
 /* bench_job.ra: keep libgpufs's readahead_max (its default, or
  * GPUFS_READAHEAD_MAX from the environment). */

@@ -37,12 +37,15 @@
  * frames.  A prefetch page that is cached already or being loaded by another
  * group is left alone (no wait, no pin); one that gets no frame is skipped.
  *
- * State.  Two words per slot (gpufs_dev.ra), the slot chosen by the group's
- * id; each word carries a 16-bit tag of (file, group id).  Only the group's
- * first thread reads and writes them, with relaxed atomics: the state is a
- * hint.  Two groups that share a slot (one left over from an earlier kernel,
- * or ids 16,384 apart) see each other's tag and start over; what is read
- * never depends on it, only how many pages a round asks for.
+ * State.  Two words per slot (gpufs_dev.ra), one slot per group and file:
+ * slot (group id + cid * 7919) mod 16,384, so the groups of a grid reading
+ * one file never share a slot (their ids are consecutive), and a group that
+ * reads two files in turn keeps a window for each.  Each word carries a
+ * 16-bit tag of (file, group id).  Only the group's first thread reads and
+ * writes them, with relaxed atomics: the state is a hint.  Two users of one
+ * slot (left over from an earlier kernel, or an unlucky pair of ids and
+ * files) see each other's tag and start over; what is read never depends
+ * on it, only how many pages a round asks for.
  *
  *   word 0:  tag << 48 | next     (the page after the group's last call)
  *   word 1:  tag << 48 | window << 40 | ra_end
@@ -56,6 +59,7 @@
 
 #define GPUFS_RA_PAGE_MASK ((1ull << 40) - 1)
 #define GPUFS_RA_NEXT_MASK ((1ull << 48) - 1)
+#define GPUFS_RA_FILE_STRIDE 7919u /* slots between one group's states of two files */
 
 __device__ __forceinline__ uint64_t gpufs_ra_tag(uint32_t cid, uint32_t gid, uint32_t nslots)
 {
@@ -74,7 +78,7 @@ __device__ __forceinline__ uint32_t gpufs_ra_plan(uint32_t gid, const struct gpu
 {
   const struct gpufs_ra_ref *ra = &gpufs_dev.ra;
   if (ra->max_pages == 0 || fi->advice == GPUFS_FADV_RANDOM) return 0;
-  uint64_t *slot = ra->slots + 2ull * (gid & (ra->nslots - 1));
+  uint64_t *slot = ra->slots + 2ull * ((gid + fi->cid * GPUFS_RA_FILE_STRIDE) & (ra->nslots - 1));
   const uint64_t tag = gpufs_ra_tag(fi->cid, gid, ra->nslots);
   const uint64_t w0 = gpufs_ld_relaxed_u64_dev(&slot[0]);
   const uint64_t w1 = gpufs_ld_relaxed_u64_dev(&slot[1]);

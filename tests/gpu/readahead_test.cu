@@ -161,6 +161,56 @@ TEST_P(ReadaheadTest, SequentialAdviceStartsAtTheLargestWindow)
   cudaFree(ret);
 }
 
+/* One block reads two files in turn, one page of each a call, and checks
+ * every byte: the readahead state is per group and file. */
+__global__ void two_files(int fa, int fb, uint64_t fsize, uint32_t page, uint8_t *buf,
+                          unsigned long long *bad, unsigned long long *errs)
+{
+  for (uint64_t off = 0; off < fsize; off += page) {
+    for (int k = 0; k < 2; k++) {
+      ssize_t r = gread(k ? fb : fa, (int64_t)off, page, buf);
+      if (r != (ssize_t)page) {
+        if (threadIdx.x == 0) atomicAdd(errs, 1ull);
+        return;
+      }
+      unsigned long long local = 0;
+      for (uint64_t i = threadIdx.x; i < page; i += blockDim.x)
+        local += buf[i] != tpat(k ? 72 : 71, off + i);
+      if (local) atomicAdd(bad, local);
+      __syncthreads();
+    }
+  }
+}
+
+TEST_P(ReadaheadTest, ReadingTwoFilesInTurnKeepsAWindowForEach)
+{
+  const uint64_t fsize = 96ull * page;
+  std::string a = dir.make("ta", fsize, 71), b = dir.make("tb", fsize, 72);
+  start(512ull * page, 1u << 20, 1);
+  int fa = host_open(a), fb = host_open(b);
+  ASSERT_GE(fa, 0);
+  ASSERT_GE(fb, 0);
+  uint8_t *buf;
+  unsigned long long *cnt;
+  CUDA_OK(cudaMalloc(&buf, page));
+  CUDA_OK(cudaMalloc(&cnt, 2 * sizeof(unsigned long long)));
+  CUDA_OK(cudaMemset(cnt, 0, 2 * sizeof(unsigned long long)));
+  two_files<<<1, 128>>>(fa, fb, fsize, page, buf, cnt, cnt + 1);
+  CUDA_OK(cudaDeviceSynchronize());
+  unsigned long long h[2];
+  CUDA_OK(cudaMemcpy(h, cnt, sizeof(h), cudaMemcpyDeviceToHost));
+  EXPECT_EQ(0ull, h[0]) << "bytes that differ from the files";
+  EXPECT_EQ(0ull, h[1]) << "calls that failed or came short";
+  struct gpufs_stats st;
+  ASSERT_EQ(0, gpufs_get_stats(&st));
+  EXPECT_EQ(2 * 96ull, st.misses) << "each page of each file loaded once";
+  EXPECT_GE(st.ra_pages, 2 * 96ull * 3 / 4) << "both files read ahead";
+  EXPECT_EQ(0, host_close(fa));
+  EXPECT_EQ(0, host_close(fb));
+  cudaFree(buf);
+  cudaFree(cnt);
+}
+
 /* One block of a file open O_RDWR: read page 0 (the pages after it come in
  * ahead), overwrite part of page 2, read pages 0..4 again. */
 __global__ void write_after_readahead(int fd, uint32_t page, uint8_t *buf, const uint8_t *src,

@@ -230,6 +230,14 @@ int hook_fadvise(int fd, off_t off, off_t len, int advice)
 const gpufs_io_ops kHookIo = {hook_open, hook_pread, hook_close, nullptr, nullptr, nullptr, nullptr,
                               hook_fadvise};
 
+/* READs of pages 0 .. n-1 of a file (every step-th page). */
+static std::vector<Request> page_reads(int32_t hfid, uint32_t n, uint32_t step = 1)
+{
+  std::vector<Request> reqs;
+  for (uint32_t i = 0; i < n; i++) reqs.push_back(read_req(hfid, (uint64_t)(i * step) * kStride, kStride));
+  return reqs;
+}
+
 class DaemonHooks : public DaemonFixture, public ::testing::Test {
 protected:
   void SetUp() override
@@ -251,6 +259,15 @@ protected:
     g_fail_whole_from = UINT64_MAX;
     g_max_chunk = UINT32_MAX;
   }
+  /* 16 pages in one merged run, page 8 bad from byte 100 on: pages 0..7
+   * are served, 8..15 get the error. */
+  void run_past_a_bad_page(const TestFile &f)
+  {
+    std::vector<Request> reqs = page_reads(f.hfid, 16);
+    ASSERT_EQ(0, client_run(*q, reqs.data(), 16, true));
+    for (uint32_t i = 0; i < 8; i++) expect_read_ok(reqs[i], f.size, f.seed);
+    for (uint32_t i = 8; i < 16; i++) EXPECT_EQ(-EIO, reqs[i].result) << i;
+  }
 };
 
 TEST_F(DaemonHooks, FailingPreadIsEio)
@@ -259,44 +276,33 @@ TEST_F(DaemonHooks, FailingPreadIsEio)
   TestFile f = make_file("eio", 10 * kStride, 18);
   g_fail_from = 0;
   EXPECT_EQ(-EIO, client_read(*q, f.hfid, 0, kStride, nullptr));
-  std::vector<Request> reqs;
-  for (uint32_t i = 0; i < 8; i++) reqs.push_back(read_req(f.hfid, (uint64_t)i * kStride, kStride));
+  std::vector<Request> reqs = page_reads(f.hfid, 8);
   ASSERT_EQ(0, client_run(*q, reqs.data(), 8, true));
   for (auto &r : reqs) EXPECT_EQ(-EIO, r.result);
   EXPECT_EQ(9u, stats().errors);
   EXPECT_EQ(7u, stats().merged);
 }
 
-/* A merged pread that fails part way: the pages read before the failure are
- * served, the others get the error. */
+/* A merged pread that fails part way (short reads up to the bad byte). */
 TEST_F(DaemonHooks, FailureInsideAMergedRun)
 {
   start(true, 2, 64, 8, &kHookIo);
   TestFile f = make_file("eio-mid", 16 * kStride, 19);
   g_fail_from = 8 * kStride + 100;
-  std::vector<Request> reqs;
-  for (uint32_t i = 0; i < 16; i++) reqs.push_back(read_req(f.hfid, (uint64_t)i * kStride, kStride));
-  ASSERT_EQ(0, client_run(*q, reqs.data(), 16, true));
-  for (uint32_t i = 0; i < 8; i++) expect_read_ok(reqs[i], f.size, f.seed);
-  for (uint32_t i = 8; i < 16; i++) EXPECT_EQ(-EIO, reqs[i].result) << i;
+  run_past_a_bad_page(f);
   EXPECT_EQ(1u, q->dma_calls.load());
   EXPECT_EQ(8u * kStride, q->dma_bytes.load());
 }
 
 /* A disk that fails every call touching a bad byte, good bytes before it
- * included: the merged call fails, and each page is tried alone, so the
- * pages before the bad one are served (a gread's readahead pages past a bad
- * page must not fail the page it asked for). */
+ * included: the merged call fails, and each page is tried alone (a gread's
+ * readahead pages past a bad page must not fail the page it asked for). */
 TEST_F(DaemonHooks, WholeCallFailureServesThePagesBeforeIt)
 {
   start(false, 2, 64, 8, &kHookIo);
   TestFile f = make_file("eio-whole", 16 * kStride, 23);
   g_fail_whole_from = 8 * kStride + 100;
-  std::vector<Request> reqs;
-  for (uint32_t i = 0; i < 16; i++) reqs.push_back(read_req(f.hfid, (uint64_t)i * kStride, kStride));
-  ASSERT_EQ(0, client_run(*q, reqs.data(), 16, true));
-  for (uint32_t i = 0; i < 8; i++) expect_read_ok(reqs[i], f.size, f.seed);
-  for (uint32_t i = 8; i < 16; i++) EXPECT_EQ(-EIO, reqs[i].result) << i;
+  run_past_a_bad_page(f);
   EXPECT_EQ(8u * kStride, stats().bytes_read);
 }
 
@@ -308,12 +314,10 @@ TEST_F(DaemonHooks, LongRunsAdviseHostReadaheadOnce)
   start(false, 1, 8, 8, &kHookIo);
   TestFile a = make_file("seq-a", 32 * kStride, 24), b = make_file("seq-b", 32 * kStride, 25),
            c = make_file("seq-c", 32 * kStride, 26);
-  std::vector<Request> reqs;
-  for (uint32_t i = 0; i < 4; i++) reqs.push_back(read_req(b.hfid, (uint64_t)(4 * i) * kStride, kStride));
+  std::vector<Request> reqs = page_reads(b.hfid, 4, 4);
   ASSERT_EQ(0, client_run(*q, reqs.data(), 4, true));
   EXPECT_EQ(0, g_advice[POSIX_FADV_SEQUENTIAL].load()) << "scattered pages are no run";
-  reqs.clear();
-  for (uint32_t i = 0; i < 24; i++) reqs.push_back(read_req(a.hfid, (uint64_t)i * kStride, kStride));
+  reqs = page_reads(a.hfid, 24);
   ASSERT_EQ(0, client_run(*q, reqs.data(), 24, true));
   for (uint32_t i = 0; i < 24; i++) expect_read_ok(reqs[i], a.size, a.seed);
   EXPECT_EQ(1, g_advice[POSIX_FADV_SEQUENTIAL].load()) << "three runs of 8, one hint";
@@ -323,8 +327,7 @@ TEST_F(DaemonHooks, LongRunsAdviseHostReadaheadOnce)
   adv.arg = POSIX_FADV_RANDOM;
   ASSERT_EQ(0, client_run(*q, &adv, 1));
   EXPECT_EQ(0, adv.result);
-  reqs.clear();
-  for (uint32_t i = 0; i < 16; i++) reqs.push_back(read_req(c.hfid, (uint64_t)i * kStride, kStride));
+  reqs = page_reads(c.hfid, 16);
   ASSERT_EQ(0, client_run(*q, reqs.data(), 16, true));
   EXPECT_EQ(1, g_advice[POSIX_FADV_RANDOM].load());
   EXPECT_EQ(1, g_advice[POSIX_FADV_SEQUENTIAL].load()) << "the caller's RANDOM stands";

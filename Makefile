@@ -43,25 +43,42 @@ HOST_TEST_SRC := $(wildcard tests/host/*.cpp)
 HOST_TEST_OBJ := $(patsubst %.cpp,$(BUILD)/tsan/%.o,$(HOST_TEST_SRC))
 GPU_TEST_SRC  := $(wildcard tests/gpu/*.cu)
 GPU_TEST_OBJ  := $(patsubst %.cu,$(BUILD)/obj/%.o,$(GPU_TEST_SRC))
-BENCH_SRC     := $(wildcard bench/*.cu)
-BENCH_OBJ     := $(patsubst %.cu,$(BUILD)/obj/%.o,$(BENCH_SRC))
-BENCH_C_SRC   := $(wildcard bench/*.c)
-BENCH_C_OBJ   := $(patsubst %.c,$(BUILD)/obj/%.o,$(BENCH_C_SRC))
-SAMPLES       := $(patsubst samples/%.cu,$(BUILD)/samples/%,$(wildcard samples/*.cu))
+
+# benchlib/: the generic parts of every benchmark and sample (data files,
+# patterns, timing, JSON rows, tables, baselines), one library that bench/,
+# samples/ and rodinia-io/ link.
+BENCHLIB_C_SRC := $(wildcard benchlib/*.c)
+BENCHLIB_OBJ   := $(patsubst %.c,$(BUILD)/obj/%.o,$(BENCHLIB_C_SRC)) \
+                  $(patsubst %.cu,$(BUILD)/obj/%.o,$(wildcard benchlib/*.cu))
+BENCHLIB       := $(BUILD)/libbenchlib.a
+BENCH_OBJ      := $(patsubst %.cu,$(BUILD)/obj/%.o,$(wildcard bench/*.cu)) \
+                  $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard bench/*.c))
+SAMPLES        := $(patsubst samples/%.cu,$(BUILD)/samples/%,$(wildcard samples/*.cu))
+
+# rodinia-io/: the harness and one folder per benchmark.  Plain C files
+# (generators, CPU references, input files, checks) also build with
+# ThreadSanitizer for the host tests; .cu files hold the four versions.
+RIO_C_SRC   := $(wildcard rodinia-io/*/*.c)
+RIO_OBJ     := $(patsubst %.c,$(BUILD)/obj/%.o,$(RIO_C_SRC)) \
+               $(patsubst %.cu,$(BUILD)/obj/%.o,$(filter-out %/main.cu,$(wildcard rodinia-io/*/*.cu)))
+RIO_MAIN    := $(BUILD)/obj/rodinia-io/harness/main.o
+RIO_TSAN    := $(patsubst %.c,$(BUILD)/tsan/%.o,$(RIO_C_SRC) benchlib/util.c benchlib/datafile.c)
+RIO_HEADERS := $(wildcard rodinia-io/*/*.h rodinia-io/*/*.cuh benchlib/*.h)
+RIO_BIN     := $(BUILD)/rodinia-io/rodinia
 
 HOST_TESTS := $(BUILD)/tests/host_tests
 GPU_TESTS  := $(BUILD)/tests/gpu_tests
 BENCH_BIN  := $(BUILD)/bench/gpufs_bench
 
-.PHONY: all lib run test test-host test-gpu sanitize bench install clean
-all: lib $(SAMPLES) $(HOST_TESTS) $(GPU_TESTS) $(BENCH_BIN)
+.PHONY: all lib run test test-host test-gpu sanitize bench rodinia rodinia-quick install clean
+all: lib $(SAMPLES) $(HOST_TESTS) $(GPU_TESTS) $(BENCH_BIN) $(RIO_BIN)
 lib: $(LIB)
 
-$(BUILD)/obj/%.o: %.c $(HEADERS)
+$(BUILD)/obj/%.o: %.c $(HEADERS) $(RIO_HEADERS)
 	$(call say,CC,$<)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
-$(BUILD)/obj/%.o: %.cu $(HEADERS) $(wildcard bench/*.h tests/gpu/*.h)
+$(BUILD)/obj/%.o: %.cu $(HEADERS) $(RIO_HEADERS) $(wildcard bench/*.h tests/gpu/*.h)
 	$(call say,NVCC,$<)mkdir -p $(dir $@)
 	$(Q)$(NVCC) $(NVFLAGS) $(DEV_REGS) -c $< -o $@
 
@@ -70,11 +87,11 @@ $(BUILD)/obj/%.o: %.cu $(HEADERS) $(wildcard bench/*.h tests/gpu/*.h)
 # (__launch_bounds__(256, 2)); an entry's register limit binds its callees.
 $(BUILD)/obj/libgpufs/%.o: DEV_REGS := -maxrregcount=128
 
-$(BUILD)/tsan/%.o: %.c $(HEADERS)
+$(BUILD)/tsan/%.o: %.c $(HEADERS) $(RIO_HEADERS)
 	$(call say,CC-TSAN,$<)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) $(TSAN) -c $< -o $@
 
-$(BUILD)/tsan/%.o: %.cpp $(HEADERS) $(wildcard tests/host/*.h)
+$(BUILD)/tsan/%.o: %.cpp $(HEADERS) $(RIO_HEADERS) $(wildcard tests/host/*.h)
 	$(call say,CXX-TSAN,$<)mkdir -p $(dir $@)
 	$(Q)$(CXX) $(HOSTCXX) $(TSAN) -c $< -o $@
 
@@ -82,18 +99,21 @@ $(LIB): $(LIB_OBJ)
 	$(call say,AR,$@)rm -f $@
 	$(Q)ar rcs $@ $^
 
-$(HOST_TESTS): $(HOST_TEST_OBJ) $(TSAN_OBJ)
+$(HOST_TESTS): $(HOST_TEST_OBJ) $(TSAN_OBJ) $(RIO_TSAN)
 	$(call say,LINK,$@)mkdir -p $(dir $@)
 	$(Q)$(CXX) $(TSAN) $^ -o $@ $(GTEST_LIB)
 
-$(GPU_TESTS): $(GPU_TEST_OBJ) $(LIB)
-	$(call say,LINK,$@)mkdir -p $(dir $@)
-	$(Q)$(NVCC) $(CUDA_LINK) $(GPU_TEST_OBJ) $(LIB) -o $@ -lgtest -lgtest_main
+$(BENCHLIB): $(BENCHLIB_OBJ)
+	$(call say,AR,$@)rm -f $@
+	$(Q)ar rcs $@ $^
 
-$(BUILD)/samples/%: samples/%.cu $(LIB) $(HEADERS) $(BENCH_C_OBJ) $(filter-out %/main.o,$(BENCH_OBJ))
+$(GPU_TESTS): $(GPU_TEST_OBJ) $(RIO_OBJ) $(BENCHLIB) $(LIB)
+	$(call say,LINK,$@)mkdir -p $(dir $@)
+	$(Q)$(NVCC) $(CUDA_LINK) $(GPU_TEST_OBJ) $(RIO_OBJ) $(BENCHLIB) $(LIB) -o $@ -lgtest -lgtest_main
+
+$(BUILD)/samples/%: samples/%.cu $(LIB) $(BENCHLIB) $(HEADERS)
 	$(call say,NVCC,$@)mkdir -p $(dir $@)
-	$(Q)$(NVCC) $(NVFLAGS) $< $(filter-out %/main.o,$(BENCH_OBJ)) $(BENCH_C_OBJ) $(LIB) \
-	    -o $@ --cudart static -lpthread
+	$(Q)$(NVCC) $(NVFLAGS) $< $(BENCHLIB) $(LIB) -o $@ --cudart static -lpthread
 
 # The commit the benchmark was built from goes into its rows (where it runs,
 # the tree may have no usable git); the stamp changes only with the commit.
@@ -106,9 +126,25 @@ $(BUILD)/obj/bench/main.o: EXTRA_NVFLAGS += -DBENCH_COMMIT='"$(GIT_COMMIT)"'
 .PHONY: FORCE
 FORCE:
 
-$(BENCH_BIN): $(BENCH_OBJ) $(BENCH_C_OBJ) $(LIB)
+$(BENCH_BIN): $(BENCH_OBJ) $(BENCHLIB) $(LIB)
 	$(call say,LINK,$@)mkdir -p $(dir $@)
 	$(Q)$(NVCC) $(CUDA_LINK) $^ -o $@
+
+$(RIO_MAIN): $(BUILD)/commit.stamp
+$(RIO_MAIN): EXTRA_NVFLAGS += -DBENCH_COMMIT='"$(GIT_COMMIT)"'
+
+$(RIO_BIN): $(RIO_MAIN) $(RIO_OBJ) $(BENCHLIB) $(LIB)
+	$(call say,LINK,$@)mkdir -p $(dir $@)
+	$(Q)$(NVCC) $(CUDA_LINK) $^ -o $@
+
+# The suite at the paper's sizes (about 11 GB of inputs under /tmp), and at
+# small sizes (under a minute).  Rows go to docs/results/rodinia-latest.jsonl.
+RIO_ARGS ?=
+rodinia: $(RIO_BIN)
+	$(RIO_BIN) --out docs/results/rodinia-latest.jsonl $(RIO_ARGS)
+
+rodinia-quick: $(RIO_BIN)
+	$(RIO_BIN) --quick $(RIO_ARGS)
 
 run: $(BUILD)/samples/stream
 	$(BUILD)/samples/stream

@@ -27,11 +27,11 @@
 
 #include <gpufs.cuh>
 
-#include "bench/baselines.h"
-#include "bench/cuda_check.h"
+#include "benchlib/baselines.h"
+#include "benchlib/cuda_check.h"
 #include "bench/plan.h"
-#include "bench/report.h"
-#include "bench/util.h"
+#include "benchlib/report.h"
+#include "benchlib/util.h"
 #include "bench/workloads.h"
 
 struct bench_state g_bench;

@@ -24,12 +24,12 @@
 #include <unistd.h>
 #include <cuda_runtime.h>
 
-#include "bench/baselines.h"
-#include "bench/cuda_check.h"
-#include "bench/datafile.h"
+#include "benchlib/baselines.h"
+#include "benchlib/cuda_check.h"
+#include "benchlib/datafile.h"
 #include "bench/driver.h"
-#include "bench/report.h"
-#include "bench/util.h"
+#include "benchlib/report.h"
+#include "benchlib/util.h"
 
 /* ---------------- options ---------------- */
 
@@ -126,42 +126,15 @@ static int bench_parse(int argc, char **argv, struct bench_options *o)
 
 static void bench_context(const struct cudaDeviceProp *prop)
 {
-  char buf[128], host[64];
-  time_t now = time(NULL);
-  struct tm tm;
-  int rt = 0, drv = 0;
-  FILE *git;
-
-  localtime_r(&now, &tm);
-  bench_report_context("device", prop->name);
-  strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S%z", &tm);
-  bench_report_context("date", buf);
-  if (gethostname(host, sizeof(host)) == 0) {
-    host[sizeof(host) - 1] = '\0';
-    bench_report_context("host", host);
-  }
-  cudaRuntimeGetVersion(&rt);
-  cudaDriverGetVersion(&drv);
-  snprintf(buf, sizeof(buf), "runtime %d, driver %d", rt, drv);
-  bench_report_context("cuda", buf);
-  snprintf(buf, sizeof(buf), "%ld", sysconf(_SC_PAGESIZE));
-  bench_report_context("host_page_size", buf);
+  char buf[64];
+#ifdef BENCH_COMMIT
+  bench_report_run_context(prop->name, BENCH_COMMIT); /* at build time; "+": uncommitted changes */
+#else
+  bench_report_run_context(prop->name, NULL);
+#endif
   snprintf(buf, sizeof(buf), "%llu", (unsigned long long)g_bench.size);
   bench_report_context("file_size", buf);
   bench_report_context("mode", g_bench.opt.quick ? "quick" : "full");
-#ifdef BENCH_COMMIT
-  (void)git;
-  bench_report_context("commit", BENCH_COMMIT); /* at build time; "+": uncommitted changes */
-#else
-  git = popen("git rev-parse --short HEAD 2>/dev/null", "r");
-  if (git) {
-    if (fgets(buf, sizeof(buf), git)) {
-      buf[strcspn(buf, "\n")] = '\0';
-      bench_report_context("commit", buf);
-    }
-    pclose(git);
-  }
-#endif
 }
 
 /* ---------------- baselines ---------------- */

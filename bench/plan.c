@@ -10,7 +10,7 @@
 #include <libgpufs/common/config.h>
 
 #include "bench/driver.h"
-#include "bench/util.h"
+#include "benchlib/util.h"
 
 /* Append a job with the defaults (libgpufs's transfer path and readahead, no
  * random reads, no hit run) and return it for the caller to adjust.  A plan

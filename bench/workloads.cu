@@ -31,10 +31,10 @@
 
 #include <gpufs.cuh>
 
-#include "bench/cuda_check.h"
-#include "bench/datafile.h"
-#include "bench/pattern.h"
-#include "bench/util.h"
+#include "benchlib/cuda_check.h"
+#include "benchlib/datafile.h"
+#include "benchlib/pattern.h"
+#include "benchlib/util.h"
 
 /* A prime: i -> (i * BENCH_RAND_MULT + add) mod npages is a permutation of
  * [0, npages) for every npages below it (files up to 8 TiB at 4 KiB). */

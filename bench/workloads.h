@@ -1,6 +1,6 @@
 /*
  * workloads.h - the libgpufs side of the benchmarks: kernels that read a
- * pattern file (bench/pattern.h) through gread / gread_warp and check every
+ * pattern file (benchlib/pattern.h) through gread / gread_warp and check every
  * 8-byte word that arrives, and a kernel that writes a new pattern file
  * through gwrite + gfsync, checked word by word on the host afterwards; all
  * timed with CUDA events.

@@ -15,9 +15,9 @@
 
 #include <cuda_runtime.h>
 
-#include "bench/baselines.h"
-#include "bench/datafile.h"
-#include "bench/pattern.h"
+#include "benchlib/baselines.h"
+#include "benchlib/datafile.h"
+#include "benchlib/pattern.h"
 #include "include/gpufs.cuh"
 
 #define SEED 0x5eedull
@@ -42,7 +42,7 @@ __global__ void __launch_bounds__(256, 2) stream_kernel(int fd, uint64_t fsize, 
       if (threadIdx.x == 0) atomicAdd(errs, 1ull);
       break;
     }
-    /* eight independent loads in flight per thread (see bench/pattern.h) */
+    /* eight independent loads in flight per thread (see benchlib/pattern.h) */
     const uint64_t *w = (const uint64_t *)buf;
     const uint64_t n = want / 8, step = blockDim.x;
     uint64_t i = threadIdx.x;

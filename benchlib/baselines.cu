@@ -2,12 +2,12 @@
  * baselines.cu - ceiling, naive, expert, zero-copy and device-to-device
  * rates, expert write (device memory to a new file), and the kernels that
  * check what arrived on the GPU and fill device memory with the pattern.
- * (cuFile is in bench/cufile.cu.)  Contracts: bench/baselines.h.
+ * (cuFile is in bench/cufile.cu.)  Contracts: benchlib/baselines.h.
  *
  * Every timed repetition first clears the device buffer (untimed), so the
  * check after the last one sees only bytes that repetition moved.
  */
-#include "bench/baselines.h"
+#include "benchlib/baselines.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -20,10 +20,10 @@
 #include <unistd.h>
 #include <cuda_runtime.h>
 
-#include "bench/cuda_check.h"
-#include "bench/datafile.h"
-#include "bench/pattern.h"
-#include "bench/util.h"
+#include "benchlib/cuda_check.h"
+#include "benchlib/datafile.h"
+#include "benchlib/pattern.h"
+#include "benchlib/util.h"
 
 #define BENCH_MAX_REPS 5
 #define BENCH_EXPERT_CHUNK BENCH_MIB

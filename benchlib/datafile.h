@@ -1,5 +1,5 @@
 /*
- * datafile.h - benchmark data files: generated content (bench/pattern.h),
+ * datafile.h - benchmark data files: generated content (benchlib/pattern.h),
  * written once, reused while they still match, kept in the host page cache.
  * Plain C; callable from .c and .cu files.  Errors are negative errno.
  */

@@ -4,7 +4,7 @@
  * Work is split in fixed chunks that thread t of n takes as t, t+n, t+2n...:
  * page-cache writes and reads scale with threads up to ~16 (HARDWARE.md).
  */
-#include "bench/datafile.h"
+#include "benchlib/datafile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -14,8 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "bench/pattern.h"
-#include "bench/util.h"
+#include "benchlib/pattern.h"
+#include "benchlib/util.h"
 
 #define BENCH_WRITE_CHUNK (4 * BENCH_MIB)
 #define BENCH_WARM_CHUNK (1 * BENCH_MIB)

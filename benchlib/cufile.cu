@@ -11,7 +11,7 @@
  * and copies them to the GPU, so a file opened without O_DIRECT is served
  * from the host page cache, like every other baseline.
  */
-#include "bench/baselines.h"
+#include "benchlib/baselines.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -24,8 +24,8 @@
 #include <unistd.h>
 #include <cuda_runtime.h>
 
-#include "bench/cuda_check.h"
-#include "bench/util.h"
+#include "benchlib/cuda_check.h"
+#include "benchlib/util.h"
 
 #define BENCH_CUFILE_PIECE (64 * BENCH_MIB)
 #define BENCH_CUFILE_LOG "/tmp/gpufs_bench_cufile.log"

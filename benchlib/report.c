@@ -1,13 +1,16 @@
 /*
  * report.c - benchmark rows: JSON lines to the results file, table to stdout.
  */
-#include "bench/report.h"
+#include "benchlib/report.h"
 
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <cuda_runtime_api.h>
 
 #define BENCH_MAX_CONTEXT 16
 
@@ -324,5 +327,40 @@ void bench_report_table(FILE *f)
                 "--------------------------------------------------------");
       fputc('\n', f);
     }
+  }
+}
+
+void bench_report_run_context(const char *device, const char *commit)
+{
+  char buf[128], host[64];
+  time_t now = time(NULL);
+  struct tm tm;
+  int rt = 0, drv = 0;
+
+  localtime_r(&now, &tm);
+  bench_report_context("device", device);
+  strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S%z", &tm);
+  bench_report_context("date", buf);
+  if (gethostname(host, sizeof(host)) == 0) {
+    host[sizeof(host) - 1] = '\0';
+    bench_report_context("host", host);
+  }
+  cudaRuntimeGetVersion(&rt);
+  cudaDriverGetVersion(&drv);
+  snprintf(buf, sizeof(buf), "runtime %d, driver %d", rt, drv);
+  bench_report_context("cuda", buf);
+  snprintf(buf, sizeof(buf), "%ld", sysconf(_SC_PAGESIZE));
+  bench_report_context("host_page_size", buf);
+  if (commit) {
+    bench_report_context("commit", commit);
+    return;
+  }
+  FILE *git = popen("git rev-parse --short HEAD 2>/dev/null", "r");
+  if (git) {
+    if (fgets(buf, sizeof(buf), git)) {
+      buf[strcspn(buf, "\n")] = '\0';
+      bench_report_context("commit", buf);
+    }
+    pclose(git);
   }
 }

@@ -59,6 +59,12 @@ void bench_report_close(void);
 /* A field of every row from now on (device, date, host, ...); at most 16. */
 void bench_report_context(const char *key, const char *value);
 
+/* The context every benchmark's rows carry: device (its name), date, host,
+ * cuda (runtime and driver versions), host_page_size, commit (the given
+ * one, e.g. taken at build time; NULL: `git rev-parse` of the working
+ * folder, where there is one). */
+void bench_report_run_context(const char *device, const char *commit);
+
 /* Start a row: status BENCH_OK, no baseline, no extras. */
 void bench_row_init(struct bench_row *r, const char *workload, const char *config, double value,
                     const char *unit);

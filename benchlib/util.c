@@ -1,7 +1,7 @@
 /*
  * util.c - host helpers of the benchmarks: clock, thread fan-out, folders.
  */
-#include "bench/util.h"
+#include "benchlib/util.h"
 
 #include <errno.h>
 #include <pthread.h>

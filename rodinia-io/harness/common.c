@@ -1,0 +1,94 @@
+/*
+ * common.c - small pieces every rodinia-io benchmark uses: failure text,
+ * scaled sizes, deterministic random numbers, a parallel for.
+ */
+#include "rodinia-io/harness/rio.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "benchlib/util.h"
+
+const char *rio_version_name(enum rio_version v)
+{
+  switch (v) {
+  case RIO_CPU_IO:
+    return "cpu-io";
+  case RIO_EXPERT:
+    return "expert";
+  case RIO_GPUFS_4K:
+    return "gpufs-4k";
+  case RIO_GPUFS_64K:
+    return "gpufs-64k";
+  default:
+    return "?";
+  }
+}
+
+int rio_fail(struct rio_run *run, int rc, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(run->why, sizeof(run->why), fmt, ap);
+  va_end(ap);
+  return rc;
+}
+
+uint64_t rio_scaled(const struct rio_run *run, uint64_t full, uint64_t multiple)
+{
+  double v = (double)full * run->scale;
+  uint64_t n = v < 1.0 ? 0 : (uint64_t)v;
+  if (multiple == 0)
+    multiple = 1;
+  n = n / multiple * multiple;
+  return n < multiple ? multiple : n;
+}
+
+uint64_t rio_rand(uint64_t seed, uint64_t stream, uint64_t index)
+{
+  /* splitmix64 over a key that mixes the three: streams of one seed are
+   * independent sequences, and element i never depends on element i-1 */
+  uint64_t z = seed * 0xD1B54A32D192ED03ull ^ (stream + 1) * 0x9E3779B97F4A7C15ull ^ index;
+  z += 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  /* a second round: index and stream enter the first one linearly */
+  z += 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+double rio_rand01(uint64_t seed, uint64_t stream, uint64_t index)
+{
+  return (double)(rio_rand(seed, stream, index) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+struct rio_pfor {
+  uint64_t n;
+  int nthreads;
+  int (*fn)(void *arg, uint64_t lo, uint64_t hi);
+  void *arg;
+};
+
+static int rio_pfor_slice(void *p, int t)
+{
+  const struct rio_pfor *f = (const struct rio_pfor *)p;
+  const uint64_t lo = f->n * (uint64_t)t / (uint64_t)f->nthreads;
+  const uint64_t hi = f->n * (uint64_t)(t + 1) / (uint64_t)f->nthreads;
+  return lo < hi ? f->fn(f->arg, lo, hi) : 0;
+}
+
+int rio_parallel_for(uint64_t n, int (*fn)(void *arg, uint64_t lo, uint64_t hi), void *arg)
+{
+  struct rio_pfor f = {n, bench_host_threads(), fn, arg};
+  if (n == 0)
+    return 0;
+  if ((uint64_t)f.nthreads > n)
+    f.nthreads = (int)n;
+  if (f.nthreads == 1)
+    return fn(arg, 0, n);
+  return bench_parallel(f.nthreads, rio_pfor_slice, &f);
+}

@@ -43,6 +43,12 @@ int rio_check_i32(struct rio_run *run, const char *what, const int32_t *got, con
   RIO_CHECK_EXACT(run, what, got, want, n, cols, "%d", int);
 }
 
+int rio_check_i16(struct rio_run *run, const char *what, const int16_t *got, const int16_t *want,
+                  uint64_t n, uint64_t cols)
+{
+  RIO_CHECK_EXACT(run, what, got, want, n, cols, "%d", int);
+}
+
 int rio_check_i64(struct rio_run *run, const char *what, const int64_t *got, const int64_t *want,
                   uint64_t n, uint64_t cols)
 {

@@ -33,6 +33,12 @@ static int rio_gpufs_begin(struct rio_run *run, enum rio_version v, uint64_t cac
     bytes += run->in[i].size;
   cfg.cache_size = cache ? cache : bytes + (64u << 20);
   cfg.cache_size = (cfg.cache_size + cfg.page_size - 1) / cfg.page_size * cfg.page_size;
+  if (cache) {
+    /* a cache smaller than the inputs: at least 256 frames a ring, so that
+     * the groups sharing a ring can each pin a round of 32 pages */
+    const uint64_t frames = cfg.cache_size / cfg.page_size;
+    cfg.nrings = frames / 256 < 1 ? 1 : frames / 256 > 64 ? 64 : (uint32_t)(frames / 256);
+  }
   if (gpufs_config_from_env(&cfg, &bad) != 0)
     return rio_fail(run, -EINVAL, "%s: not a valid value", bad);
   int rc = gpufs_start(&cfg);

@@ -181,6 +181,8 @@ void rio_inputs_free(struct rio_run *run);
  * and how many differ.  Floats: |got - want| <= atol + rtol * |want|. */
 int rio_check_i32(struct rio_run *run, const char *what, const int32_t *got, const int32_t *want,
                   uint64_t n, uint64_t cols);
+int rio_check_i16(struct rio_run *run, const char *what, const int16_t *got, const int16_t *want,
+                  uint64_t n, uint64_t cols);
 int rio_check_i64(struct rio_run *run, const char *what, const int64_t *got, const int64_t *want,
                   uint64_t n, uint64_t cols);
 int rio_check_f32(struct rio_run *run, const char *what, const float *got, const float *want,

@@ -1,0 +1,308 @@
+/*
+ * pathfinder.cu - pathfinder's four versions (the computation:
+ * pathfinder.h), all with the ghost-zone pyramid of Rodinia's GPU code: a
+ * kernel advances PF_PYRAMID rows at once, each block one tile of PF_TILE
+ * columns, from the tile widened by PF_PYRAMID columns of halo each side
+ * (every cell a tile's row depends on), in shared memory; the row reached
+ * goes to global memory for the next kernel.
+ *
+ * cpu-io loads both files, then runs the steps.  expert loads "first" and
+ * streams "wall", each step waiting (on the GPU) only for the rows it
+ * needs.  gpufs reads a step's band of rows (PF_PYRAMID rows, contiguous in
+ * the file) one launch ahead: each launch's blocks first gread their
+ * contiguous slices of the next step's band into device memory, then run
+ * this step from the band the previous launch read, so one block's reads
+ * overlap other blocks' compute, and every read is one large gread.
+ */
+#include "rodinia-io/pathfinder/pathfinder.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "rodinia-io/harness/rio_cuda.h"
+#include "rodinia-io/harness/rio_device.cuh"
+
+#define PF_TILE 2048
+#define PF_THREADS 512
+#define PF_PYRAMID 16
+#define PF_SPAN (PF_TILE + 2 * PF_PYRAMID)
+
+/* The columns block blockIdx.x works on in a step of p rows: its tile
+ * [t_lo, t_hi), and [b_lo, b_hi), the tile widened by p each side and
+ * clipped to the grid.  Shared buffers hold column b_lo + x at x. */
+struct pf_span {
+  uint64_t t_lo, t_hi, b_lo, b_hi;
+};
+
+__device__ __forceinline__ struct pf_span pf_span_of(uint64_t cols, int p)
+{
+  struct pf_span s;
+  s.t_lo = (uint64_t)blockIdx.x * PF_TILE;
+  s.t_hi = s.t_lo + PF_TILE < cols ? s.t_lo + PF_TILE : cols;
+  s.b_lo = s.t_lo > (uint64_t)p ? s.t_lo - p : 0;
+  s.b_hi = s.t_hi + p < cols ? s.t_hi + p : cols;
+  return s;
+}
+
+/*
+ * Row k (1..p) of a step: out[x] = wall[x] + the least of in[x - 1..x + 1]
+ * that are grid columns, for the x still exact after k rows: the span
+ * shrinks by k each side, except at the grid's edges, where the border
+ * column has one neighbour.  in and out: shared; wall: the row's piece
+ * from column b_lo (shared or global).  Every thread of the block calls
+ * it; synchronizes the block.
+ */
+__device__ void pf_row(const int32_t *in, const int32_t *wall, int32_t *out, const struct pf_span s,
+                       uint64_t cols, int k)
+{
+  const uint32_t n = (uint32_t)(s.b_hi - s.b_lo);
+  const uint32_t lo = s.b_lo == 0 ? 0 : (uint32_t)k;
+  const uint32_t hi = s.b_hi == cols ? n : n - (uint32_t)k;
+  for (uint32_t x = lo + threadIdx.x; x < hi; x += blockDim.x) {
+    int32_t m = in[x];
+    if (x > 0) /* inside the grid: x == 0 only at column 0 */
+      m = min(m, in[x - 1]);
+    if (x + 1 < n) /* likewise x == n - 1 only at column cols - 1 */
+      m = min(m, in[x + 1]);
+    out[x] = wall[x] + m;
+  }
+  __syncthreads();
+}
+
+/* The tile's columns of row (in shared, from b_lo) into dst (global).
+ * Every thread of the block calls it; no synchronization. */
+__device__ void pf_store(const int32_t *row, int32_t *dst, const struct pf_span s)
+{
+  for (uint64_t c = s.t_lo + threadIdx.x; c < s.t_hi; c += blockDim.x)
+    dst[c] = row[c - s.b_lo];
+}
+
+/* The span of src (global) into row (shared).  Every thread of the block
+ * calls it; synchronizes the block. */
+__device__ void pf_load(const int32_t *src, int32_t *row, const struct pf_span s)
+{
+  for (uint64_t c = s.b_lo + threadIdx.x; c < s.b_hi; c += blockDim.x)
+    row[c - s.b_lo] = src[c];
+  __syncthreads();
+}
+
+/*
+ * One step of the block's tile: p rows from src (the row before them) and
+ * rows (the p wall rows, device memory, one after the other) into dst.
+ * Every thread of the block calls it; synchronizes the block.
+ */
+__device__ void pf_pyramid(const int32_t *src, const int32_t *rows, int32_t *dst, uint64_t cols, int p)
+{
+  __shared__ int32_t buf[2][PF_SPAN];
+  const struct pf_span s = pf_span_of(cols, p);
+  pf_load(src, buf[0], s);
+  for (int k = 1; k <= p; k++)
+    pf_row(buf[(k - 1) & 1], rows + (uint64_t)(k - 1) * cols + s.b_lo, buf[k & 1], s, cols, k);
+  pf_store(buf[p & 1], dst, s);
+}
+
+/*
+ * Memory versions, one step: rows r0 + 1 .. r0 + p from src (row r0) and
+ * wall (row r at (r - 1) * cols, device memory) into dst (row r0 + p).
+ * ceil(cols / PF_TILE) blocks of PF_THREADS threads.
+ */
+__global__ void __launch_bounds__(PF_THREADS)
+pf_step(const int32_t *src, const int32_t *wall, int32_t *dst, uint64_t cols, uint64_t r0, int p)
+{
+  pf_pyramid(src, wall + r0 * cols, dst, cols, p);
+}
+
+/* Block blockIdx.x's contiguous slice of [0, bytes) of path, whole 4 KiB
+ * units, greaded to the same offset of dst; *rc keeps the first error.
+ * Every thread of the block calls it (block-level gpufs calls). */
+__device__ void pf_gread_slice(const char *path, uint64_t off, uint64_t bytes, void *dst, int *rc)
+{
+  const int fd = gopen(path, GPUFS_O_RDONLY);
+  if (fd < 0) {
+    *rc = *rc ? *rc : fd;
+    return;
+  }
+  const uint64_t unit = 4096;
+  const uint64_t share = (bytes / gridDim.x + unit - 1) / unit * unit;
+  const uint64_t lo = blockIdx.x * share < bytes ? blockIdx.x * share : bytes;
+  const uint64_t hi = lo + share < bytes ? lo + share : bytes;
+  int r = 0;
+  if (lo < hi)
+    r = rio_gread_range(fd, off + lo, hi - lo, (uint8_t *)dst + lo, RIO_GREAD_CALL);
+  const int c = gclose(fd);
+  if (*rc == 0)
+    *rc = r ? r : c;
+}
+
+/*
+ * gpufs, one launch: first gread this block's slice of the next step's
+ * band (next_bytes of wall from next_off, into next; and of "first" into
+ * first, in the launch before the first step), then, when p > 0, run this
+ * step from the band the previous launch read (cur) as pf_step does.  The
+ * launch boundary orders a band's reads before its use.  Every thread of
+ * every block runs it; errors lower *err.  ceil(cols / PF_TILE) blocks of
+ * PF_THREADS threads.
+ */
+__global__ void __launch_bounds__(PF_THREADS, 1)
+pf_step_gpufs(const int32_t *src, const int32_t *cur, int32_t *dst, uint64_t cols, int p,
+              const char *wall_path, uint64_t next_off, uint64_t next_bytes, int32_t *next,
+              const char *first_path, int32_t *first, int *err)
+{
+  int rc = 0;
+  if (first_path)
+    pf_gread_slice(first_path, 0, cols * sizeof(int32_t), first, &rc);
+  if (next_bytes)
+    pf_gread_slice(wall_path, next_off, next_bytes, next, &rc);
+  if (threadIdx.x == 0)
+    rio_dev_error(err, rc);
+  if (p > 0)
+    pf_pyramid(src, cur, dst, cols, p);
+}
+
+/* ---------------- the versions (host) ---------------- */
+
+struct pf_dev {
+  int32_t *first;  /* row 0 */
+  int32_t *wall;   /* rows 1.. (not in gpufs) */
+  int32_t *band[2];/* gpufs: a step's wall rows, read one launch ahead */
+  int32_t *row[2]; /* the rows the steps reach, in turn */
+};
+
+/* The rows of the step starting at row r0: at most PF_PYRAMID, to the last. */
+static int pf_rows_of(const struct pathfinder_state *st, uint64_t r0)
+{
+  if (r0 + 1 >= st->rows)
+    return 0;
+  return (int)(st->rows - 1 - r0 < PF_PYRAMID ? st->rows - 1 - r0 : PF_PYRAMID);
+}
+
+/* Every step; expert (job) waits before each for the wall rows it reads,
+ * gpufs (err) reads each step's band one launch ahead.  The last row ends
+ * in *last. */
+static int pf_steps(struct rio_run *run, const struct pf_dev *d, struct rio_expert *job, int *err,
+                    cudaStream_t s, const int32_t **last)
+{
+  const struct pathfinder_state *st = (const struct pathfinder_state *)run->state;
+  const unsigned blocks = (unsigned)((st->cols + PF_TILE - 1) / PF_TILE);
+  const uint64_t row_bytes = st->cols * sizeof(int32_t);
+  const char *wall_path = err ? rio_gpufs_path(run, PATHFINDER_IN_WALL) : NULL;
+  const int32_t *src = d->first;
+  int rc = 0;
+  if (err) /* the launch before the first step: "first" and the first band */
+    pf_step_gpufs<<<blocks, PF_THREADS, 0, s>>>(NULL, NULL, NULL, st->cols, 0, wall_path, 0,
+                                                 pf_rows_of(st, 0) * row_bytes, d->band[0],
+                                                 rio_gpufs_path(run, PATHFINDER_IN_FIRST), d->first, err);
+  for (uint64_t r0 = 0, k = 0; r0 + 1 < st->rows; r0 += PF_PYRAMID, k++) {
+    const int p = pf_rows_of(st, r0);
+    int32_t *dst = d->row[k & 1];
+    if (job && (rc = rio_expert_wait(job, (r0 + p) * row_bytes, s)) != 0)
+      return rc;
+    if (err)
+      pf_step_gpufs<<<blocks, PF_THREADS, 0, s>>>(src, d->band[k & 1], dst, st->cols, p, wall_path,
+                                                   (r0 + p) * row_bytes, pf_rows_of(st, r0 + p) * row_bytes,
+                                                   d->band[(k + 1) & 1], NULL, NULL, err);
+    else
+      pf_step<<<blocks, PF_THREADS, 0, s>>>(src, d->wall, dst, st->cols, r0, p);
+    if ((rc = RIO_CUDA(run, cudaGetLastError())) != 0)
+      return rc;
+    src = dst;
+  }
+  *last = src;
+  return 0;
+}
+
+/* The timed part: the version's I/O and steps, the last row into host memory. */
+static int pf_timed(struct rio_run *run, enum rio_version v, const struct pf_dev *d, cudaStream_t s, int *err)
+{
+  struct pathfinder_state *st = (struct pathfinder_state *)run->state;
+  const double t0 = rio_now();
+  const int32_t *last = NULL;
+  int rc;
+  if (v == RIO_CPU_IO) {
+    if ((rc = rio_cpuio_load(run, PATHFINDER_IN_FIRST, d->first)) != 0 ||
+        (rc = rio_cpuio_load(run, PATHFINDER_IN_WALL, d->wall)) != 0 ||
+        /* a pageable cudaMemcpy may return before its DMA ends; s does not
+         * wait for the legacy stream */
+        (rc = RIO_CUDA(run, cudaDeviceSynchronize())) != 0)
+      return rc;
+    run->t.io_s = rio_now() - t0;
+    rc = pf_steps(run, d, NULL, NULL, s, &last);
+  } else if (v == RIO_EXPERT) {
+    struct rio_expert *job = NULL;
+    if ((rc = rio_expert_load(run, PATHFINDER_IN_FIRST, d->first)) != 0)
+      return rc;
+    rc = rio_expert_start(run, PATHFINDER_IN_WALL, d->wall, &job);
+    if (rc == 0)
+      rc = pf_steps(run, d, job, NULL, s, &last);
+    const int rc2 = rio_expert_finish(job);
+    rc = rc ? rc : rc2;
+  } else {
+    rc = pf_steps(run, d, NULL, err, s, &last);
+  }
+  const uint64_t row_bytes = st->cols * sizeof(int32_t);
+  if (rc != 0 ||
+      (rc = RIO_CUDA(run, cudaMemcpyAsync(st->got, last, row_bytes, cudaMemcpyDeviceToHost, s))) != 0 ||
+      (rc = RIO_CUDA(run, cudaStreamSynchronize(s))) != 0)
+    return rc;
+  if (err && (rc = rio_errors_read(run, "pathfinder gread")) != 0)
+    return rc;
+  run->t.e2e_s = rio_now() - t0;
+  run->t.overlapped = v != RIO_CPU_IO;
+  return 0;
+}
+
+int pathfinder_run(struct rio_run *run, enum rio_version v)
+{
+  const struct pathfinder_state *st = (const struct pathfinder_state *)run->state;
+  const int gpufs = v == RIO_GPUFS_4K || v == RIO_GPUFS_64K;
+  const uint64_t row_bytes = st->cols * sizeof(int32_t);
+  struct pf_dev d;
+  cudaStream_t s = NULL;
+  int *err = NULL;
+  int rc;
+
+  memset(&run->t, 0, sizeof(run->t));
+  memset(&d, 0, sizeof(d));
+  if ((rc = RIO_CUDA(run, cudaMalloc((void **)&d.row[0], row_bytes))) != 0 ||
+      (rc = RIO_CUDA(run, cudaMalloc((void **)&d.row[1], row_bytes))) != 0 ||
+      (rc = RIO_CUDA(run, cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking))) != 0)
+    goto out;
+  if ((rc = RIO_CUDA(run, cudaMalloc((void **)&d.first, run->in[PATHFINDER_IN_FIRST].size))) != 0)
+    goto out;
+  if (gpufs) {
+    if ((rc = RIO_CUDA(run, cudaMalloc((void **)&d.band[0], PF_PYRAMID * row_bytes))) != 0 ||
+        (rc = RIO_CUDA(run, cudaMalloc((void **)&d.band[1], PF_PYRAMID * row_bytes))) != 0)
+      goto out;
+    if (!(err = rio_errors(run))) {
+      rc = -EIO;
+      goto out;
+    }
+  } else if ((rc = RIO_CUDA(run, cudaMalloc((void **)&d.wall, run->in[PATHFINDER_IN_WALL].size))) != 0) {
+    goto out;
+  }
+  if ((rc = RIO_CUDA(run, cudaDeviceSynchronize())) != 0)
+    goto out;
+  rc = pf_timed(run, v, &d, s, err);
+out:
+  if (rc)
+    cudaDeviceSynchronize(); /* nothing may still use the buffers freed below */
+  if (s)
+    cudaStreamDestroy(s);
+  cudaFree(d.wall);
+  cudaFree(d.band[1]);
+  cudaFree(d.band[0]);
+  cudaFree(d.first);
+  cudaFree(d.row[1]);
+  cudaFree(d.row[0]);
+  return rc;
+}
+
+extern "C" const struct rio_bench rio_bench_pathfinder = {
+    "pathfinder",
+    "dynamic programming down a 953 x 262144 int32 grid, 16-row ghost-zone pyramids (1 GB)",
+    pathfinder_setup,
+    pathfinder_generate,
+    pathfinder_reference,
+    pathfinder_run,
+    pathfinder_verify,
+    pathfinder_teardown};

@@ -12,7 +12,12 @@
  * the file) one launch ahead: each launch's blocks first gread their
  * contiguous slices of the next step's band into device memory, then run
  * this step from the band the previous launch read, so one block's reads
- * overlap other blocks' compute, and every read is one large gread.
+ * overlap other blocks' compute, and every read is one large gread.  The
+ * files are opened once, by a kernel before the steps, and closed by one
+ * after them (a descriptor outlives the kernel that opened it): a gopen
+ * and gclose in every launch cost a host open and close each (measured on
+ * an H100 at scale 1 with 16-row steps: 0.043 s against the expert's
+ * 0.033 s).
  */
 #include "rodinia-io/pathfinder/pathfinder.h"
 
@@ -24,7 +29,7 @@
 
 #define PF_TILE 2048
 #define PF_THREADS 512
-#define PF_PYRAMID 16
+#define PF_PYRAMID 32
 #define PF_SPAN (PF_TILE + 2 * PF_PYRAMID)
 
 /* The columns block blockIdx.x works on in a step of p rows: its tile
@@ -112,26 +117,48 @@ pf_step(const int32_t *src, const int32_t *wall, int32_t *dst, uint64_t cols, ui
   pf_pyramid(src, wall + r0 * cols, dst, cols, p);
 }
 
-/* Block blockIdx.x's contiguous slice of [0, bytes) of path, whole 4 KiB
- * units, greaded to the same offset of dst; *rc keeps the first error.
- * Every thread of the block calls it (block-level gpufs calls). */
-__device__ void pf_gread_slice(const char *path, uint64_t off, uint64_t bytes, void *dst, int *rc)
+/* The gpufs versions open both files once, before the steps, and close
+ * them after: fds[0] "first", fds[1] "wall".  One block calls each kernel
+ * (block-level gopen/gclose); errors lower *err. */
+__global__ void pf_open_gpufs(const char *first_path, const char *wall_path, int *fds, int *err)
 {
-  const int fd = gopen(path, GPUFS_O_RDONLY);
-  if (fd < 0) {
-    *rc = *rc ? *rc : fd;
-    return;
+  const int f = gopen(first_path, GPUFS_O_RDONLY);
+  const int w = gopen(wall_path, GPUFS_O_RDONLY);
+  if (threadIdx.x == 0) {
+    fds[0] = f;
+    fds[1] = w;
+    rio_dev_error(err, f);
+    rio_dev_error(err, w);
   }
+}
+
+__global__ void pf_close_gpufs(const int *fds, int *err)
+{
+  for (int i = 0; i < 2; i++) {
+    const int fd = fds[i];
+    if (fd >= 0) {
+      const int rc = gclose(fd);
+      if (threadIdx.x == 0)
+        rio_dev_error(err, rc);
+    }
+  }
+}
+
+/* Block blockIdx.x's contiguous slice of [0, bytes) from offset off of fd
+ * (whole 4 KiB units), greaded to the same offset of dst; *rc keeps the
+ * first error.  Every thread of the block calls it (block-level gread). */
+__device__ void pf_gread_slice(int fd, uint64_t off, uint64_t bytes, void *dst, int *rc)
+{
+  if (fd < 0)
+    return; /* pf_open_gpufs recorded why */
   const uint64_t unit = 4096;
   const uint64_t share = (bytes / gridDim.x + unit - 1) / unit * unit;
   const uint64_t lo = blockIdx.x * share < bytes ? blockIdx.x * share : bytes;
   const uint64_t hi = lo + share < bytes ? lo + share : bytes;
-  int r = 0;
-  if (lo < hi)
-    r = rio_gread_range(fd, off + lo, hi - lo, (uint8_t *)dst + lo, RIO_GREAD_CALL);
-  const int c = gclose(fd);
-  if (*rc == 0)
-    *rc = r ? r : c;
+  if (lo < hi) {
+    const int r = rio_gread_range(fd, off + lo, hi - lo, (uint8_t *)dst + lo, RIO_GREAD_CALL);
+    *rc = *rc ? *rc : r;
+  }
 }
 
 /*
@@ -144,15 +171,14 @@ __device__ void pf_gread_slice(const char *path, uint64_t off, uint64_t bytes, v
  * PF_THREADS threads.
  */
 __global__ void __launch_bounds__(PF_THREADS, 1)
-pf_step_gpufs(const int32_t *src, const int32_t *cur, int32_t *dst, uint64_t cols, int p,
-              const char *wall_path, uint64_t next_off, uint64_t next_bytes, int32_t *next,
-              const char *first_path, int32_t *first, int *err)
+pf_step_gpufs(const int32_t *src, const int32_t *cur, int32_t *dst, uint64_t cols, int p, const int *fds,
+              uint64_t next_off, uint64_t next_bytes, int32_t *next, int32_t *first, int *err)
 {
   int rc = 0;
-  if (first_path)
-    pf_gread_slice(first_path, 0, cols * sizeof(int32_t), first, &rc);
+  if (first)
+    pf_gread_slice(fds[0], 0, cols * sizeof(int32_t), first, &rc);
   if (next_bytes)
-    pf_gread_slice(wall_path, next_off, next_bytes, next, &rc);
+    pf_gread_slice(fds[1], next_off, next_bytes, next, &rc);
   if (threadIdx.x == 0)
     rio_dev_error(err, rc);
   if (p > 0)
@@ -162,6 +188,7 @@ pf_step_gpufs(const int32_t *src, const int32_t *cur, int32_t *dst, uint64_t col
 /* ---------------- the versions (host) ---------------- */
 
 struct pf_dev {
+  int *fds;        /* gpufs: the descriptors of "first" and "wall" (device) */
   int32_t *first;  /* row 0 */
   int32_t *wall;   /* rows 1.. (not in gpufs) */
   int32_t *band[2];/* gpufs: a step's wall rows, read one launch ahead */
@@ -185,27 +212,33 @@ static int pf_steps(struct rio_run *run, const struct pf_dev *d, struct rio_expe
   const struct pathfinder_state *st = (const struct pathfinder_state *)run->state;
   const unsigned blocks = (unsigned)((st->cols + PF_TILE - 1) / PF_TILE);
   const uint64_t row_bytes = st->cols * sizeof(int32_t);
-  const char *wall_path = err ? rio_gpufs_path(run, PATHFINDER_IN_WALL) : NULL;
   const int32_t *src = d->first;
   int rc = 0;
-  if (err) /* the launch before the first step: "first" and the first band */
-    pf_step_gpufs<<<blocks, PF_THREADS, 0, s>>>(NULL, NULL, NULL, st->cols, 0, wall_path, 0,
-                                                 pf_rows_of(st, 0) * row_bytes, d->band[0],
-                                                 rio_gpufs_path(run, PATHFINDER_IN_FIRST), d->first, err);
+  if (err) { /* open; then the launch before the first step: "first" and the first band */
+    pf_open_gpufs<<<1, 32, 0, s>>>(rio_gpufs_path(run, PATHFINDER_IN_FIRST),
+                                   rio_gpufs_path(run, PATHFINDER_IN_WALL), d->fds, err);
+    pf_step_gpufs<<<blocks, PF_THREADS, 0, s>>>(NULL, NULL, NULL, st->cols, 0, d->fds, 0,
+                                                 pf_rows_of(st, 0) * row_bytes, d->band[0], d->first, err);
+  }
   for (uint64_t r0 = 0, k = 0; r0 + 1 < st->rows; r0 += PF_PYRAMID, k++) {
     const int p = pf_rows_of(st, r0);
     int32_t *dst = d->row[k & 1];
     if (job && (rc = rio_expert_wait(job, (r0 + p) * row_bytes, s)) != 0)
       return rc;
     if (err)
-      pf_step_gpufs<<<blocks, PF_THREADS, 0, s>>>(src, d->band[k & 1], dst, st->cols, p, wall_path,
+      pf_step_gpufs<<<blocks, PF_THREADS, 0, s>>>(src, d->band[k & 1], dst, st->cols, p, d->fds,
                                                    (r0 + p) * row_bytes, pf_rows_of(st, r0 + p) * row_bytes,
-                                                   d->band[(k + 1) & 1], NULL, NULL, err);
+                                                   d->band[(k + 1) & 1], NULL, err);
     else
       pf_step<<<blocks, PF_THREADS, 0, s>>>(src, d->wall, dst, st->cols, r0, p);
     if ((rc = RIO_CUDA(run, cudaGetLastError())) != 0)
       return rc;
     src = dst;
+  }
+  if (err) {
+    pf_close_gpufs<<<1, 32, 0, s>>>(d->fds, err);
+    if ((rc = RIO_CUDA(run, cudaGetLastError())) != 0)
+      return rc;
   }
   *last = src;
   return 0;
@@ -270,7 +303,8 @@ int pathfinder_run(struct rio_run *run, enum rio_version v)
   if ((rc = RIO_CUDA(run, cudaMalloc((void **)&d.first, run->in[PATHFINDER_IN_FIRST].size))) != 0)
     goto out;
   if (gpufs) {
-    if ((rc = RIO_CUDA(run, cudaMalloc((void **)&d.band[0], PF_PYRAMID * row_bytes))) != 0 ||
+    if ((rc = RIO_CUDA(run, cudaMalloc((void **)&d.fds, 2 * sizeof(int)))) != 0 ||
+        (rc = RIO_CUDA(run, cudaMalloc((void **)&d.band[0], PF_PYRAMID * row_bytes))) != 0 ||
         (rc = RIO_CUDA(run, cudaMalloc((void **)&d.band[1], PF_PYRAMID * row_bytes))) != 0)
       goto out;
     if (!(err = rio_errors(run))) {
@@ -292,6 +326,7 @@ out:
   cudaFree(d.band[1]);
   cudaFree(d.band[0]);
   cudaFree(d.first);
+  cudaFree(d.fds);
   cudaFree(d.row[1]);
   cudaFree(d.row[0]);
   return rc;
@@ -299,7 +334,7 @@ out:
 
 extern "C" const struct rio_bench rio_bench_pathfinder = {
     "pathfinder",
-    "dynamic programming down a 953 x 262144 int32 grid, 16-row ghost-zone pyramids (1 GB)",
+    "dynamic programming down a 953 x 262144 int32 grid, 32-row ghost-zone pyramids (1 GB)",
     pathfinder_setup,
     pathfinder_generate,
     pathfinder_reference,

@@ -16,14 +16,7 @@
 
 uint64_t dwt2d_dim(double scale)
 {
-  if (!(scale > 0) || !isfinite(scale))
-    return 0;
-  /* the input's bytes scale with `scale`, the side with its square root */
-  const double side = (double)DWT2D_FULL_N * sqrt(scale);
-  if (side > (double)DWT2D_MAX_N)
-    return 0;
-  const uint64_t n = (uint64_t)side / DWT2D_ALIGN * DWT2D_ALIGN;
-  return n < DWT2D_MIN_N ? DWT2D_MIN_N : n;
+  return rio_scaled_side(scale, DWT2D_FULL_N, DWT2D_ALIGN, DWT2D_MIN_N, DWT2D_MAX_N);
 }
 
 int dwt2d_setup(struct rio_run *run)

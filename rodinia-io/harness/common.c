@@ -5,6 +5,7 @@
 #include "rodinia-io/harness/rio.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -43,6 +44,22 @@ uint64_t rio_scaled(const struct rio_run *run, uint64_t full, uint64_t multiple)
     multiple = 1;
   n = n / multiple * multiple;
   return n < multiple ? multiple : n;
+}
+
+uint64_t rio_scaled_side(double scale, uint64_t full, uint64_t multiple, uint64_t min, uint64_t max)
+{
+  if (!(scale > 0) || !isfinite(scale) || multiple == 0)
+    return 0;
+  const double target = (double)full * (double)full * scale;
+  /* from the square root, then exact against target (the root may round) */
+  uint64_t n = (uint64_t)sqrt(target) / multiple * multiple;
+  while ((double)(n + multiple) * (double)(n + multiple) <= target)
+    n += multiple;
+  while (n > 0 && (double)n * (double)n > target)
+    n -= multiple;
+  if (max && n > max)
+    return 0;
+  return n < min ? min : n;
 }
 
 uint64_t rio_rand(uint64_t seed, uint64_t stream, uint64_t index)

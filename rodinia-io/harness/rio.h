@@ -125,6 +125,12 @@ int rio_fail(struct rio_run *run, int rc, const char *fmt, ...) __attribute__((f
  * (at least `multiple`). */
 uint64_t rio_scaled(const struct rio_run *run, uint64_t full, uint64_t multiple);
 
+/* The side of a square input whose bytes scale with `scale`: the largest
+ * multiple of `multiple` whose square is at most full^2 * scale, at least
+ * `min`.  0 when scale is not a positive number, or the side would pass
+ * `max` (0: no limit). */
+uint64_t rio_scaled_side(double scale, uint64_t full, uint64_t multiple, uint64_t min, uint64_t max);
+
 /* ---------------- deterministic content ---------------- */
 
 /* splitmix64 of (seed, stream, index): the generators' random numbers, so

@@ -23,14 +23,7 @@
 
 uint64_t hotspot_dim(double scale)
 {
-  if (!(scale > 0) || !isfinite(scale))
-    return 0;
-  /* the inputs' bytes scale with `scale`, the side with its square root */
-  const double side = (double)HOTSPOT_FULL_N * sqrt(scale);
-  if (side > (double)HOTSPOT_MAX_N)
-    return 0;
-  const uint64_t n = (uint64_t)side / HOTSPOT_BAND * HOTSPOT_BAND;
-  return n < HOTSPOT_MIN_N ? HOTSPOT_MIN_N : n;
+  return rio_scaled_side(scale, HOTSPOT_FULL_N, HOTSPOT_BAND, HOTSPOT_MIN_N, HOTSPOT_MAX_N);
 }
 
 struct hotspot_coeffs hotspot_model(void)

@@ -15,13 +15,7 @@
 
 uint64_t lud_dim(double scale)
 {
-  /* the largest multiple of the tile with n^2 <= (8192^2) scale: the
-   * matrix's bytes scale with `scale`, its side with the square root */
-  const double target = (double)LUD_FULL_N * (double)LUD_FULL_N * scale;
-  uint64_t n = LUD_TILE;
-  while ((double)(n + LUD_TILE) * (double)(n + LUD_TILE) <= target)
-    n += LUD_TILE;
-  return n < LUD_MIN_N ? LUD_MIN_N : n;
+  return rio_scaled_side(scale, LUD_FULL_N, LUD_TILE, LUD_MIN_N, 0);
 }
 
 float lud_element(uint64_t seed, uint64_t n, uint64_t i, uint64_t j)

@@ -36,13 +36,7 @@ const int8_t nw_blosum62[NW_AMINO][NW_AMINO] = {
 
 uint64_t nw_dim(double scale)
 {
-  /* the largest multiple of the tile with w^2 <= 16384^2 scale: each
-   * file's bytes scale with `scale`, its side with the square root */
-  const double target = (double)NW_FULL_W * (double)NW_FULL_W * scale;
-  uint64_t w = NW_TILE;
-  while ((double)(w + NW_TILE) * (double)(w + NW_TILE) <= target)
-    w += NW_TILE;
-  return w < NW_MIN_W ? NW_MIN_W : w;
+  return rio_scaled_side(scale, NW_FULL_W, NW_TILE, NW_MIN_W, 0);
 }
 
 int nw_residue(uint64_t seed, int s, uint64_t k) { return (int)(rio_rand(seed, (uint64_t)s, k) % NW_AMINO); }

@@ -4,6 +4,7 @@
  * kind of bad file refused with a clear reason), checks and random numbers.
  */
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -345,6 +346,21 @@ TEST(RodiniaScaled, RoundsDownToTheMultipleButNeverBelowIt)
   EXPECT_EQ(64u, rio_scaled(&run, 16384, 64));
   run.scale = 0.3;
   EXPECT_EQ(4912u, rio_scaled(&run, 16384, 16));
+}
+
+TEST(RodiniaScaled, SideOfASquareInput)
+{
+  EXPECT_EQ(16384u, rio_scaled_side(1.0, 16384, 16, 64, 0));
+  EXPECT_EQ(512u, rio_scaled_side(1.0 / 1024, 16384, 16, 64, 0)); /* 16384 / 32 */
+  EXPECT_EQ(8192u, rio_scaled_side(0.25, 16384, 64, 64, 0));
+  /* the largest multiple whose square fits: 16384 / sqrt(3) = 9459.4 -> 9456 */
+  EXPECT_EQ(9456u, rio_scaled_side(1.0 / 3, 16384, 16, 64, 0));
+  EXPECT_EQ(64u, rio_scaled_side(1e-9, 16384, 16, 64, 0)); /* the minimum */
+  EXPECT_EQ(0u, rio_scaled_side(0.0, 16384, 16, 64, 0));
+  EXPECT_EQ(0u, rio_scaled_side(-1.0, 16384, 16, 64, 0));
+  EXPECT_EQ(0u, rio_scaled_side(NAN, 16384, 16, 64, 0));
+  EXPECT_EQ(0u, rio_scaled_side(INFINITY, 16384, 16, 64, 0));
+  EXPECT_EQ(0u, rio_scaled_side(4.0, 16384, 16, 64, 16384)); /* past max */
 }
 
 TEST(RodiniaRand, DeterministicAndIndependentStreams)

@@ -141,7 +141,7 @@ $(RIO_BIN): $(RIO_MAIN) $(RIO_OBJ) $(BENCHLIB) $(LIB)
 # small sizes (under a minute).  Rows go to docs/results/rodinia-latest.jsonl.
 RIO_ARGS ?=
 rodinia: $(RIO_BIN)
-	$(RIO_BIN) --out docs/results/rodinia-latest.jsonl $(RIO_ARGS)
+	$(RIO_BIN) --small-cache 500M --out docs/results/rodinia-latest.jsonl $(RIO_ARGS)
 
 rodinia-quick: $(RIO_BIN)
 	$(RIO_BIN) --quick $(RIO_ARGS)

@@ -107,7 +107,7 @@ static int rio_io_pass(struct rio_run *run, enum rio_version v, uint64_t cache, 
 
 /* One version: prepare, reps timed runs each verified, the I/O pass. */
 static void rio_run_version(struct rio_run *run, const struct rio_options *o, enum rio_version v,
-                            struct rio_result *r, int verbose)
+                            uint64_t cache, struct rio_result *r, int verbose)
 {
   const struct rio_bench *b = run->bench;
   double e2e[100], io[100];
@@ -122,7 +122,7 @@ static void rio_run_version(struct rio_run *run, const struct rio_options *o, en
   for (int k = 0; k < o->reps; k++) {
     struct gpufs_stats st;
     memset(&run->t, 0, sizeof(run->t));
-    if (rio_is_gpufs(v) && (rc = rio_gpufs_begin(run, v, o->cache)) != 0)
+    if (rio_is_gpufs(v) && (rc = rio_gpufs_begin(run, v, cache)) != 0)
       goto out;
     rc = b->run(run, v);
     if (rio_is_gpufs(v)) {
@@ -144,22 +144,24 @@ static void rio_run_version(struct rio_run *run, const struct rio_options *o, en
   r->e2e_s = rio_median(e2e, o->reps);
   if (r->overlapped) {
     for (int k = 0; k < o->reps && !rc; k++)
-      rc = rio_io_pass(run, v, o->cache, &io[k]);
+      rc = rio_io_pass(run, v, cache, &io[k]);
     if (rc)
       goto out;
   }
   r->io_s = rio_median(io, o->reps);
   r->io_gbps = r->io_s > 0 ? (double)run->input_bytes / r->io_s / 1e9 : NAN;
   r->ok = 1;
+  r->cache = cache;
 out:
   if (rc) {
     snprintf(r->why, sizeof(r->why), "%s", run->why[0] ? run->why : strerror(-rc));
     if (verbose)
-      fprintf(stderr, "  %-10s %-9s FAILED: %s\n", b->name, rio_version_name(v), r->why);
+      fprintf(stderr, "  %-10s %-9s %sFAILED: %s\n", b->name, rio_version_name(v), cache ? "small cache " : "",
+              r->why);
   } else if (verbose) {
-    fprintf(stderr, "  %-10s %-9s %8.3f s end to end, I/O %7.3f s (%6.2f GB/s%s), verified\n", b->name,
+    fprintf(stderr, "  %-10s %-9s %8.3f s end to end, I/O %7.3f s (%6.2f GB/s%s), verified%s\n", b->name,
             rio_version_name(v), r->e2e_s, r->io_s, r->io_gbps,
-            r->overlapped ? ", separate pass; overlapped in the run" : "");
+            r->overlapped ? ", separate pass; overlapped in the run" : "", cache ? " (small cache)" : "");
   }
   rio_ctx_release(run);
 }
@@ -198,8 +200,17 @@ int rio_run_bench(const struct rio_bench *b, const struct rio_options *o, struct
   }
   for (int k = 0; k < o->nversions; k++) {
     const enum rio_version v = o->versions[k];
-    rio_run_version(&run, o, v, &out->r[v], verbose);
+    rio_run_version(&run, o, v, o->cache, &out->r[v], verbose);
     if (!out->r[v].ok)
+      out->failures++;
+  }
+  /* the gpufs versions again with a page cache smaller than the inputs */
+  for (int k = 0; o->small_cache && k < o->nversions; k++) {
+    const enum rio_version v = o->versions[k];
+    if (!rio_is_gpufs(v))
+      continue;
+    rio_run_version(&run, o, v, b->small_cache ? b->small_cache : o->small_cache, &out->small[v], verbose);
+    if (!out->small[v].ok)
       out->failures++;
   }
   b->teardown(&run);

@@ -18,6 +18,7 @@ struct rio_result {
   double io_s;          /* median I/O phase, or the I/O-only pass when overlapped */
   double io_gbps;       /* input bytes / io_s */
   int overlapped;       /* I/O and compute overlap in the run */
+  uint64_t cache;       /* the page cache given (0: the inputs + 64 MiB) */
   int has_stats;        /* st holds the last gpufs repetition's counters */
   struct gpufs_stats st;
   char why[256];        /* why it failed */
@@ -31,6 +32,7 @@ struct rio_bench_result {
   int failures;         /* versions that failed */
   char why[256];
   struct rio_result r[RIO_NVERSIONS];
+  struct rio_result small[RIO_NVERSIONS]; /* gpufs versions under o->small_cache */
 };
 
 /* Run b with the options o (benchmarks in o are ignored): 0 when every

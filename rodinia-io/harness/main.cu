@@ -41,8 +41,8 @@ static void rio_row(const struct rio_bench_result *br, const struct rio_result *
   struct bench_row row;
   char config[160], cache[32];
   const struct rio_result *cpu = &br->r[RIO_CPU_IO], *ex = &br->r[RIO_EXPERT];
-  if (o->cache)
-    snprintf(cache, sizeof(cache), "%lluM", (unsigned long long)(o->cache >> 20));
+  if (r->cache)
+    snprintf(cache, sizeof(cache), "%lluM", (unsigned long long)(r->cache >> 20));
   else
     snprintf(cache, sizeof(cache), "full");
   snprintf(config, sizeof(config), "version=%s scale=%g cache=%s reps=%d threads=%d",
@@ -61,6 +61,9 @@ static void rio_row(const struct rio_bench_result *br, const struct rio_result *
   bench_row_f64(&row, "speedup_expert", rio_speedup(ex, r));
   bench_row_f64(&row, "io_speedup_cpuio", rio_io_speedup(cpu, r));
   bench_row_str(&row, "verified", r->ok ? "yes" : "no");
+  bench_row_u64(&row, "cache_bytes", r->cache);
+  if (r == &br->small[r->v]) /* the small-cache run: its throughput against the full cache's */
+    bench_row_f64(&row, "full_cache_ratio", rio_speedup(&br->r[r->v], r));
   if (r->has_stats) {
     bench_row_u64(&row, "page_size", r->v == RIO_GPUFS_4K ? 4096 : 65536);
     bench_row_u64(&row, "misses", r->st.misses);
@@ -119,6 +122,34 @@ static void rio_table(const struct rio_bench_result *res, int n, const struct ri
       if (!isnan(s_io))
         lg_io[v] += log(s_io), n_io[v]++;
     }
+  }
+  if (o->small_cache) {
+    double lg[RIO_NVERSIONS] = {0};
+    int nlg[RIO_NVERSIONS] = {0};
+    printf("\ncache smaller than the inputs (throughput against the full cache; target >= 0.8x):\n");
+    printf("%-11s %-10s %8s %9s %9s %9s %s\n", "benchmark", "version", "cache", "inputs GB", "e2e s", "x full",
+           "verified");
+    for (int b = 0; b < n; b++) {
+      const struct rio_bench_result *br = &res[b];
+      for (int k = 0; !br->setup_failed && k < o->nversions; k++) {
+        const struct rio_result *r = &br->small[o->versions[k]];
+        if (!r->ran)
+          continue;
+        const double x = rio_speedup(&br->r[r->v], r);
+        rio_fmt(e2e, sizeof(e2e), r->ok ? r->e2e_s : NAN, "%.4f");
+        rio_fmt(sc, sizeof(sc), x, "%.2fx");
+        printf("%-11s %-10s %7lluM %9.2f %9s %9s %s\n", br->bench->name, rio_version_name(r->v),
+               (unsigned long long)(r->cache >> 20), br->input_bytes / 1e9, e2e, sc, r->ok ? "yes" : "NO");
+        if (!r->ok)
+          printf("    %s\n", r->why);
+        if (!isnan(x))
+          lg[r->v] += log(x), nlg[r->v]++;
+      }
+    }
+    for (int v = RIO_GPUFS_4K; v <= RIO_GPUFS_64K; v++)
+      if (nlg[v])
+        printf("  %-10s geometric mean %.2fx the full cache's throughput\n", rio_version_name((enum rio_version)v),
+               exp(lg[v] / nlg[v]));
   }
   printf("\ngeometric means over the benchmarks (end to end; I/O):\n");
   for (int k = 0; k < o->nversions; k++) {
@@ -189,9 +220,11 @@ int main(int argc, char **argv)
     const struct rio_bench *bench = o.nbenches ? rio_find_bench(o.benches[b]) : rio_benches[b];
     if (rio_run_bench(bench, &o, &res[b], 1) != 0)
       failed = 1;
-    if (!res[b].setup_failed)
-      for (int k = 0; k < o.nversions; k++)
-        rio_row(&res[b], &res[b].r[o.versions[k]], &o);
+    for (int k = 0; !res[b].setup_failed && k < o.nversions; k++) {
+      rio_row(&res[b], &res[b].r[o.versions[k]], &o);
+      if (res[b].small[o.versions[k]].ran)
+        rio_row(&res[b], &res[b].small[o.versions[k]], &o);
+    }
   }
   rio_table(res, n, &o);
   printf(failed ? "\nFAILED: see the rows above\n" : "\nevery version of every benchmark verified (%s)\n",

@@ -24,6 +24,7 @@ struct rio_options {
   double scale;                        /* 1: the paper's sizes */
   int reps;                            /* timed repetitions, median kept */
   uint64_t cache;                      /* bytes of GPU page cache; 0: the inputs + 64 MiB */
+  uint64_t small_cache;                /* > 0: the gpufs versions again with this cache */
   int expert_threads;
   int device;
   enum rio_gen_mode gen;

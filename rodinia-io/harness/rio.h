@@ -111,6 +111,10 @@ struct rio_bench {
   int (*verify)(struct rio_run *run);
   /* Free run->state (also after a failed setup). */
   void (*teardown)(struct rio_run *run);
+  /* The page cache of the run with a cache smaller than the inputs
+   * (--small-cache), where the paper used another than the suite's; 0:
+   * the suite's. */
+  uint64_t small_cache;
 };
 
 /* The suite, in the order of the table. */

@@ -52,7 +52,7 @@ TEST(RodiniaOptions, EveryOption)
 {
   struct rio_options o;
   ASSERT_EQ(0, parse({"bfs", "--versions", "gpufs-64k,cpu-io", "--scale", "0.5", "--reps", "5", "--cache",
-                      "500M", "--dir", "/x", "--out", "r.jsonl", "--threads", "4", "--device", "1",
+                      "500M", "--small-cache", "256M", "--dir", "/x", "--out", "r.jsonl", "--threads", "4", "--device", "1",
                       "--regen", "lud"},
                      &o));
   ASSERT_EQ(2, o.nbenches);
@@ -64,6 +64,7 @@ TEST(RodiniaOptions, EveryOption)
   EXPECT_DOUBLE_EQ(0.5, o.scale);
   EXPECT_EQ(5, o.reps);
   EXPECT_EQ(500ull << 20, o.cache);
+  EXPECT_EQ(256ull << 20, o.small_cache);
   EXPECT_STREQ("/x", o.dir);
   EXPECT_STREQ("r.jsonl", o.out);
   EXPECT_EQ(4, o.expert_threads);
@@ -114,6 +115,8 @@ TEST(RodiniaOptions, BadArgumentsAreNamed)
       {{"--cache", "0"}, "--cache 0"},
       {{"--cache", "12Q"}, "--cache 12Q"},
       {{"--cache", "100K"}, "--cache 100K"},
+      {{"--small-cache", "x"}, "--small-cache x"},
+      {{"--small-cache"}, "--small-cache: needs a value"},
       {{"--threads", "0"}, "--threads 0"},
       {{"--threads", "99"}, "--threads 99"},
       {{"--device", "-2"}, "--device -2"},
@@ -150,7 +153,7 @@ static int fake_generate(struct rio_run *run, int i, void *buf)
 }
 
 static const struct rio_bench kFake = {"fake", "test", fake_setup, fake_generate, nullptr, nullptr,
-                                       nullptr, nullptr};
+                                       nullptr, nullptr, 0};
 
 struct RodiniaInputs : ::testing::Test {
   char dir[64];

@@ -82,12 +82,13 @@ static std::string bench_name(const ::testing::TestParamInfo<int> &info)
   return rio_benches[info.param]->name;
 }
 
-INSTANTIATE_TEST_SUITE_P(Suite, RodiniaTest, ::testing::Range(0, 7), bench_name);
+INSTANTIATE_TEST_SUITE_P(Suite, RodiniaTest, ::testing::Range(0, 14), bench_name);
 
-TEST(RodiniaSuite, SevenBenchmarks)
+TEST(RodiniaSuite, FourteenBenchmarks)
 {
-  ASSERT_EQ(7, rio_nbenches);
-  for (const char *n : {"hotspot", "lud", "backprop", "bfs", "dwt2d", "nw", "pathfinder"})
+  ASSERT_EQ(14, rio_nbenches);
+  for (const char *n : {"hotspot", "lud", "backprop", "bfs", "dwt2d", "nw", "pathfinder", "stencil", "2dconv",
+                        "3dconv", "gesummv", "mvt", "bicg", "atax"})
     EXPECT_NE(nullptr, rio_find_bench(n)) << n;
   EXPECT_EQ(nullptr, rio_find_bench("srad"));
 }

@@ -141,7 +141,9 @@ static void rio_run_version(struct rio_run *run, const struct rio_options *o, en
     io[k] = run->t.io_s;
     r->overlapped = run->t.overlapped;
   }
-  r->e2e_s = rio_median(e2e, o->reps);
+  r->e2e_s = rio_median(e2e, o->reps); /* sorts e2e */
+  r->e2e_min_s = e2e[0];
+  r->e2e_max_s = e2e[o->reps - 1];
   if (r->overlapped) {
     for (int k = 0; k < o->reps && !rc; k++)
       rc = rio_io_pass(run, v, cache, &io[k]);
@@ -159,8 +161,8 @@ out:
       fprintf(stderr, "  %-10s %-9s %sFAILED: %s\n", b->name, rio_version_name(v), cache ? "small cache " : "",
               r->why);
   } else if (verbose) {
-    fprintf(stderr, "  %-10s %-9s %8.3f s end to end, I/O %7.3f s (%6.2f GB/s%s), verified%s\n", b->name,
-            rio_version_name(v), r->e2e_s, r->io_s, r->io_gbps,
+    fprintf(stderr, "  %-10s %-9s %8.4f s end to end (%.4f-%.4f), I/O %7.4f s (%6.2f GB/s%s), verified%s\n",
+            b->name, rio_version_name(v), r->e2e_s, r->e2e_min_s, r->e2e_max_s, r->io_s, r->io_gbps,
             r->overlapped ? ", separate pass; overlapped in the run" : "", cache ? " (small cache)" : "");
   }
   rio_ctx_release(run);

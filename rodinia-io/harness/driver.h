@@ -15,6 +15,8 @@ struct rio_result {
   int ran;              /* the version was asked for */
   int ok;               /* every repetition ran and was verified */
   double e2e_s;         /* median end to end */
+  double e2e_min_s;     /* the fastest and slowest repetition */
+  double e2e_max_s;
   double io_s;          /* median I/O phase, or the I/O-only pass when overlapped */
   double io_gbps;       /* input bytes / io_s */
   int overlapped;       /* I/O and compute overlap in the run */

@@ -54,6 +54,8 @@ static void rio_row(const struct rio_bench_result *br, const struct rio_result *
     bench_row_status(&row, BENCH_FAILED, "%s", r->why);
   bench_row_str(&row, "version", rio_version_name(r->v));
   bench_row_u64(&row, "input_bytes", br->input_bytes);
+  bench_row_f64(&row, "e2e_min_s", r->e2e_min_s);
+  bench_row_f64(&row, "e2e_max_s", r->e2e_max_s);
   bench_row_f64(&row, "io_s", r->io_s);
   bench_row_f64(&row, "io_gbps", r->io_gbps);
   bench_row_u64(&row, "overlapped", (uint64_t)r->overlapped);

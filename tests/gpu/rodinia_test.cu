@@ -82,7 +82,7 @@ static std::string bench_name(const ::testing::TestParamInfo<int> &info)
   return rio_benches[info.param]->name;
 }
 
-INSTANTIATE_TEST_SUITE_P(Suite, RodiniaTest, ::testing::Range(0, 14), bench_name);
+INSTANTIATE_TEST_SUITE_P(Rodinia, RodiniaTest, ::testing::Range(0, 14), bench_name);
 
 TEST(RodiniaSuite, FourteenBenchmarks)
 {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "rodinia-io/atax/atax.h"
+#include "tests/host/matvec_run.h"
 
 namespace {
 
@@ -22,26 +23,8 @@ constexpr uint64_t kSeed = 42;
 constexpr double kTinyScale = 1e-6;       /* n = 64 */
 constexpr double kTestScale = 1.0 / 1024; /* n = 512 */
 
-struct AtaxRun {
-  rio_run run{};
-  std::vector<std::vector<float>> in;
-  explicit AtaxRun(double scale, uint64_t seed = kSeed)
-  {
-    run.scale = scale;
-    run.seed = seed;
-  }
-  ~AtaxRun() { matvec_teardown(&run); }
-  matvec_state *st() { return static_cast<matvec_state *>(run.state); }
-  void prepare()
-  {
-    ASSERT_EQ(atax_setup(&run), 0) << run.why;
-    in.resize(run.ninputs);
-    for (int i = 0; i < run.ninputs; i++) {
-      in[i].assign(run.in[i].size / sizeof(float), 0.0f);
-      ASSERT_EQ(matvec_generate(&run, i, in[i].data()), 0) << run.why;
-      run.host_in[i] = in[i].data();
-    }
-  }
+struct AtaxRun : MatvecRun {
+  explicit AtaxRun(double scale, uint64_t seed = kSeed) : MatvecRun(atax_setup, scale, seed) {}
 };
 
 TEST(RodiniaAtax, SetupSizes)

@@ -325,7 +325,7 @@ int backprop_run(struct rio_run *run, enum rio_version v)
   struct backprop_state *st = (struct backprop_state *)run->state;
   const uint64_t bytes = st->rows * BP_ROW_BYTES;
   const uint64_t partial_bytes = st->nchunks * BACKPROP_HIDDEN * sizeof(double);
-  const int gpufs = v == RIO_GPUFS_4K || v == RIO_GPUFS_64K;
+  const int gpufs = rio_is_gpufs(v);
   struct bp_dev d;
   cudaStream_t s = NULL;
   int *err = NULL;

@@ -193,7 +193,7 @@ int conv2d_run(struct rio_run *run, enum rio_version v)
 {
   struct conv2d_state *s = (struct conv2d_state *)run->state;
   const uint64_t n = s->n, row = n * sizeof(float), bytes = n * row, nbands = n / CONV2D_BAND;
-  const int gpufs = v == RIO_GPUFS_4K || v == RIO_GPUFS_64K;
+  const int gpufs = rio_is_gpufs(v);
   /* gpufs: RIO_IO_BLOCKS blocks, each a contiguous range of bands, read
    * and convolved in steps of about CONV2D_GPUFS_STEP bytes */
   const uint64_t per_block = (nbands + RIO_IO_BLOCKS - 1) / RIO_IO_BLOCKS;
@@ -239,10 +239,7 @@ int conv2d_run(struct rio_run *run, enum rio_version v)
                                                                          per_block, step_bands, err);
   }
   if ((rc = RIO_CUDA(run, cudaGetLastError())) != 0 ||
-      (rc = RIO_CUDA(run, cudaMemcpyAsync(s->out, b, bytes, cudaMemcpyDeviceToHost, stream))) != 0 ||
-      (rc = RIO_CUDA(run, cudaStreamSynchronize(stream))) != 0)
-    goto out;
-  if (gpufs && (rc = rio_errors_read(run, "2dconv: reading the image")) != 0)
+      (rc = rio_result_to_host(run, v, s->out, b, bytes, stream, "2dconv: reading the image")) != 0)
     goto out;
   if (v == RIO_EXPERT) {
     rc = rio_expert_finish(job);

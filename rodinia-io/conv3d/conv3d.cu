@@ -181,7 +181,7 @@ int conv3d_run(struct rio_run *run, enum rio_version v)
 {
   struct conv3d_state *s = (struct conv3d_state *)run->state;
   const uint64_t n = s->n, plane = n * n, bytes = plane * n * sizeof(float);
-  const int gpufs = v == RIO_GPUFS_4K || v == RIO_GPUFS_64K;
+  const int gpufs = rio_is_gpufs(v);
   /* gpufs: at most RIO_IO_BLOCKS blocks, each a slab of consecutive planes */
   const uint64_t per_block = (n + RIO_IO_BLOCKS - 1) / RIO_IO_BLOCKS;
   const uint64_t blocks = (n + per_block - 1) / per_block;
@@ -225,10 +225,7 @@ int conv3d_run(struct rio_run *run, enum rio_version v)
                                                                          (uint32_t)n, per_block, err);
   }
   if ((rc = RIO_CUDA(run, cudaGetLastError())) != 0 ||
-      (rc = RIO_CUDA(run, cudaMemcpyAsync(s->out, b, bytes, cudaMemcpyDeviceToHost, stream))) != 0 ||
-      (rc = RIO_CUDA(run, cudaStreamSynchronize(stream))) != 0)
-    goto out;
-  if (gpufs && (rc = rio_errors_read(run, "3dconv: reading a")) != 0)
+      (rc = rio_result_to_host(run, v, s->out, b, bytes, stream, "3dconv: reading a")) != 0)
     goto out;
   if (v == RIO_EXPERT) {
     rc = rio_expert_finish(job);

@@ -314,7 +314,7 @@ int dwt2d_run(struct rio_run *run, enum rio_version v)
   struct dwt2d_state *s = (struct dwt2d_state *)run->state;
   const uint64_t n = s->n, plane = n * n, bytes = DWT2D_COMPS * plane * sizeof(int16_t);
   const uint64_t nbands = n / DWT2D_BAND;
-  const int gpufs = v == RIO_GPUFS_4K || v == RIO_GPUFS_64K;
+  const int gpufs = rio_is_gpufs(v);
   /* gpufs: RIO_IO_BLOCKS blocks, each a contiguous range of bands */
   const uint64_t per_block = (nbands + RIO_IO_BLOCKS - 1) / RIO_IO_BLOCKS;
   const uint64_t blocks = (nbands + per_block - 1) / per_block;
@@ -374,10 +374,7 @@ int dwt2d_run(struct rio_run *run, enum rio_version v)
     dwt2d_cols(tmp, out, n, m, 0, m, stream);
   }
   if ((rc = RIO_CUDA(run, cudaGetLastError())) != 0 ||
-      (rc = RIO_CUDA(run, cudaMemcpyAsync(s->out, out, bytes, cudaMemcpyDeviceToHost, stream))) != 0 ||
-      (rc = RIO_CUDA(run, cudaStreamSynchronize(stream))) != 0)
-    goto out;
-  if (gpufs && (rc = rio_errors_read(run, "dwt2d: reading the picture")) != 0)
+      (rc = rio_result_to_host(run, v, s->out, out, bytes, stream, "dwt2d: reading the picture")) != 0)
     goto out;
   if (v == RIO_EXPERT) {
     rc = rio_expert_finish(job);

@@ -27,6 +27,8 @@ const char *rio_version_name(enum rio_version v)
   }
 }
 
+int rio_is_gpufs(enum rio_version v) { return v == RIO_GPUFS_4K || v == RIO_GPUFS_64K; }
+
 int rio_fail(struct rio_run *run, int rc, const char *fmt, ...)
 {
   va_list ap;

@@ -19,8 +19,6 @@
 
 static uint32_t rio_page_size(enum rio_version v) { return v == RIO_GPUFS_4K ? 4096u : 65536u; }
 
-static int rio_is_gpufs(enum rio_version v) { return v == RIO_GPUFS_4K || v == RIO_GPUFS_64K; }
-
 static int rio_gpufs_begin(struct rio_run *run, enum rio_version v, uint64_t cache)
 {
   struct gpufs_config cfg;

@@ -132,7 +132,7 @@ int rio_ctx_prepare(struct rio_run *run, enum rio_version v)
   for (int i = 0; i < run->ninputs && !rc; i++) {
     if (v == RIO_EXPERT)
       rc = rio_expert_set_make(run, run->in[i].size, &c->ex[i]);
-    if (v == RIO_GPUFS_4K || v == RIO_GPUFS_64K) {
+    if (rio_is_gpufs(v)) {
       const size_t n = strlen(run->in[i].path) + 1;
       rc = RIO_CUDA(run, cudaMalloc((void **)&c->dpath[i], n));
       if (!rc)
@@ -412,5 +412,17 @@ int rio_errors_read(struct rio_run *run, const char *what)
     return rc;
   if (e < 0)
     return rio_fail(run, e, "%s: %s", what, gpufs_strerror(e));
+  return 0;
+}
+
+int rio_result_to_host(struct rio_run *run, enum rio_version v, void *host, const void *dev, uint64_t bytes,
+                       cudaStream_t stream, const char *what)
+{
+  int rc;
+  if ((rc = RIO_CUDA(run, cudaMemcpyAsync(host, dev, bytes, cudaMemcpyDeviceToHost, stream))) != 0 ||
+      (rc = RIO_CUDA(run, cudaStreamSynchronize(stream))) != 0)
+    return rc;
+  if (rio_is_gpufs(v))
+    return rio_errors_read(run, what);
   return 0;
 }

@@ -46,6 +46,8 @@ enum rio_version {
 };
 
 const char *rio_version_name(enum rio_version v);
+/* 1 for the versions that read through libgpufs (gpufs-4k, gpufs-64k). */
+int rio_is_gpufs(enum rio_version v);
 
 #define RIO_MAX_INPUTS 4
 #define RIO_DEFAULT_SEED 0x726f64696e6961ull /* "rodinia" */

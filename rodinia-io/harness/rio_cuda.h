@@ -63,6 +63,13 @@ const char *rio_gpufs_path(struct rio_run *run, int i);
 /* gpufs: input i -> dev with the plain I/O kernel (opens, greads, closes). */
 int rio_gpufs_load(struct rio_run *run, int i, void *dev);
 
+/* The end of a version's timed part: copy `bytes` of the result at dev
+ * into host (host memory the caller registered, so that the copy runs at
+ * the link's speed) on stream, wait for it, and for a gpufs version read
+ * the kernels' error word (what: what they read, for the message). */
+int rio_result_to_host(struct rio_run *run, enum rio_version v, void *host, const void *dev, uint64_t bytes,
+                       cudaStream_t stream, const char *what);
+
 /* A device int that kernels lower to the first error they meet
  * (rio_dev_error), set to 0; rio_errors_read copies it back: 0, or the
  * error with run->why naming `what`. */

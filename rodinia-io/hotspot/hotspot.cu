@@ -188,7 +188,7 @@ int hotspot_run(struct rio_run *run, enum rio_version v)
 {
   struct hotspot_state *s = (struct hotspot_state *)run->state;
   const uint64_t n = s->n, bytes = n * n * sizeof(float), nbands = n / HOTSPOT_BAND;
-  const int gpufs = v == RIO_GPUFS_4K || v == RIO_GPUFS_64K;
+  const int gpufs = rio_is_gpufs(v);
   /* gpufs: RIO_IO_BLOCKS blocks, each a contiguous range of bands */
   const uint64_t per_block = (nbands + RIO_IO_BLOCKS - 1) / RIO_IO_BLOCKS;
   const uint64_t blocks = (nbands + per_block - 1) / per_block;
@@ -244,10 +244,7 @@ int hotspot_run(struct rio_run *run, enum rio_version v)
     dst = t;
   }
   if ((rc = RIO_CUDA(run, cudaGetLastError())) != 0 ||
-      (rc = RIO_CUDA(run, cudaMemcpyAsync(s->out, src, bytes, cudaMemcpyDeviceToHost, stream))) != 0 ||
-      (rc = RIO_CUDA(run, cudaStreamSynchronize(stream))) != 0)
-    goto out;
-  if (gpufs && (rc = rio_errors_read(run, "hotspot: reading the inputs")) != 0)
+      (rc = rio_result_to_host(run, v, s->out, src, bytes, stream, "hotspot: reading the inputs")) != 0)
     goto out;
   if (v == RIO_EXPERT) {
     rc = rio_expert_finish(jt);

@@ -274,7 +274,7 @@ int matvec_run(struct rio_run *run, enum rio_version v, const struct matvec_plan
 {
   struct matvec_state *st = (struct matvec_state *)run->state;
   const struct matvec_shape sh = matvec_shape_of(p->n, (uint64_t)p->nparts);
-  const int gpufs = v == RIO_GPUFS_4K || v == RIO_GPUFS_64K;
+  const int gpufs = rio_is_gpufs(v);
   const uint64_t mat_bytes = sh.n * sh.n * sizeof(float);
   struct matvec_args a;
   uint64_t vec_off[RIO_MAX_INPUTS], vec_floats = 0;

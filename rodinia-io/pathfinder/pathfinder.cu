@@ -287,7 +287,7 @@ static int pf_timed(struct rio_run *run, enum rio_version v, const struct pf_dev
 int pathfinder_run(struct rio_run *run, enum rio_version v)
 {
   const struct pathfinder_state *st = (const struct pathfinder_state *)run->state;
-  const int gpufs = v == RIO_GPUFS_4K || v == RIO_GPUFS_64K;
+  const int gpufs = rio_is_gpufs(v);
   const uint64_t row_bytes = st->cols * sizeof(int32_t);
   struct pf_dev d;
   cudaStream_t s = NULL;

@@ -171,7 +171,7 @@ int stencil_run(struct rio_run *run, enum rio_version v)
 {
   struct stencil_state *s = (struct stencil_state *)run->state;
   const uint64_t plane = s->nx * s->ny, bytes = plane * s->nz * sizeof(float);
-  const int gpufs = v == RIO_GPUFS_4K || v == RIO_GPUFS_64K;
+  const int gpufs = rio_is_gpufs(v);
   /* gpufs: at most RIO_IO_BLOCKS blocks, each a slab of consecutive planes */
   const uint64_t per_block = (s->nz + RIO_IO_BLOCKS - 1) / RIO_IO_BLOCKS;
   const uint64_t blocks = (s->nz + per_block - 1) / per_block;
@@ -227,10 +227,7 @@ int stencil_run(struct rio_run *run, enum rio_version v)
     dst = t;
   }
   if ((rc = RIO_CUDA(run, cudaGetLastError())) != 0 ||
-      (rc = RIO_CUDA(run, cudaMemcpyAsync(s->out, src, bytes, cudaMemcpyDeviceToHost, stream))) != 0 ||
-      (rc = RIO_CUDA(run, cudaStreamSynchronize(stream))) != 0)
-    goto out;
-  if (gpufs && (rc = rio_errors_read(run, "stencil: reading the grid")) != 0)
+      (rc = rio_result_to_host(run, v, s->out, src, bytes, stream, "stencil: reading the grid")) != 0)
     goto out;
   if (v == RIO_EXPERT) {
     rc = rio_expert_finish(job);

@@ -52,26 +52,12 @@ int conv3d_setup(struct rio_run *run)
   return 0;
 }
 
-struct conv3d_gen {
-  uint64_t seed;
-  float *cells;
-};
-
-static int conv3d_gen_cells(void *arg, uint64_t lo, uint64_t hi)
-{
-  const struct conv3d_gen *g = (const struct conv3d_gen *)arg;
-  for (uint64_t i = lo; i < hi; i++)
-    g->cells[i] = (float)rio_rand01(g->seed, 0, i);
-  return 0;
-}
-
 int conv3d_generate(struct rio_run *run, int i, void *buf)
 {
   const struct conv3d_state *s = (const struct conv3d_state *)run->state;
-  struct conv3d_gen g = {run->seed, (float *)buf};
   if (i != 0)
     return rio_fail(run, -EINVAL, "3dconv: no input %d", i);
-  return rio_parallel_for(s->n * s->n * s->n, conv3d_gen_cells, &g);
+  return rio_fill_uniform((float *)buf, s->n * s->n * s->n, run->seed, 0);
 }
 
 struct conv3d_ref {

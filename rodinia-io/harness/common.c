@@ -111,3 +111,22 @@ int rio_parallel_for(uint64_t n, int (*fn)(void *arg, uint64_t lo, uint64_t hi),
     return fn(arg, 0, n);
   return bench_parallel(f.nthreads, rio_pfor_slice, &f);
 }
+
+struct rio_uniform {
+  float *buf;
+  uint64_t seed, stream;
+};
+
+static int rio_uniform_slice(void *arg, uint64_t lo, uint64_t hi)
+{
+  const struct rio_uniform *u = (const struct rio_uniform *)arg;
+  for (uint64_t i = lo; i < hi; i++)
+    u->buf[i] = (float)rio_rand01(u->seed, u->stream, i);
+  return 0;
+}
+
+int rio_fill_uniform(float *buf, uint64_t n, uint64_t seed, uint64_t stream)
+{
+  struct rio_uniform u = {buf, seed, stream};
+  return rio_parallel_for(n, rio_uniform_slice, &u);
+}

@@ -145,6 +145,10 @@ uint64_t rio_rand(uint64_t seed, uint64_t stream, uint64_t index);
 /* uniform in [0, 1) from the same bits */
 double rio_rand01(uint64_t seed, uint64_t stream, uint64_t index);
 
+/* buf[i] = (float)rio_rand01(seed, stream, i) for i < n, on the host's
+ * threads: the inputs of uniform random floats in [0, 1).  0 or -errno. */
+int rio_fill_uniform(float *buf, uint64_t n, uint64_t seed, uint64_t stream);
+
 /* Runs fn(arg, lo, hi) over [0, n) split in equal slices on the host's
  * threads (bench_host_threads).  0 or the first error. */
 int rio_parallel_for(uint64_t n, int (*fn)(void *arg, uint64_t lo, uint64_t hi), void *arg);

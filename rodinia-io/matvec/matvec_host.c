@@ -58,25 +58,11 @@ void matvec_input(struct rio_run *run, const char *name, uint64_t floats)
   in->size = floats * sizeof(float);
 }
 
-struct matvec_gen {
-  uint64_t seed, stream;
-  float *buf;
-};
-
-static int matvec_gen_slice(void *arg, uint64_t lo, uint64_t hi)
-{
-  const struct matvec_gen *g = (const struct matvec_gen *)arg;
-  for (uint64_t e = lo; e < hi; e++)
-    g->buf[e] = (float)rio_rand01(g->seed, g->stream, e);
-  return 0;
-}
-
 int matvec_generate(struct rio_run *run, int i, void *buf)
 {
-  struct matvec_gen g = {run->seed, (uint64_t)i + 1, (float *)buf};
   if (i < 0 || i >= run->ninputs)
     return rio_fail(run, -EINVAL, "%s: no input %d", run->bench ? run->bench->name : "matvec", i);
-  return rio_parallel_for(run->in[i].size / sizeof(float), matvec_gen_slice, &g);
+  return rio_fill_uniform((float *)buf, run->in[i].size / sizeof(float), run->seed, (uint64_t)i + 1);
 }
 
 void matvec_teardown(struct rio_run *run)

@@ -58,26 +58,12 @@ int stencil_setup(struct rio_run *run)
   return 0;
 }
 
-struct stencil_gen {
-  uint64_t seed;
-  float *cells;
-};
-
-static int stencil_gen_cells(void *arg, uint64_t lo, uint64_t hi)
-{
-  const struct stencil_gen *g = (const struct stencil_gen *)arg;
-  for (uint64_t i = lo; i < hi; i++)
-    g->cells[i] = (float)rio_rand01(g->seed, 0, i);
-  return 0;
-}
-
 int stencil_generate(struct rio_run *run, int i, void *buf)
 {
   const struct stencil_state *s = (const struct stencil_state *)run->state;
-  struct stencil_gen g = {run->seed, (float *)buf};
   if (i != 0)
     return rio_fail(run, -EINVAL, "stencil: no input %d", i);
-  return rio_parallel_for(s->nx * s->ny * s->nz, stencil_gen_cells, &g);
+  return rio_fill_uniform((float *)buf, s->nx * s->ny * s->nz, run->seed, 0);
 }
 
 /* One step of planes [lo, hi): src -> dst. */

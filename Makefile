@@ -4,7 +4,8 @@
 #   make run        the main job: stream a generated 1 GiB file through gread
 #   make test       host tests (ThreadSanitizer) + GPU tests (skip without a GPU)
 #   make bench      benchmarks with their baselines (needs a GPU)
-#   make install    PREFIX=/usr/local: headers and libgpufs.a
+#   make install    PREFIX=/usr/local [DESTDIR=]: the public headers, libgpufs.a,
+#                   the CMake package gpufs::gpufs and gpufs.pc;  make uninstall
 #   V=1             show full command lines;  CUDA_ARCH=sm_90  target GPU
 
 CUDA      ?= /usr/local/cuda
@@ -32,7 +33,7 @@ CUDA_LINK := -arch=$(CUDA_ARCH) -rdc=true --cudart static -lpthread
 HOST_CORE_SRC := $(filter-out libgpufs/host/cuda_%,$(wildcard libgpufs/host/*.c))
 HOST_CUDA_SRC := $(wildcard libgpufs/host/cuda_*.c)
 DEV_SRC       := $(wildcard libgpufs/device/*.cu)
-HEADERS       := $(wildcard include/*.cuh libgpufs/*/*.h libgpufs/*/*.cuh)
+HEADERS       := $(wildcard include/*.cuh include/gpufs/*.h libgpufs/*/*.h libgpufs/*/*.cuh)
 
 LIB_OBJ  := $(patsubst %.c,$(BUILD)/obj/%.o,$(HOST_CORE_SRC) $(HOST_CUDA_SRC)) \
             $(patsubst %.cu,$(BUILD)/obj/%.o,$(DEV_SRC))
@@ -70,7 +71,7 @@ HOST_TESTS := $(BUILD)/tests/host_tests
 GPU_TESTS  := $(BUILD)/tests/gpu_tests
 BENCH_BIN  := $(BUILD)/bench/gpufs_bench
 
-.PHONY: all lib run test test-host test-gpu sanitize bench rodinia rodinia-quick install clean
+.PHONY: all lib run test test-host test-gpu test-install sanitize bench rodinia rodinia-quick install uninstall clean
 all: lib $(SAMPLES) $(HOST_TESTS) $(GPU_TESTS) $(BENCH_BIN) $(RIO_BIN)
 lib: $(LIB)
 
@@ -149,8 +150,9 @@ rodinia-quick: $(RIO_BIN)
 run: $(BUILD)/samples/stream
 	$(BUILD)/samples/stream
 
-test: $(HOST_TESTS) $(GPU_TESTS)
+test: $(HOST_TESTS) $(GPU_TESTS) $(LIB)
 	tests/run_suites.sh $(HOST_TESTS) $(GPU_TESTS)
+	$(MAKE) --no-print-directory test-install
 
 test-host: $(HOST_TESTS)
 	$(HOST_TESTS)
@@ -170,11 +172,40 @@ sanitize: $(GPU_TESTS)
 bench: $(BENCH_BIN)
 	$(BENCH_BIN) --out docs/results/latest.jsonl
 
+# The version, from the one place it is written (include/gpufs/version.h).
+version_part = $(shell sed -n 's/^\#define GPUFS_VERSION_$(1) \([0-9]*\)$$/\1/p' include/gpufs/version.h)
+VERSION_MAJOR := $(call version_part,MAJOR)
+VERSION       := $(VERSION_MAJOR).$(call version_part,MINOR).$(call version_part,PATCH)
+
+# What `make install` puts under $(DESTDIR)$(PREFIX), and all that `make
+# uninstall` removes: the public header and the three it includes, the
+# library, the CMake package (target gpufs::gpufs) and the pkg-config file.
+INSTALL_FILES := include/gpufs.cuh include/gpufs/config.h include/gpufs/errors.h include/gpufs/version.h \
+                 lib/libgpufs.a lib/cmake/gpufs/gpufsConfig.cmake lib/cmake/gpufs/gpufsConfigVersion.cmake \
+                 lib/pkgconfig/gpufs.pc
+DEST := $(DESTDIR)$(PREFIX)
+
 install: $(LIB)
-	install -d $(PREFIX)/include/libgpufs/common $(PREFIX)/lib
-	install -m 644 include/gpufs.cuh $(PREFIX)/include/
-	install -m 644 libgpufs/common/*.h $(PREFIX)/include/libgpufs/common/
-	install -m 644 $(LIB) $(PREFIX)/lib/
+	install -d $(DEST)/include/gpufs $(DEST)/lib/cmake/gpufs $(DEST)/lib/pkgconfig
+	install -m 644 include/gpufs.cuh $(DEST)/include/
+	install -m 644 include/gpufs/config.h include/gpufs/errors.h include/gpufs/version.h $(DEST)/include/gpufs/
+	install -m 644 $(LIB) $(DEST)/lib/
+	install -m 644 packaging/gpufsConfig.cmake $(DEST)/lib/cmake/gpufs/
+	sed -e 's|@VERSION@|$(VERSION)|' -e 's|@MAJOR@|$(VERSION_MAJOR)|' packaging/gpufsConfigVersion.cmake.in \
+	    > $(DEST)/lib/cmake/gpufs/gpufsConfigVersion.cmake
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' packaging/gpufs.pc.in > $(DEST)/lib/pkgconfig/gpufs.pc
+	@echo "libgpufs $(VERSION) installed in $(DEST)"
+
+uninstall:
+	rm -f $(addprefix $(DEST)/,$(INSTALL_FILES))
+	-rmdir $(DEST)/include/gpufs $(DEST)/lib/cmake/gpufs $(DEST)/lib/cmake $(DEST)/lib/pkgconfig 2>/dev/null
+	@echo "libgpufs $(VERSION) removed from $(DEST)"
+
+# Install into a temporary prefix, check the file list, build the CMake and
+# pkg-config consumers against it (compile and link: no GPU needed),
+# uninstall, check that nothing is left; and the same file list with DESTDIR.
+test-install: $(LIB)
+	tests/install_test.sh "$(NVCC)" "$(CUDA_ARCH)" $(INSTALL_FILES)
 
 clean:
 	rm -rf $(BUILD)

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include <libgpufs/common/config.h>
+#include <gpufs/config.h>
 
 #include "bench/driver.h"
 #include "benchlib/util.h"

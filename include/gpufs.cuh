@@ -28,8 +28,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
-#include <libgpufs/common/config.h>
-#include <libgpufs/common/errors.h>
+#include <gpufs/config.h>
+#include <gpufs/errors.h>
+#include <gpufs/version.h>
 
 /* ---------------- host API (C linkage) ---------------- */
 #ifdef __cplusplus
@@ -101,6 +102,11 @@ int gpufs_sync(void);
 
 /* Counters since gpufs_start.  0, or -EINVAL when not started. */
 int gpufs_get_stats(struct gpufs_stats *st);
+
+/* The version of the library linked, "MAJOR.MINOR.PATCH" (the
+ * GPUFS_VERSION_* macros of the header compiled against may differ); each
+ * pointer given (may be NULL) gets its part.  Safe before gpufs_start. */
+const char *gpufs_version(int *major, int *minor, int *patch);
 
 /* A human-readable name of a (negative) libgpufs error. */
 const char *gpufs_strerror(int err);

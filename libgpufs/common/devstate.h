@@ -11,7 +11,7 @@
 
 #include <stdint.h>
 #include "cache.h"
-#include "config.h"
+#include "gpufs/config.h"
 #include "dirty.h"
 #include "queue.h"
 

@@ -35,7 +35,7 @@
 #include <stdint.h>
 #include "atomics.h"
 #include "cache.h"
-#include "config.h"
+#include "gpufs/config.h"
 
 #define GPUFS_DLISTS 16 /* dirty lists per open file */
 

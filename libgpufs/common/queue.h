@@ -32,7 +32,7 @@
 
 #include <stdint.h>
 #include "atomics.h"
-#include "errors.h"
+#include "gpufs/errors.h"
 
 #if !defined(__CUDA_ARCH__)
 #include <sched.h>

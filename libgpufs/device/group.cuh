@@ -22,7 +22,7 @@
 
 #include <stdint.h>
 #include <cuda/std/chrono>
-#include "libgpufs/common/config.h"
+#include "gpufs/config.h"
 
 #define GPUFS_FULL_MASK 0xffffffffu
 

@@ -5,12 +5,14 @@
  * gpufs_start).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <gtest/gtest.h>
 
-#include "libgpufs/common/config.h"
+#include "gpufs/config.h"
+#include "include/gpufs.cuh"
 
 TEST(ConfigHostTest, ReadaheadDefaultEnvironmentAndLimit)
 {
@@ -40,4 +42,20 @@ TEST(ConfigHostTest, ReadaheadDefaultEnvironmentAndLimit)
   EXPECT_NE(nullptr, strstr(why, "64 MiB"));
   c.readahead_max = 64u << 20;
   EXPECT_EQ(0, gpufs_config_check(&c, &bad, &why));
+}
+
+/* gpufs_version: the header's version, as text and in parts. */
+TEST(Version, MatchesTheHeader)
+{
+  int major = -1, minor = -1, patch = -1;
+  const char *v = gpufs_version(&major, &minor, &patch);
+  EXPECT_EQ(GPUFS_VERSION_MAJOR, major);
+  EXPECT_EQ(GPUFS_VERSION_MINOR, minor);
+  EXPECT_EQ(GPUFS_VERSION_PATCH, patch);
+  char want[32];
+  snprintf(want, sizeof(want), "%d.%d.%d", major, minor, patch);
+  EXPECT_STREQ(want, v);
+  EXPECT_STREQ(GPUFS_VERSION_STRING, v);
+  EXPECT_STREQ(v, gpufs_version(nullptr, nullptr, nullptr));
+  EXPECT_EQ(major * 10000 + minor * 100 + patch, GPUFS_VERSION);
 }

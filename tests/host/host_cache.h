@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "libgpufs/common/cache.h"
-#include "libgpufs/common/config.h"
+#include "gpufs/config.h"
 
 struct host_cache {
   std::vector<struct gpufs_frame> frames;

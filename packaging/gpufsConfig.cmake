@@ -2,14 +2,18 @@
 #
 # Defines the imported target gpufs::gpufs: the static library, its include
 # directory, relocatable device code for the CUDA sources of every target
-# that links it (-rdc=true, and the device link step through
-# CUDA_SEPARABLE_COMPILATION, which gpufs_enable sets), the CUDA runtime and
-# threads.  Needs a project with the CUDA language enabled.
+# that links it (-rdc=true), the CUDA runtime and threads.  Needs a project
+# with the CUDA language enabled.
 #
 #   find_package(gpufs 0.4 REQUIRED)
 #   add_executable(app app.cu)
 #   target_link_libraries(app PRIVATE gpufs::gpufs)
-#   gpufs_enable(app)        # CUDA_SEPARABLE_COMPILATION ON for app
+#
+# Device code calling gread & co. must be device-linked with libgpufs.a: a
+# target's link does that only with CUDA_SEPARABLE_COMPILATION, which an
+# imported library cannot set on its users.  So finding the package turns
+# CMAKE_CUDA_SEPARABLE_COMPILATION on for the targets the calling directory
+# creates after it; gpufs_enable(target) does it for one made before.
 include(CMakeFindDependencyMacro)
 find_dependency(CUDAToolkit)
 find_dependency(Threads)
@@ -26,9 +30,8 @@ if(NOT TARGET gpufs::gpufs)
     INTERFACE_LINK_LIBRARIES "CUDA::cudart_static;Threads::Threads")
 endif()
 
-# The device link step (nvcc -dlink over the target's objects and
-# libgpufs.a's device code) runs only for targets with separable
-# compilation, a property an imported library cannot set on its users.
+set(CMAKE_CUDA_SEPARABLE_COMPILATION ON)
+
 function(gpufs_enable target)
   set_target_properties(${target} PROPERTIES CUDA_SEPARABLE_COMPILATION ON CUDA_RESOLVE_DEVICE_SYMBOLS ON)
 endfunction()

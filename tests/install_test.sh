@@ -27,7 +27,7 @@ cmake -S samples/consumer -B "$tmp/cmake" -DCMAKE_PREFIX_PATH="$tmp/prefix" \
   -DCMAKE_CUDA_COMPILER="$nvcc" -DCMAKE_CUDA_ARCHITECTURES="${arch#sm_}" >"$tmp/cmake.log" 2>&1 ||
   { cat "$tmp/cmake.log"; fail "cmake could not configure the consumer"; }
 cmake --build "$tmp/cmake" >>"$tmp/cmake.log" 2>&1 || { cat "$tmp/cmake.log"; fail "the CMake consumer did not build"; }
-[ -x "$tmp/cmake/app" ] || fail "the CMake consumer built no app"
+[ -x "$tmp/cmake/app" ] && [ -x "$tmp/cmake/app_early" ] || fail "the CMake consumer built no app or app_early"
 echo "install test: CMake consumer (find_package(gpufs), gpufs::gpufs) built"
 
 PKG_CONFIG_PATH="$tmp/prefix/lib/pkgconfig" make --no-print-directory -s -C samples/consumer \

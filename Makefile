@@ -205,7 +205,7 @@ uninstall:
 # pkg-config consumers against it (compile and link: no GPU needed),
 # uninstall, check that nothing is left; and the same file list with DESTDIR.
 test-install: $(LIB)
-	tests/install_test.sh "$(NVCC)" "$(CUDA_ARCH)" $(INSTALL_FILES)
+	+tests/install_test.sh "$(NVCC)" "$(CUDA_ARCH)" $(INSTALL_FILES)
 
 clean:
 	rm -rf $(BUILD)

@@ -202,7 +202,7 @@ int conv2d_run(struct rio_run *run, enum rio_version v)
   float *a = NULL, *b = NULL, *halo = NULL;
   struct rio_expert *job = NULL;
   cudaStream_t stream = NULL;
-  int registered = 0, rc, *err = NULL;
+  int rc, *err = NULL;
   double t0;
 
   memset(&run->t, 0, sizeof(run->t));
@@ -212,10 +212,8 @@ int conv2d_run(struct rio_run *run, enum rio_version v)
   if ((rc = RIO_CUDA(run, cudaMalloc((void **)&a, bytes))) != 0 ||
       (rc = RIO_CUDA(run, cudaMalloc((void **)&b, bytes))) != 0 ||
       (gpufs && (rc = RIO_CUDA(run, cudaMalloc((void **)&halo, 2 * row * blocks))) != 0) ||
-      (rc = RIO_CUDA(run, cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking))) != 0 ||
-      (rc = RIO_CUDA(run, cudaHostRegister(s->out, bytes, cudaHostRegisterDefault))) != 0)
+      (rc = rio_result_begin(run, s->out, bytes, &stream)) != 0)
     goto out;
-  registered = 1;
   if (gpufs && !(err = rio_errors(run))) {
     rc = -EIO;
     goto out;
@@ -253,14 +251,7 @@ out:
   /* the loader threads still copy into a until joined */
   if (job)
     rio_expert_finish(job);
-  if (stream) {
-    cudaStreamSynchronize(stream);
-    cudaStreamDestroy(stream);
-  }
-  if (registered) {
-    const int rc2 = RIO_CUDA(run, cudaHostUnregister(s->out));
-    rc = rc ? rc : rc2;
-  }
+  rc = rio_result_end(run, s->out, stream, rc);
   cudaFree(a);
   cudaFree(b);
   cudaFree(halo);

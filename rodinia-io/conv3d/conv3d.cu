@@ -188,7 +188,7 @@ int conv3d_run(struct rio_run *run, enum rio_version v)
   float *a = NULL, *b = NULL, *halo = NULL;
   struct rio_expert *job = NULL;
   cudaStream_t stream = NULL;
-  int registered = 0, rc, *err = NULL;
+  int rc, *err = NULL;
   double t0;
 
   memset(&run->t, 0, sizeof(run->t));
@@ -198,10 +198,8 @@ int conv3d_run(struct rio_run *run, enum rio_version v)
   if ((rc = RIO_CUDA(run, cudaMalloc((void **)&a, bytes))) != 0 ||
       (rc = RIO_CUDA(run, cudaMalloc((void **)&b, bytes))) != 0 ||
       (gpufs && (rc = RIO_CUDA(run, cudaMalloc((void **)&halo, 2 * plane * blocks * sizeof(float)))) != 0) ||
-      (rc = RIO_CUDA(run, cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking))) != 0 ||
-      (rc = RIO_CUDA(run, cudaHostRegister(s->out, bytes, cudaHostRegisterDefault))) != 0)
+      (rc = rio_result_begin(run, s->out, bytes, &stream)) != 0)
     goto out;
-  registered = 1;
   if ((rc = RIO_CUDA(run, cudaDeviceSynchronize())) != 0)
     goto out;
 
@@ -239,14 +237,7 @@ out:
   /* the loader threads still copy into a until joined */
   if (job)
     rio_expert_finish(job);
-  if (stream) {
-    cudaStreamSynchronize(stream);
-    cudaStreamDestroy(stream);
-  }
-  if (registered) {
-    const int rc2 = RIO_CUDA(run, cudaHostUnregister(s->out));
-    rc = rc ? rc : rc2;
-  }
+  rc = rio_result_end(run, s->out, stream, rc);
   cudaFree(a);
   cudaFree(b);
   cudaFree(halo);

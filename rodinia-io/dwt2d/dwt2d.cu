@@ -322,7 +322,7 @@ int dwt2d_run(struct rio_run *run, enum rio_version v)
   int16_t *tmp = NULL, *out = NULL, *ring = NULL;
   struct rio_expert *job = NULL;
   cudaStream_t stream = NULL;
-  int registered = 0, rc, *err = NULL;
+  int rc, *err = NULL;
   double t0;
 
   memset(&run->t, 0, sizeof(run->t));
@@ -338,10 +338,8 @@ int dwt2d_run(struct rio_run *run, enum rio_version v)
     rc = RIO_CUDA(run, cudaMalloc((void **)&rgb, run->in[0].size));
   if (rc != 0 || (rc = RIO_CUDA(run, cudaMalloc((void **)&tmp, bytes))) != 0 ||
       (rc = RIO_CUDA(run, cudaMalloc((void **)&out, bytes))) != 0 ||
-      (rc = RIO_CUDA(run, cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking))) != 0 ||
-      (rc = RIO_CUDA(run, cudaHostRegister(s->out, bytes, cudaHostRegisterDefault))) != 0)
+      (rc = rio_result_begin(run, s->out, bytes, &stream)) != 0)
     goto out;
-  registered = 1;
   if ((rc = RIO_CUDA(run, cudaDeviceSynchronize())) != 0)
     goto out;
 
@@ -388,14 +386,7 @@ out:
   /* the loader threads still copy into rgb until joined */
   if (job)
     rio_expert_finish(job);
-  if (stream) {
-    cudaStreamSynchronize(stream);
-    cudaStreamDestroy(stream);
-  }
-  if (registered) {
-    const int rc2 = RIO_CUDA(run, cudaHostUnregister(s->out));
-    rc = rc ? rc : rc2;
-  }
+  rc = rio_result_end(run, s->out, stream, rc);
   cudaFree(rgb);
   cudaFree(stage);
   cudaFree(ring);

@@ -426,3 +426,27 @@ int rio_result_to_host(struct rio_run *run, enum rio_version v, void *host, cons
     return rio_errors_read(run, what);
   return 0;
 }
+
+int rio_result_begin(struct rio_run *run, void *host, uint64_t bytes, cudaStream_t *stream)
+{
+  int rc = RIO_CUDA(run, cudaStreamCreateWithFlags(stream, cudaStreamNonBlocking));
+  if (rc) {
+    *stream = NULL;
+    return rc;
+  }
+  if ((rc = RIO_CUDA(run, cudaHostRegister(host, bytes, cudaHostRegisterDefault))) != 0) {
+    cudaStreamDestroy(*stream);
+    *stream = NULL;
+  }
+  return rc;
+}
+
+int rio_result_end(struct rio_run *run, void *host, cudaStream_t stream, int rc)
+{
+  if (!stream) /* rio_result_begin failed or was not reached: nothing made */
+    return rc;
+  cudaStreamSynchronize(stream);
+  cudaStreamDestroy(stream);
+  const int rc2 = RIO_CUDA(run, cudaHostUnregister(host));
+  return rc ? rc : rc2;
+}

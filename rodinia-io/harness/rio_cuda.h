@@ -63,6 +63,15 @@ const char *rio_gpufs_path(struct rio_run *run, int i);
 /* gpufs: input i -> dev with the plain I/O kernel (opens, greads, closes). */
 int rio_gpufs_load(struct rio_run *run, int i, void *dev);
 
+/* Before a version's timed part: a non-blocking *stream and the host
+ * result buffer host (bytes) registered with CUDA, so that the copy back
+ * runs at the link's speed.  0, or -errno with nothing left made.
+ * rio_result_end (always, after rio_result_begin was called): waits for
+ * and destroys the stream and unregisters host, where begin made them;
+ * returns rc, or the unregister's error when rc is 0. */
+int rio_result_begin(struct rio_run *run, void *host, uint64_t bytes, cudaStream_t *stream);
+int rio_result_end(struct rio_run *run, void *host, cudaStream_t stream, int rc);
+
 /* The end of a version's timed part: copy `bytes` of the result at dev
  * into host (host memory the caller registered, so that the copy runs at
  * the link's speed) on stream, wait for it, and for a gpufs version read

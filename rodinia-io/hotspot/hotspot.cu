@@ -195,7 +195,7 @@ int hotspot_run(struct rio_run *run, enum rio_version v)
   float *temp = NULL, *power = NULL, *other = NULL, *halo = NULL, *src, *dst;
   struct rio_expert *jt = NULL, *jp = NULL;
   cudaStream_t stream = NULL;
-  int registered = 0, rc, *err = NULL;
+  int rc, *err = NULL;
   double t0;
 
   memset(&run->t, 0, sizeof(run->t));
@@ -206,10 +206,8 @@ int hotspot_run(struct rio_run *run, enum rio_version v)
       (rc = RIO_CUDA(run, cudaMalloc((void **)&power, bytes))) != 0 ||
       (rc = RIO_CUDA(run, cudaMalloc((void **)&other, bytes))) != 0 ||
       (gpufs && (rc = RIO_CUDA(run, cudaMalloc((void **)&halo, 2 * n * blocks * sizeof(float)))) != 0) ||
-      (rc = RIO_CUDA(run, cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking))) != 0 ||
-      (rc = RIO_CUDA(run, cudaHostRegister(s->out, bytes, cudaHostRegisterDefault))) != 0)
+      (rc = rio_result_begin(run, s->out, bytes, &stream)) != 0)
     goto out;
-  registered = 1;
   if ((rc = RIO_CUDA(run, cudaDeviceSynchronize())) != 0)
     goto out;
 
@@ -261,14 +259,7 @@ out:
     rio_expert_finish(jt);
     rio_expert_finish(jp);
   }
-  if (stream) {
-    cudaStreamSynchronize(stream);
-    cudaStreamDestroy(stream);
-  }
-  if (registered) {
-    const int rc2 = RIO_CUDA(run, cudaHostUnregister(s->out));
-    rc = rc ? rc : rc2;
-  }
+  rc = rio_result_end(run, s->out, stream, rc);
   cudaFree(temp);
   cudaFree(power);
   cudaFree(other);

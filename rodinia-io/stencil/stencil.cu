@@ -178,7 +178,7 @@ int stencil_run(struct rio_run *run, enum rio_version v)
   float *grid = NULL, *other = NULL, *halo = NULL, *src, *dst;
   struct rio_expert *job = NULL;
   cudaStream_t stream = NULL;
-  int registered = 0, rc, *err = NULL;
+  int rc, *err = NULL;
   double t0;
 
   memset(&run->t, 0, sizeof(run->t));
@@ -188,10 +188,8 @@ int stencil_run(struct rio_run *run, enum rio_version v)
   if ((rc = RIO_CUDA(run, cudaMalloc((void **)&grid, bytes))) != 0 ||
       (rc = RIO_CUDA(run, cudaMalloc((void **)&other, bytes))) != 0 ||
       (gpufs && (rc = RIO_CUDA(run, cudaMalloc((void **)&halo, 2 * plane * blocks * sizeof(float)))) != 0) ||
-      (rc = RIO_CUDA(run, cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking))) != 0 ||
-      (rc = RIO_CUDA(run, cudaHostRegister(s->out, bytes, cudaHostRegisterDefault))) != 0)
+      (rc = rio_result_begin(run, s->out, bytes, &stream)) != 0)
     goto out;
-  registered = 1;
   if ((rc = RIO_CUDA(run, cudaDeviceSynchronize())) != 0)
     goto out;
 
@@ -241,14 +239,7 @@ out:
   /* the loader threads still copy into grid until joined */
   if (job)
     rio_expert_finish(job);
-  if (stream) {
-    cudaStreamSynchronize(stream);
-    cudaStreamDestroy(stream);
-  }
-  if (registered) {
-    const int rc2 = RIO_CUDA(run, cudaHostUnregister(s->out));
-    rc = rc ? rc : rc2;
-  }
+  rc = rio_result_end(run, s->out, stream, rc);
   cudaFree(grid);
   cudaFree(other);
   cudaFree(halo);

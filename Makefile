@@ -4,6 +4,7 @@
 #   make run        the main job: stream a generated 1 GiB file through gread
 #   make test       host tests (ThreadSanitizer) + GPU tests (skip without a GPU)
 #   make bench      benchmarks with their baselines (needs a GPU)
+#   make rodinia    the rodinia-io suite;  make collage  the LSH image collage (GPU)
 #   make install    PREFIX=/usr/local [DESTDIR=]: the public headers, libgpufs.a,
 #                   the CMake package gpufs::gpufs and gpufs.pc;  make uninstall
 #   V=1             show full command lines;  CUDA_ARCH=sm_90  target GPU
@@ -67,12 +68,27 @@ RIO_TSAN    := $(patsubst %.c,$(BUILD)/tsan/%.o,$(RIO_C_SRC) benchlib/util.c ben
 RIO_HEADERS := $(wildcard rodinia-io/*/*.h rodinia-io/*/*.cuh benchlib/*.h)
 RIO_BIN     := $(BUILD)/rodinia-io/rodinia
 
+# samples/collage/: the LSH image collage.  Plain C files (pictures, seeds,
+# the dataset, the index, the cpu version) also build with ThreadSanitizer
+# for the host tests; PNG, JPEG and zlib are linked statically (the GPU
+# machines have other sonames).
+COLLAGE_C_SRC  := $(wildcard samples/collage/*.c)
+COLLAGE_OBJ    := $(patsubst %.c,$(BUILD)/obj/%.o,$(COLLAGE_C_SRC)) \
+                  $(patsubst %.cu,$(BUILD)/obj/%.o,$(filter-out %/main.cu,$(wildcard samples/collage/*.cu)))
+COLLAGE_TSAN   := $(patsubst %.c,$(BUILD)/tsan/%.o,$(COLLAGE_C_SRC))
+COLLAGE_MAIN   := $(BUILD)/obj/samples/collage/main.o
+COLLAGE_BIN    := $(BUILD)/samples/collage/collage
+IMAGE_LIBS     := $(foreach a,libpng16.a libjpeg.a libz.a,$(shell $(CC) -print-file-name=$(a))) -lm
+$(COLLAGE_OBJ) $(COLLAGE_TSAN) $(COLLAGE_MAIN): samples/collage/collage.h
+# The distances vectorize (AVX2 where the CPU has it: cpu.c picks at run time).
+$(BUILD)/obj/samples/collage/cpu.o $(BUILD)/tsan/samples/collage/cpu.o: CFLAGS += -O3
+
 HOST_TESTS := $(BUILD)/tests/host_tests
 GPU_TESTS  := $(BUILD)/tests/gpu_tests
 BENCH_BIN  := $(BUILD)/bench/gpufs_bench
 
-.PHONY: all lib run test test-host test-gpu test-install sanitize bench rodinia rodinia-quick install uninstall clean
-all: lib $(SAMPLES) $(HOST_TESTS) $(GPU_TESTS) $(BENCH_BIN) $(RIO_BIN)
+.PHONY: all lib run test test-host test-gpu test-install sanitize bench rodinia rodinia-quick collage collage-quick install uninstall clean
+all: lib $(SAMPLES) $(HOST_TESTS) $(GPU_TESTS) $(BENCH_BIN) $(RIO_BIN) $(COLLAGE_BIN)
 lib: $(LIB)
 
 $(BUILD)/obj/%.o: %.c $(HEADERS) $(RIO_HEADERS)
@@ -100,17 +116,17 @@ $(LIB): $(LIB_OBJ)
 	$(call say,AR,$@)rm -f $@
 	$(Q)ar rcs $@ $^
 
-$(HOST_TESTS): $(HOST_TEST_OBJ) $(TSAN_OBJ) $(RIO_TSAN)
+$(HOST_TESTS): $(HOST_TEST_OBJ) $(TSAN_OBJ) $(RIO_TSAN) $(COLLAGE_TSAN)
 	$(call say,LINK,$@)mkdir -p $(dir $@)
-	$(Q)$(CXX) $(TSAN) $^ -o $@ $(GTEST_LIB)
+	$(Q)$(CXX) $(TSAN) $^ -o $@ $(GTEST_LIB) $(IMAGE_LIBS)
 
 $(BENCHLIB): $(BENCHLIB_OBJ)
 	$(call say,AR,$@)rm -f $@
 	$(Q)ar rcs $@ $^
 
-$(GPU_TESTS): $(GPU_TEST_OBJ) $(RIO_OBJ) $(BENCHLIB) $(LIB)
+$(GPU_TESTS): $(GPU_TEST_OBJ) $(RIO_OBJ) $(COLLAGE_OBJ) $(BENCHLIB) $(LIB)
 	$(call say,LINK,$@)mkdir -p $(dir $@)
-	$(Q)$(NVCC) $(CUDA_LINK) $(GPU_TEST_OBJ) $(RIO_OBJ) $(BENCHLIB) $(LIB) -o $@ -lgtest -lgtest_main
+	$(Q)$(NVCC) $(CUDA_LINK) $(GPU_TEST_OBJ) $(RIO_OBJ) $(COLLAGE_OBJ) $(BENCHLIB) $(LIB) -o $@ -lgtest -lgtest_main $(IMAGE_LIBS)
 
 $(BUILD)/samples/%: samples/%.cu $(LIB) $(BENCHLIB) $(HEADERS)
 	$(call say,NVCC,$@)mkdir -p $(dir $@)
@@ -137,6 +153,26 @@ $(RIO_MAIN): EXTRA_NVFLAGS += -DBENCH_COMMIT='"$(GIT_COMMIT)"'
 $(RIO_BIN): $(RIO_MAIN) $(RIO_OBJ) $(BENCHLIB) $(LIB)
 	$(call say,LINK,$@)mkdir -p $(dir $@)
 	$(Q)$(NVCC) $(CUDA_LINK) $^ -o $@
+
+$(COLLAGE_MAIN): $(BUILD)/commit.stamp
+$(COLLAGE_MAIN): EXTRA_NVFLAGS += -DBENCH_COMMIT='"$(GIT_COMMIT)"'
+
+$(COLLAGE_BIN): $(COLLAGE_MAIN) $(COLLAGE_OBJ) $(BENCHLIB) $(LIB)
+	$(call say,LINK,$@)mkdir -p $(dir $@)
+	$(Q)$(NVCC) $(CUDA_LINK) $^ -o $@ $(IMAGE_LIBS)
+
+# The collage benchmark (needs a GPU): 1M tiles (a 4 GB dataset, built once
+# into /tmp/gpufs_collage with its index), every version on inputs 512x384
+# to 8192x6144, then the gpufs versions with a GPU cache 10x smaller than the
+# dataset; rows, the plot and one collage into docs/.  collage-quick: 20k tiles.
+COLLAGE_ARGS ?=
+collage: $(COLLAGE_BIN)
+	$(COLLAGE_BIN) --small-cache 10x --out docs/results/collage-latest.jsonl \
+	    --collage-out docs/collage/collage-2048x1536.png $(COLLAGE_ARGS)
+	-python3 samples/collage/plot.py docs/results/collage-latest.jsonl docs/collage/collage-speedup.svg
+
+collage-quick: $(COLLAGE_BIN)
+	$(COLLAGE_BIN) --quick $(COLLAGE_ARGS)
 
 # The suite at the paper's sizes (about 11 GB of inputs under /tmp), and at
 # small sizes (under a minute).  Rows go to docs/results/rodinia-latest.jsonl.

@@ -4,6 +4,8 @@
 #include "benchlib/util.h"
 
 #include <errno.h>
+#include <math.h>
+#include <stdatomic.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +13,25 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+/* "500M", "2G", "4096": bytes, or 0 when it does not parse. */
+uint64_t bench_parse_size(const char *s)
+{
+  char *end;
+  double v = strtod(s, &end);
+  if (end == s || !(v > 0) || !isfinite(v))
+    return 0;
+  double mul = 1;
+  if (*end == 'K' || *end == 'k')
+    mul = 1024.0, end++;
+  else if (*end == 'M' || *end == 'm')
+    mul = 1048576.0, end++;
+  else if (*end == 'G' || *end == 'g')
+    mul = 1073741824.0, end++;
+  if (*end || v * mul > 1e15)
+    return 0;
+  return (uint64_t)(v * mul);
+}
 
 double bench_now(void)
 {
@@ -129,4 +150,55 @@ const char *bench_fmt_size(uint64_t bytes, char *buf, int len)
   }
   snprintf(buf, (size_t)len, "%llu", (unsigned long long)bytes);
   return buf;
+}
+
+struct bench_pfor {
+  uint64_t n, chunk;
+  int (*fn)(void *arg, uint64_t lo, uint64_t hi);
+  void *arg;
+  atomic_uint_fast64_t next; /* the first item not yet taken */
+  atomic_int failed;         /* set by the first failed piece: stop taking */
+};
+
+static int bench_pfor_worker(void *p, int t)
+{
+  struct bench_pfor *f = (struct bench_pfor *)p;
+  (void)t;
+  /* Relaxed: the counter only hands out disjoint ranges; the items' data is
+   * published to the caller by the threads' join. */
+  while (!atomic_load_explicit(&f->failed, memory_order_relaxed)) {
+    uint64_t lo = atomic_fetch_add_explicit(&f->next, f->chunk, memory_order_relaxed);
+    if (lo >= f->n)
+      break;
+    uint64_t hi = f->n - lo < f->chunk ? f->n : lo + f->chunk;
+    int rc = f->fn(f->arg, lo, hi);
+    if (rc) {
+      atomic_store_explicit(&f->failed, 1, memory_order_relaxed);
+      return rc;
+    }
+  }
+  return 0;
+}
+
+int bench_parallel_for(uint64_t n, uint64_t chunk, int threads,
+                       int (*fn)(void *arg, uint64_t lo, uint64_t hi), void *arg)
+{
+  struct bench_pfor f;
+  if (n == 0)
+    return 0;
+  if (threads <= 0)
+    threads = bench_host_threads();
+  if ((uint64_t)threads > n)
+    threads = (int)n;
+  if (chunk == 0)
+    chunk = (n + (uint64_t)threads - 1) / (uint64_t)threads;
+  if (threads == 1)
+    return fn(arg, 0, n);
+  f.n = n;
+  f.chunk = chunk;
+  f.fn = fn;
+  f.arg = arg;
+  atomic_init(&f.next, 0);
+  atomic_init(&f.failed, 0);
+  return bench_parallel(threads, bench_pfor_worker, &f);
 }

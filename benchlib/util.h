@@ -15,6 +15,10 @@ extern "C" {
 #define BENCH_MIB (1024ull * 1024ull)
 #define BENCH_GIB (1024ull * 1024ull * 1024ull)
 
+/* "500M", "2G", "64K", "4096" (binary units): bytes; 0 when it does not
+ * parse or is past 1e15. */
+uint64_t bench_parse_size(const char *s);
+
 /* Seconds on CLOCK_MONOTONIC. */
 double bench_now(void);
 
@@ -25,6 +29,14 @@ int bench_host_threads(void);
  * Returns 0, the first nonzero value a thread returned (lowest t), or -errno
  * when a thread could not be started (the started ones are joined). */
 int bench_parallel(int n, int (*fn)(void *arg, int t), void *arg);
+
+/* Runs fn(arg, lo, hi) over [0, n) in pieces of `chunk` items (0: n split
+ * evenly), taken in order by `threads` threads (0: bench_host_threads())
+ * as each finishes its last one, so uneven work balances.  Returns 0 or the
+ * first nonzero value a call returned; after an error the threads take no
+ * more pieces. */
+int bench_parallel_for(uint64_t n, uint64_t chunk, int threads,
+                       int (*fn)(void *arg, uint64_t lo, uint64_t hi), void *arg);
 
 /* pread (is_write 0) or pwrite (is_write 1) all len bytes at off, retrying short
  * transfers and EINTR.  0, -EIO when the file ends first, or -errno. */

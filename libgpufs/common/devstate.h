@@ -61,6 +61,8 @@ struct gpufs_ftab {
   struct gpufs_gfile *files;
   char *paths;    /* nfiles * GPUFS_PATH_MAX: entry i's path at i * GPUFS_PATH_MAX */
   uint32_t *lock; /* entry creation and state changes (files.cu) */
+  uint32_t *writers; /* entries opened for writing and not yet FREE: changed
+                        under the lock; gmunmap/gmsync skip the table while 0 */
   uint32_t nfiles;
 };
 

@@ -81,10 +81,20 @@ static __device__ bool entry_is(const struct gpufs_ftab *t, uint32_t i, uint32_t
 }
 
 /* Drop a reference of a failed entry (ERROR); the last frees it. */
+/* An entry becomes FREE: by the table lock's holder.  An entry opened for
+ * writing leaves the count of writable entries (ftab.writers). */
+static __device__ void ftab_free_locked(const struct gpufs_ftab *t, struct gpufs_gfile *e)
+{
+  /* relaxed: the count changes only under the lock (its release publishes
+   * it); gpufs_fd_hold_writer's lock-free read needs no ordering */
+  if ((gpufs_ld_relaxed_u32_dev(&e->flags) & 3) != 0) gpufs_add_relaxed_u32_dev(t->writers, 0xffffffffu);
+  gpufs_st_relaxed_u32_dev(&e->state, GPUFS_GF_FREE);
+}
+
 static __device__ void ftab_unref(const struct gpufs_ftab *t, struct gpufs_gfile *e)
 {
   ftab_lock(t);
-  if (gpufs_refs_drop_locked(&e->refs) == 1) gpufs_st_relaxed_u32_dev(&e->state, GPUFS_GF_FREE);
+  if (gpufs_refs_drop_locked(&e->refs) == 1) ftab_free_locked(t, e);
   ftab_unlock(t);
 }
 
@@ -188,6 +198,8 @@ static __device__ int gopen_one(const char *path, int flags, int mode)
   e->err = 0;
   for (uint32_t k = 0; k < GPUFS_DLISTS; k++) gpufs_st_relaxed_u32_dev(&e->dheads[k], GPUFS_NIL);
   gpufs_st_relaxed_u32_dev(&e->state, GPUFS_GF_OPENING);
+  /* relaxed: under the lock, as in ftab_free_locked */
+  if ((flags & 3) != 0) gpufs_add_relaxed_u32_dev(t->writers, 1u);
   gpufs_refs_renew(&e->refs); /* a new incarnation, one reference: ours */
   ftab_unlock(t);
 
@@ -259,6 +271,19 @@ __device__ int gpufs_fd_hold_writer(uint32_t cid)
 {
   const struct gpufs_ftab *t = &gpufs_dev.ftab;
   int fd = -1;
+  /* Read-only files are the common case of gmunmap: with no entry open for
+   * writing, or none of this file, leave without the lock (a writer opened
+   * while we look is unordered with this call: as if it came after).
+   * relaxed: the count only says whether to look. */
+  if (gpufs_ld_relaxed_u32_dev(t->writers) == 0) return -1;
+  bool maybe = false;
+  for (uint32_t i = 0; i < t->nfiles && !maybe; i++) {
+    struct gpufs_gfile *e = &t->files[i];
+    /* acquire: as below (cid is published with OPEN) */
+    maybe = gpufs_ld_acquire_u32_dev(&e->state) == GPUFS_GF_OPEN && e->cid == cid &&
+            (gpufs_ld_relaxed_u32_dev(&e->flags) & 3) != 0;
+  }
+  if (!maybe) return -1;
   ftab_lock(t);
   for (uint32_t i = 0; i < t->nfiles && fd < 0; i++) {
     struct gpufs_gfile *e = &t->files[i];
@@ -328,7 +353,7 @@ static __device__ int gclose_finish(int fd, int64_t err)
   uint64_t out[4];
   int64_t r = gpufs_host_call(&c, out);
   ftab_lock(t);
-  gpufs_st_relaxed_u32_dev(&e->state, GPUFS_GF_FREE);
+  ftab_free_locked(t, e);
   ftab_unlock(t);
   return (int)r;
 }

@@ -61,7 +61,8 @@ __device__ int64_t gpufs_wb_finish(uint32_t *head, uint32_t fd, struct gpufs_wb 
 __device__ int gpufs_fd_hold(int fd);
 __device__ void gpufs_fd_unhold(int fd);
 
-/* Hold some open writable descriptor of file cid: returns it, or -1. */
+/* Hold some open writable descriptor of file cid: returns it, or -1 (at
+ * once, without the table lock, when no entry of cid is open for writing). */
 __device__ int gpufs_fd_hold_writer(uint32_t cid);
 
 /* Wait until no one but the caller's own `mine` holds (0 or 1) hold fd.

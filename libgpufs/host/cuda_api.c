@@ -106,6 +106,7 @@ static void instance_free(struct gpufs_instance *in)
   cudaFree(d->ftab.files);
   cudaFree(d->ftab.paths);
   cudaFree(d->ftab.lock);
+  cudaFree(d->ftab.writers);
   cudaFree(d->ftab.stats);
   cudaFree(d->ra.slots);
   cudaFree(d->q.tail);
@@ -211,6 +212,8 @@ static int ftab_init(struct gpufs_instance *in)
   CU(cudaMalloc((void **)&t->paths, (size_t)t->nfiles * GPUFS_PATH_MAX));
   CU(cudaMalloc((void **)&t->lock, sizeof(uint32_t)));
   CU(cudaMemset(t->lock, 0, sizeof(uint32_t)));
+  CU(cudaMalloc((void **)&t->writers, sizeof(uint32_t)));
+  CU(cudaMemset(t->writers, 0, sizeof(uint32_t)));
   CU(cudaMalloc((void **)&t->stats, sizeof(*t->stats)));
   CU(cudaMemset(t->stats, 0, sizeof(*t->stats)));
   CU(cudaMalloc((void **)&in->sync_results, (size_t)t->nfiles * sizeof(int)));

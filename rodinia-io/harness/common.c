@@ -85,31 +85,9 @@ double rio_rand01(uint64_t seed, uint64_t stream, uint64_t index)
   return (double)(rio_rand(seed, stream, index) >> 11) * (1.0 / 9007199254740992.0);
 }
 
-struct rio_pfor {
-  uint64_t n;
-  int nthreads;
-  int (*fn)(void *arg, uint64_t lo, uint64_t hi);
-  void *arg;
-};
-
-static int rio_pfor_slice(void *p, int t)
-{
-  const struct rio_pfor *f = (const struct rio_pfor *)p;
-  const uint64_t lo = f->n * (uint64_t)t / (uint64_t)f->nthreads;
-  const uint64_t hi = f->n * (uint64_t)(t + 1) / (uint64_t)f->nthreads;
-  return lo < hi ? f->fn(f->arg, lo, hi) : 0;
-}
-
 int rio_parallel_for(uint64_t n, int (*fn)(void *arg, uint64_t lo, uint64_t hi), void *arg)
 {
-  struct rio_pfor f = {n, bench_host_threads(), fn, arg};
-  if (n == 0)
-    return 0;
-  if ((uint64_t)f.nthreads > n)
-    f.nthreads = (int)n;
-  if (f.nthreads == 1)
-    return fn(arg, 0, n);
-  return bench_parallel(f.nthreads, rio_pfor_slice, &f);
+  return bench_parallel_for(n, 0, 0, fn, arg);
 }
 
 struct rio_uniform {

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "benchlib/util.h"
+
 const char rio_usage[] =
     "usage: rodinia [options] [BENCH ...]\n"
     "  BENCH ...          benchmarks to run (default: all; --list names them)\n"
@@ -31,25 +33,6 @@ static int rio_bad(char *err, size_t len, const char *fmt, const char *arg)
 {
   snprintf(err, len, fmt, arg);
   return -EINVAL;
-}
-
-/* "500M", "2G", "4096": bytes, or 0 when it does not parse. */
-static uint64_t rio_parse_size(const char *s)
-{
-  char *end;
-  double v = strtod(s, &end);
-  if (end == s || !(v > 0) || !isfinite(v))
-    return 0;
-  double mul = 1;
-  if (*end == 'K' || *end == 'k')
-    mul = 1024.0, end++;
-  else if (*end == 'M' || *end == 'm')
-    mul = 1048576.0, end++;
-  else if (*end == 'G' || *end == 'g')
-    mul = 1073741824.0, end++;
-  if (*end || v * mul > 1e15)
-    return 0;
-  return (uint64_t)(v * mul);
 }
 
 static int rio_parse_int(const char *s, int lo, int hi, int *out)
@@ -142,7 +125,7 @@ int rio_parse_options(int argc, char **argv, const char *const *known, int nknow
       reps_given = 1;
     } else if (!strcmp(a, "--cache") || !strcmp(a, "--small-cache")) {
       uint64_t *dst = !strcmp(a, "--cache") ? &o->cache : &o->small_cache;
-      if ((*dst = rio_parse_size(val)) < (1u << 20)) {
+      if ((*dst = bench_parse_size(val)) < (1u << 20)) {
         snprintf(err, len, "%s %s: a size of 1M or more (e.g. 500M, 2G)", a, val);
         return -EINVAL;
       }

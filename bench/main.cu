@@ -28,6 +28,7 @@
 #include "benchlib/cuda_check.h"
 #include "benchlib/datafile.h"
 #include "bench/driver.h"
+#include "bench/peer.h"
 #include "benchlib/report.h"
 #include "benchlib/util.h"
 
@@ -42,7 +43,7 @@ static void bench_usage(FILE *f)
           "  --size GiB      data file size (default 4; --quick: 1)\n"
           "  --quick         small file, fewer configurations, shorter caps\n"
           "  --only LIST     comma-separated: baselines, seq (with hit), seq_warp, xfer,\n"
-          "                  rand, big, ra, write (baselines are always measured)\n"
+          "                  rand, big, ra, write, peer (baselines are always measured)\n"
           "  --dir DIR       where the data file lives (default /tmp/gpufs_bench)\n"
           "  --threads N     host threads of the expert and expert_write baselines (default 8)\n"
           "  --cap SECONDS   longest a workload's kernel keeps issuing calls (default 60)\n"
@@ -98,7 +99,7 @@ static int bench_parse(int argc, char **argv, struct bench_options *o)
       o->device = atoi(v);
   }
   if (o->only) {
-    static const char *known = ",baselines,seq,hit,seq_warp,xfer,rand,big,ra,write,";
+    static const char *known = ",baselines,seq,hit,seq_warp,xfer,rand,big,ra,write,peer,";
     const char *p = o->only;
     while (*p) {
       size_t n = strcspn(p, ",");
@@ -283,6 +284,8 @@ int main(int argc, char **argv)
   bench_baselines();
   if (!g_bench.opt.only || strcmp(g_bench.opt.only, "baselines") != 0)
     bench_plan_run();
+  if (bench_selected("peer"))
+    bench_peer();
 
   bench_progress("done: %d rows, %d failed", bench_report_count(), bench_report_failures());
   bench_report_close();

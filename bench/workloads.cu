@@ -77,9 +77,11 @@ __device__ void bench_record_error(struct bench_counters *c, long long what)
 }
 
 /* Whole block. */
-__device__ int bench_open(const char *path, struct bench_counters *c)
+/* Whole block: open path on instance (-1: the GPU's default instance). */
+__device__ int bench_open(const char *path, int instance, struct bench_counters *c)
 {
-  int fd = gopen(path, GPUFS_O_RDONLY);
+  int fd = instance < 0 ? gopen(path, GPUFS_O_RDONLY)
+                        : gopen(gpufs_ref{(uint32_t)instance}, path, GPUFS_O_RDONLY);
   if (fd < 0 && threadIdx.x == 0)
     bench_record_error(c, fd);
   return fd;
@@ -170,7 +172,7 @@ __device__ void bench_group_end(bool leader, int fd, uint64_t t0, struct bench_c
 
 /* Group g reads [g * stride, (g + 1) * stride) of the file in io-sized calls. */
 template <bool WARP>
-__global__ void __launch_bounds__(BENCH_BLOCK_THREADS, BENCH_SEQ_BLOCKS_PER_SM) bench_seq_kernel(const char *path, uint64_t size, uint64_t stride, uint64_t io,
+__global__ void __launch_bounds__(BENCH_BLOCK_THREADS, BENCH_SEQ_BLOCKS_PER_SM) bench_seq_kernel(const char *path, int instance, uint64_t size, uint64_t stride, uint64_t io,
                                  char *bufs, uint64_t seed, uint64_t cap_ns,
                                  struct bench_counters *c)
 {
@@ -181,7 +183,7 @@ __global__ void __launch_bounds__(BENCH_BLOCK_THREADS, BENCH_SEQ_BLOCKS_PER_SM) 
   const uint64_t t0 = bench_globaltimer();
   const bool leader = (WARP ? threadIdx.x % 32 : threadIdx.x) == 0;
   char *buf = bufs + g * io;
-  const int fd = bench_open(path, c);
+  const int fd = bench_open(path, instance, c);
   bench_time(leader, &c->open_ns, t0, bench_globaltimer());
 
   if (fd < 0)
@@ -197,7 +199,7 @@ __global__ void __launch_bounds__(BENCH_BLOCK_THREADS, BENCH_SEQ_BLOCKS_PER_SM) 
 
 /* Warp w makes calls i = w, w + nwarps, ... < reads, at piece (i * mult +
  * add) mod npages: distinct pieces, scattered over the file. */
-__global__ void __launch_bounds__(BENCH_BLOCK_THREADS, BENCH_RAND_BLOCKS_PER_SM) bench_rand_kernel(const char *path, uint64_t npages, uint64_t io, uint64_t reads,
+__global__ void __launch_bounds__(BENCH_BLOCK_THREADS, BENCH_RAND_BLOCKS_PER_SM) bench_rand_kernel(const char *path, int instance, uint64_t npages, uint64_t io, uint64_t reads,
                                   uint64_t add, char *bufs, uint64_t seed, uint64_t cap_ns,
                                   struct bench_counters *c)
 {
@@ -206,7 +208,7 @@ __global__ void __launch_bounds__(BENCH_BLOCK_THREADS, BENCH_RAND_BLOCKS_PER_SM)
   const uint64_t t0 = bench_globaltimer();
   const bool leader = threadIdx.x % 32 == 0;
   char *buf = bufs + w * io;
-  const int fd = bench_open(path, c);
+  const int fd = bench_open(path, instance, c);
   bench_time(leader, &c->open_ns, t0, bench_globaltimer());
 
   if (fd < 0)
@@ -342,15 +344,15 @@ int bench_gpufs_read(const struct bench_read_params *p, struct bench_read_result
     goto out;
   switch (p->access) {
   case BENCH_SEQ_BLOCK:
-    bench_seq_kernel<false><<<p->blocks, p->threads>>>(dpath, p->file_size, stride, p->io_size,
+    bench_seq_kernel<false><<<p->blocks, p->threads>>>(dpath, p->instance, p->file_size, stride, p->io_size,
                                                        bufs, p->seed, cap_ns, d);
     break;
   case BENCH_SEQ_WARP:
-    bench_seq_kernel<true><<<p->blocks, p->threads>>>(dpath, p->file_size, stride, p->io_size,
+    bench_seq_kernel<true><<<p->blocks, p->threads>>>(dpath, p->instance, p->file_size, stride, p->io_size,
                                                       bufs, p->seed, cap_ns, d);
     break;
   case BENCH_RAND_WARP:
-    bench_rand_kernel<<<p->blocks, p->threads>>>(dpath, npages, p->io_size, reads,
+    bench_rand_kernel<<<p->blocks, p->threads>>>(dpath, p->instance, npages, p->io_size, reads,
                                                  p->seed % npages, bufs, p->seed, cap_ns, d);
     break;
   case BENCH_SEQ_WRITE: /* refused by bench_params_ok */

@@ -50,6 +50,8 @@ struct bench_read_params {
   uint64_t rand_reads;   /* rand: calls in all, at most file_size / io_size: each piece
                             is read at most once, so a cold cache stays cold */
   double cap_seconds;    /* a group issues no new call after this long (<= 0: no cap) */
+  int instance;          /* the libgpufs instance to open on (gpufs_ref); -1 (or 0 with
+                            one instance): the GPU's default */
 };
 
 struct bench_read_result {

@@ -1,10 +1,13 @@
 /*
  * gpufs.cuh - libgpufs: POSIX-like file calls for CUDA kernels.
  *
- * Host code starts an instance (gpufs_start: picks the device, allocates the
- * page cache, starts the host daemon); kernels then open, read, write and
- * sync ordinary host files with gopen/gread/gwrite/gfsync/gclose/...; host
- * code may write back everything (gpufs_sync) and stops it (gpufs_stop).
+ * Host code starts libgpufs (gpufs_start: one instance per listed GPU, each
+ * with its own page cache, all served by one host daemon and one host file
+ * table); kernels then open, read, write and sync ordinary host files with
+ * gopen/gread/gwrite/gfsync/gclose/...; host code may write back everything
+ * (gpufs_sync) and stops it (gpufs_stop).  A kernel's calls go to the
+ * instance of the GPU it runs on (its first, where a GPU has several),
+ * or to the instance a gpufs_ref names (gpufs_get_ref).
  * Build your program with nvcc -rdc=true and link libgpufs.a:
  *
  *   nvcc -arch=sm_90 -rdc=true -I$PREFIX/include app.cu -L$PREFIX/lib -lgpufs
@@ -78,30 +81,83 @@ struct gpufs_stats {
   uint64_t cleanings;   /* allocations that found only dirty frames and
                            wrote a file's dirty pages back to free some */
   uint64_t dirty;       /* frames holding unwritten bytes, at the time of the call */
+  /* several instances */
+  uint64_t peer_hits;   /* pages a miss copied from another instance's cache
+                           instead of reading them from the host */
 };
 
-/* Start libgpufs on cfg->device.  cfg NULL: defaults, then GPUFS_* environment
- * overrides.  Returns 0, -EINVAL for a bad configuration (gpufs_error_detail
- * names the field), -EBUSY if already started, -ENODEV without a CUDA
- * device, -ENOMEM when the cache or staging cannot be allocated. */
+/* Start libgpufs: one instance on cfg->device, or, with cfg->ndevices > 0,
+ * instance i on cfg->devices[i] for each i (a device may be listed twice:
+ * two instances on one GPU, each with its own cache and queue).  Every
+ * instance gets cfg's sizes; one daemon with cfg->daemon_threads workers
+ * serves them all.  cfg NULL: defaults, then GPUFS_* environment overrides
+ * (GPUFS_DEVICES=0,1).  Returns 0, -EINVAL for a bad configuration or a
+ * device that does not exist (gpufs_error_detail names the field), -EBUSY
+ * if already started, -ENODEV without a CUDA device, -ENOMEM when a cache or
+ * staging cannot be allocated (then nothing stays started). */
 int gpufs_start(const struct gpufs_config *cfg);
 
-/* Stop: first writes back the dirty pages of files still open (as
- * gpufs_sync, given up to 10 s while kernels run); then GPU calls still
- * waiting on the host return -ESHUTDOWN; waits for running kernels, joins
- * the daemon, frees everything.  Returns 0; -EIO when dirty bytes could
+/* Stop every instance: first writes back the dirty pages of files still
+ * open (as gpufs_sync, given up to 10 s while kernels run); then GPU calls
+ * still waiting on the host return -ESHUTDOWN; waits for running kernels on
+ * the instances' GPUs, joins the daemon, frees everything.  Returns 0; -EIO when dirty bytes could
  * not be written back (gpufs_error_detail says how many pages: nothing is
  * dropped silently).  Safe to call twice and without a start (returns 0). */
 int gpufs_stop(void);
 
-/* Write back every dirty page of every file open on the GPU and fsync
+/* Write back every dirty page of every file open on any instance and fsync
  * those files, from host code (kernels may be running: it uses a kernel of
- * its own on a side stream).  0, or the first write-back error (-EIO,
- * -ENOSPC, ...; the pages stay dirty), -EINVAL when not started. */
+ * its own on a side stream of each instance).  0, or the first write-back
+ * error (-EIO, -ENOSPC, ...; the pages stay dirty), -EINVAL when not
+ * started. */
 int gpufs_sync(void);
 
-/* Counters since gpufs_start.  0, or -EINVAL when not started. */
+/* Counters since gpufs_start, of every instance together.  0, or -EINVAL
+ * when not started. */
 int gpufs_get_stats(struct gpufs_stats *st);
+
+/* The counters of instance `instance` alone (its cache, and the daemon's
+ * work on its requests).  0, or -EINVAL when not started or for an
+ * instance that does not exist. */
+int gpufs_get_instance_stats(int instance, struct gpufs_stats *st);
+
+/* Read size bytes at offset of the host file `path` into buf, through the
+ * instances' page caches: a page an instance holds (at the file's current
+ * version, dirty pages included, which are newer than the file) is copied
+ * from that GPU's cache, the rest is read from the file.  buf may be any
+ * host memory; pinned memory (cudaHostAlloc, cudaHostRegister) is written
+ * by the GPU directly, pageable memory through a pinned bounce buffer.
+ * Returns the bytes read: size, fewer at the end of the file (its size is
+ * the larger of the host file's and what open GPU descriptors of it say),
+ * 0 at or past it; or -ENOENT, -EACCES, -EISDIR, ... as open(2) and
+ * pread(2), -EINVAL (offset < 0, or libgpufs not started), -EFAULT (path
+ * or buf NULL), -ENOMEM, -EIO.
+ * Consistency: a page is read as the GPU holds it when the call looks
+ * (bytes a running kernel writes meanwhile may or may not be seen, as a
+ * pread beside a writer); a kernel's writes are seen once the kernel
+ * returned (or once it called gfsync), whether written back or not.
+ * Differences to POSIX: by path, not descriptor (the file is opened and
+ * closed for the call); host API calls wait while it runs. */
+ssize_t gpufs_pread(const char *path, void *buf, size_t size, int64_t offset);
+
+/* How many instances run (0 when not started). */
+int gpufs_instance_count(void);
+
+/* The CUDA device of instance `instance`, or -EINVAL. */
+int gpufs_instance_device(int instance);
+
+/* A kernel's handle on one instance: pass it by value to a kernel, which
+ * gives it to gopen/gunlink (gopen(ref, path, flags)); every call on the
+ * descriptor then goes to that instance.  Trivially copyable. */
+struct gpufs_ref {
+  uint32_t instance;
+};
+
+/* *ref for instance `instance`: 0, or -EINVAL when not started or for an
+ * instance that does not exist.  A ref is valid until gpufs_stop, in
+ * kernels on that instance's device (elsewhere gopen(ref) fails with
+ * -ENODEV). */
+int gpufs_get_ref(int instance, struct gpufs_ref *ref);
 
 /* The version of the library linked, "MAJOR.MINOR.PATCH" (the
  * GPUFS_VERSION_* macros of the header compiled against may differ); each
@@ -162,6 +218,19 @@ struct gstat {
  */
 __device__ int gopen(const char *path, int flags, int mode = 0666);
 __device__ int gopen_warp(const char *path, int flags, int mode = 0666);
+
+/*
+ * gopen with a ref: the same, on the instance ref names (gpufs_get_ref)
+ *   rather than on the default instance of the GPU the kernel runs on.
+ *   Descriptors carry their instance: every other call on the descriptor
+ *   goes to it.  The same file open on two instances is two descriptors
+ *   with two caches, consistent close-to-open between them: a gclose (or
+ *   gfsync) on one, then a gopen on the other, reads the bytes written.
+ *   Extra error: -ENODEV when the ref's instance does not run on this GPU
+ *   (the plain gopen fails so too on a GPU with no instance).
+ */
+__device__ int gopen(struct gpufs_ref ref, const char *path, int flags, int mode = 0666);
+__device__ int gopen_warp(struct gpufs_ref ref, const char *path, int flags, int mode = 0666);
 
 /*
  * gclose: drop one reference to fd.  With the last reference the file's
@@ -254,6 +323,10 @@ __device__ int gftruncate_warp(int fd, int64_t length);
  */
 __device__ int gunlink(const char *path);
 __device__ int gunlink_warp(const char *path);
+/* gunlink through the daemon queue of the instance ref names (-ENODEV when
+ * it does not run on this GPU); the effect is the same. */
+__device__ int gunlink(struct gpufs_ref ref, const char *path);
+__device__ int gunlink_warp(struct gpufs_ref ref, const char *path);
 
 /* gmmap protections, flags and gmsync flags: the Linux values. */
 #define GPUFS_PROT_READ 0x1

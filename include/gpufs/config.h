@@ -1,5 +1,6 @@
 /*
- * config.h - the run-time configuration of one libgpufs instance.
+ * config.h - the run-time configuration of libgpufs: its instances (one per
+ * listed GPU) and what each instance gets.
  *
  * Plain C, shared by the host API (which fills and validates it) and by the
  * daemon and tests.  Every field has a default (gpufs_config_default) and a
@@ -22,6 +23,9 @@ enum gpufs_xfer {
   GPUFS_XFER_DMA = 1   /* the worker cudaMemcpyAsyncs a batch to device staging */
 };
 
+/* Instances one process may run at once (entries of devices[]). */
+#define GPUFS_MAX_INSTANCES 8u
+
 struct gpufs_config {
   int device;               /* CUDA device ordinal                 GPUFS_DEVICE */
   uint32_t page_size;       /* bytes, power of two, 4 KiB..2 MiB   GPUFS_PAGE_SIZE */
@@ -40,6 +44,10 @@ struct gpufs_config {
                                window of a group reading a file
                                sequentially (0: off; at most 32
                                pages are used) */
+  uint32_t ndevices;        /* instances to start, one per entry   GPUFS_DEVICES
+                               of devices[]; 0: one, on `device`   (e.g. "0,1";
+                               "0,0": two instances on one GPU) */
+  int devices[GPUFS_MAX_INSTANCES]; /* CUDA device ordinals */
 };
 
 /* Limits the checks enforce. */

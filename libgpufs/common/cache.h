@@ -102,6 +102,7 @@ struct gpufs_ring {
   uint64_t phase_cycles[4];
   uint64_t rounds;
   uint64_t ra_pages;  /* pages loaded by readahead for groups of this ring */
+  uint64_t peer_hits; /* pages loaded from another instance's cache */
 };
 
 struct gpufs_cache {

@@ -1,10 +1,12 @@
 /*
  * devstate.h - everything a kernel's file calls reach, in one plain struct.
  *
- * gpufs_start builds it on the host and copies it into the device global
- * `gpufs_dev` (libgpufs/device/state.cu); device calls read it from there.
- * It holds only pointers and sizes: the memory it points to is owned by the
- * host instance (libgpufs/host/cuda_api.c).
+ * One per instance: gpufs_start builds it on the host and copies it into
+ * slot `instance` of the device global array `gpufs_devs` of the instance's
+ * GPU (libgpufs/device/state.cu); device calls reach it through their
+ * descriptor (libgpufs/device/internal.cuh).  It holds only pointers and
+ * sizes: the memory it points to is owned by the host instance
+ * (libgpufs/host/instance.h).
  */
 #ifndef GPUFS_COMMON_DEVSTATE_H
 #define GPUFS_COMMON_DEVSTATE_H
@@ -81,6 +83,10 @@ struct gpufs_dev {
   struct gpufs_ftab ftab;
   struct gpufs_ra_ref ra;
   uint32_t alloc_timeout_us; /* how long a group waits for a frame before -ENOMEM */
+  uint32_t instance;         /* its index in gpufs_devs[] (and the daemon's queue) */
+  uint32_t peers;            /* bit i: instance i's cache is readable from here
+                                (same GPU, or a peer GPU with peer access and
+                                native peer atomics): misses look there first */
   uint32_t pad;
 };
 

@@ -1,9 +1,10 @@
 /*
  * files.cu - gopen, gclose, gfstat: the GPU file table.
  *
- * One table entry per distinct (path, flags) that is open; every group that
- * opens the same path with the same flags gets the same descriptor (the entry
- * index) and one reference.  The table has one lock: it is held only for
+ * One table per instance, one entry per distinct (path, flags) that is
+ * open; every group that opens the same path with the same flags on the
+ * instance gets the same descriptor (the instance and the entry index,
+ * internal.cuh) and one reference.  The table has one lock: it is held only for
  * entry creation and state changes, never while the host works.  The first
  * opener marks its entry OPENING, drops the lock and asks the host; later
  * openers of the same path join it (below) and wait for it to leave
@@ -132,10 +133,11 @@ static __device__ int ftab_try_join(const struct gpufs_ftab *t, const char *path
 
 #define GPUFS_O_KNOWN (3 | GPUFS_O_CREAT | GPUFS_O_EXCL | GPUFS_O_TRUNC)
 
-/* The whole open, made by one thread. */
-static __device__ int gopen_one(const char *path, int flags, int mode)
+/* The whole open on instance d, made by one thread: the entry (>= 0) or
+ * -errno. */
+static __device__ int gopen_one(const struct gpufs_dev *d, const char *path, int flags, int mode)
 {
-  const struct gpufs_ftab *t = &gpufs_dev.ftab;
+  const struct gpufs_ftab *t = &d->ftab;
   if (path == NULL) return -GPUFS_EFAULT;
   if ((flags & 3) == 3 || (flags & ~GPUFS_O_KNOWN) != 0) return -GPUFS_EINVAL;
   const bool excl = (flags & (GPUFS_O_CREAT | GPUFS_O_EXCL)) == (GPUFS_O_CREAT | GPUFS_O_EXCL);
@@ -207,11 +209,11 @@ static __device__ int gopen_one(const char *path, int flags, int mode)
                          len + 1};
   uint64_t out[4];
   const uint64_t th = gpufs_now_ns();
-  int64_t r = gpufs_host_call(&c, out);
+  int64_t r = gpufs_host_call(d, &c, out);
   ftab_time(&t->stats->host_ns, th);
-  if (r >= 0 && out[0] / gpufs_dev.cache.page_size >= (1ull << GPUFS_PAGE_BITS)) {
+  if (r >= 0 && out[0] / d->cache.page_size >= (1ull << GPUFS_PAGE_BITS)) {
     struct gpufs_call cl = {GPUFS_OP_CLOSE, (int32_t)r, 0, 0, 0, NULL, 0};
-    gpufs_host_call(&cl, out);
+    gpufs_host_call(d, &cl, out);
     r = -GPUFS_EFBIG; /* more pages than a cache key can name */
   }
   if (r >= 0) {
@@ -233,9 +235,10 @@ static __device__ int gopen_one(const char *path, int flags, int mode)
 
 __device__ int gpufs_fd_get(int fd, struct gpufs_fdinfo *fi)
 {
-  const struct gpufs_ftab *t = &gpufs_dev.ftab;
-  if (fd < 0 || (uint32_t)fd >= t->nfiles) return -GPUFS_EBADF;
-  struct gpufs_gfile *e = &t->files[fd];
+  uint32_t entry = 0;
+  const struct gpufs_dev *d = gpufs_fd_instance(fd, &entry);
+  if (d == NULL) return -GPUFS_EBADF;
+  struct gpufs_gfile *e = &d->ftab.files[entry];
   /* acquire: pairs with the opener's release of OPEN */
   if (gpufs_ld_acquire_u32_dev(&e->state) != GPUFS_GF_OPEN) return -GPUFS_EBADF;
   fi->hfid = e->hfid;
@@ -246,14 +249,15 @@ __device__ int gpufs_fd_get(int fd, struct gpufs_fdinfo *fi)
   fi->flags = e->flags;
   /* relaxed: a hint that gfadvise may change at any time */
   fi->advice = gpufs_ld_relaxed_u32_dev(&e->advice);
-  fi->fd = (uint32_t)fd;
+  fi->d = d;
+  fi->fd = entry;
   fi->size = gpufs_ld_relaxed_u64_dev(&e->size);
   return 0;
 }
 
-__device__ int gpufs_fd_hold(int fd)
+__device__ int gpufs_fd_hold(const struct gpufs_dev *d, int fd)
 {
-  const struct gpufs_ftab *t = &gpufs_dev.ftab;
+  const struct gpufs_ftab *t = &d->ftab;
   if (fd < 0 || (uint32_t)fd >= t->nfiles) return -GPUFS_EBADF;
   struct gpufs_gfile *e = &t->files[fd];
   ftab_lock(t);
@@ -267,9 +271,9 @@ __device__ int gpufs_fd_hold(int fd)
   return ok ? 0 : -GPUFS_EBADF;
 }
 
-__device__ int gpufs_fd_hold_writer(uint32_t cid)
+__device__ int gpufs_fd_hold_writer(const struct gpufs_dev *d, uint32_t cid)
 {
-  const struct gpufs_ftab *t = &gpufs_dev.ftab;
+  const struct gpufs_ftab *t = &d->ftab;
   int fd = -1;
   /* Read-only files are the common case of gmunmap: with no entry open for
    * writing, or none of this file, leave without the lock (a writer opened
@@ -299,29 +303,28 @@ __device__ int gpufs_fd_hold_writer(uint32_t cid)
   return fd;
 }
 
-__device__ void gpufs_fd_unhold(int fd)
+__device__ void gpufs_fd_unhold(const struct gpufs_dev *d, int fd)
 {
   /* release: this holder's write-back (its slot and frame accesses) is
    * done; pairs with the acquire in gpufs_fd_wait_unheld */
-  gpufs_sub_release_u32_dev(&gpufs_dev.ftab.files[fd].flushing, 1u);
+  gpufs_sub_release_u32_dev(&d->ftab.files[fd].flushing, 1u);
 }
 
-__device__ void gpufs_fd_wait_unheld(int fd, uint32_t mine)
+__device__ void gpufs_fd_wait_unheld(const struct gpufs_dev *d, int fd, uint32_t mine)
 {
-  uint32_t *w = &gpufs_dev.ftab.files[fd].flushing;
+  uint32_t *w = &d->ftab.files[fd].flushing;
   uint32_t ns = 64;
   while (gpufs_ld_relaxed_u32_dev(w) > mine) gpufs_backoff_dev(&ns);
   /* acquire: pairs with gpufs_fd_unhold */
   (void)gpufs_ld_acquire_u32_dev(w);
 }
 
-/* gclose's first step, by one thread: drop a reference.  0 (not the last),
- * 1 (the last: the entry is CLOSING and the caller must finish), or
- * -EBADF. */
-static __device__ int gclose_drop(int fd)
+/* gclose's first step, by one thread: drop a reference of entry fd of a
+ * valid instance d.  0 (not the last), 1 (the last: the entry is CLOSING
+ * and the caller must finish), or -EBADF. */
+static __device__ int gclose_drop(const struct gpufs_dev *d, uint32_t fd)
 {
-  const struct gpufs_ftab *t = &gpufs_dev.ftab;
-  if (fd < 0 || (uint32_t)fd >= t->nfiles) return -GPUFS_EBADF;
+  const struct gpufs_ftab *t = &d->ftab;
   struct gpufs_gfile *e = &t->files[fd];
   /* not the last reference: leave without the lock */
   /* acquire: pairs with the opener's release of OPEN */
@@ -335,9 +338,9 @@ static __device__ int gclose_drop(int fd)
 }
 
 /* The last close, after the write-back: err < 0 puts the reference back. */
-static __device__ int gclose_finish(int fd, int64_t err)
+static __device__ int gclose_finish(const struct gpufs_dev *d, uint32_t fd, int64_t err)
 {
-  const struct gpufs_ftab *t = &gpufs_dev.ftab;
+  const struct gpufs_ftab *t = &d->ftab;
   struct gpufs_gfile *e = &t->files[fd];
   if (err < 0) {
     ftab_lock(t);
@@ -351,7 +354,7 @@ static __device__ int gclose_finish(int fd, int64_t err)
   }
   struct gpufs_call c = {GPUFS_OP_CLOSE, e->hfid, 0, 0, 0, NULL, 0};
   uint64_t out[4];
-  int64_t r = gpufs_host_call(&c, out);
+  int64_t r = gpufs_host_call(d, &c, out);
   ftab_lock(t);
   ftab_free_locked(t, e);
   ftab_unlock(t);
@@ -359,26 +362,29 @@ static __device__ int gclose_finish(int fd, int64_t err)
 }
 
 template <typename G>
-static __device__ int gclose_group(G g, int fd)
+static __device__ int gclose_group(G g, int kfd)
 {
   if (!g.shape_ok()) return -GPUFS_EINVAL;
+  uint32_t fd = 0;
+  const struct gpufs_dev *d = gpufs_fd_instance(kfd, &fd); /* the same in every thread */
+  if (d == NULL) return -GPUFS_EBADF;
   int64_t r = 0;
   g.sync();
   if (g.rank() == 0) {
-    r = gclose_drop(fd);
+    r = gclose_drop(d, fd);
     /* a writer's lists: wait for holders, then nobody else flushes them */
-    if (r == 1 && (gpufs_dev.ftab.files[fd].flags & 3) != 0) {
-      gpufs_fd_wait_unheld(fd, 0);
+    if (r == 1 && (d->ftab.files[fd].flags & 3) != 0) {
+      gpufs_fd_wait_unheld(d, (int)fd, 0);
       r = 2;
     }
   }
   r = g.bcast(r);
   if (r <= 0) return (int)r;
   int64_t err = 0;
-  if (r == 2) err = gpufs_wb_file(g, (uint32_t)fd, g.id() % gpufs_dev.cache.nrings);
+  if (r == 2) err = gpufs_wb_file(g, d, fd, g.id() % d->cache.nrings);
   g.sync();
   int64_t res = 0;
-  if (g.rank() == 0) res = gclose_finish(fd, err);
+  if (g.rank() == 0) res = gclose_finish(d, fd, err);
   return (int)g.bcast(res);
 }
 
@@ -389,7 +395,7 @@ static __device__ int gfstat_one(int fd, struct gstat *st)
   if (rc) return rc;
   struct gpufs_call c = {GPUFS_OP_FSTAT, fi.hfid, 0, 0, 0, NULL, 0};
   uint64_t out[4];
-  int64_t r = gpufs_host_call(&c, out);
+  int64_t r = gpufs_host_call(fi.d, &c, out);
   if (r < 0) return (int)r;
   /* bytes this GPU wrote past the host's end are the file's, not yet
    * written back */
@@ -411,28 +417,46 @@ static __device__ __forceinline__ int64_t leader_call(G g, F f)
   return g.bcast(r);
 }
 
-/* gopen_one, counted in the table's time statistics. */
-static __device__ int gopen_timed(const char *path, int flags, int mode)
+/* gopen_one on instance `instance` (GPUFS_NO_INSTANCE: none), counted in
+ * its table's time statistics: the kernel's descriptor or -errno. */
+static __device__ int gopen_timed(uint32_t instance, const char *path, int flags, int mode)
 {
-  const struct gpufs_ftab *t = &gpufs_dev.ftab;
+  const struct gpufs_dev *d = gpufs_instance(instance);
+  if (d == NULL) return -GPUFS_ENODEV;
+  const struct gpufs_ftab *t = &d->ftab;
   const uint64_t t0 = gpufs_now_ns();
-  int r = gopen_one(path, flags, mode);
+  int r = gopen_one(d, path, flags, mode);
   ftab_time(&t->stats->total_ns, t0);
   gpufs_add_relaxed_u64_dev(&t->stats->calls, 1ull);
-  return r;
+  return r < 0 ? r : gpufs_fd_make(d, (uint32_t)r);
 }
 
 __device__ int gopen(const char *path, int flags, int mode)
 {
   __shared__ struct gpufs_block_scratch sh;
   gpufs_block_group g{&sh};
-  return (int)leader_call(g, [&] { return (int64_t)gopen_timed(path, flags, mode); });
+  return (int)leader_call(g, [&] { return (int64_t)gopen_timed(gpufs_dev_default, path, flags, mode); });
 }
 
 __device__ int gopen_warp(const char *path, int flags, int mode)
 {
-  return (int)leader_call(gpufs_warp_group{},
-                          [&] { return (int64_t)gopen_timed(path, flags, mode); });
+  return (int)leader_call(gpufs_warp_group{}, [&] {
+    return (int64_t)gopen_timed(gpufs_dev_default, path, flags, mode);
+  });
+}
+
+__device__ int gopen(struct gpufs_ref ref, const char *path, int flags, int mode)
+{
+  __shared__ struct gpufs_block_scratch sh;
+  gpufs_block_group g{&sh};
+  return (int)leader_call(g, [&] { return (int64_t)gopen_timed(ref.instance, path, flags, mode); });
+}
+
+__device__ int gopen_warp(struct gpufs_ref ref, const char *path, int flags, int mode)
+{
+  return (int)leader_call(gpufs_warp_group{}, [&] {
+    return (int64_t)gopen_timed(ref.instance, path, flags, mode);
+  });
 }
 
 __device__ int gclose(int fd)
@@ -443,8 +467,10 @@ __device__ int gclose(int fd)
 
 __device__ int gclose_warp(int fd) { return gclose_group(gpufs_warp_group{}, fd); }
 
-static __device__ int gunlink_one(const char *path)
+static __device__ int gunlink_one(uint32_t instance, const char *path)
 {
+  const struct gpufs_dev *d = gpufs_instance(instance);
+  if (d == NULL) return -GPUFS_ENODEV;
   if (path == NULL) return -GPUFS_EFAULT;
   uint32_t len = 0;
   while (len < GPUFS_PATH_MAX && path[len] != '\0') len++;
@@ -452,19 +478,33 @@ static __device__ int gunlink_one(const char *path)
   if (len == 0) return -GPUFS_ENOENT;
   struct gpufs_call c = {GPUFS_OP_UNLINK, -1, 0, len, 0, path, len + 1};
   uint64_t out[4];
-  return (int)gpufs_host_call(&c, out);
+  return (int)gpufs_host_call(d, &c, out);
 }
 
 __device__ int gunlink(const char *path)
 {
   __shared__ struct gpufs_block_scratch sh;
   gpufs_block_group g{&sh};
-  return (int)leader_call(g, [&] { return (int64_t)gunlink_one(path); });
+  return (int)leader_call(g, [&] { return (int64_t)gunlink_one(gpufs_dev_default, path); });
 }
 
 __device__ int gunlink_warp(const char *path)
 {
-  return (int)leader_call(gpufs_warp_group{}, [&] { return (int64_t)gunlink_one(path); });
+  return (int)leader_call(gpufs_warp_group{},
+                          [&] { return (int64_t)gunlink_one(gpufs_dev_default, path); });
+}
+
+__device__ int gunlink(struct gpufs_ref ref, const char *path)
+{
+  __shared__ struct gpufs_block_scratch sh;
+  gpufs_block_group g{&sh};
+  return (int)leader_call(g, [&] { return (int64_t)gunlink_one(ref.instance, path); });
+}
+
+__device__ int gunlink_warp(struct gpufs_ref ref, const char *path)
+{
+  return (int)leader_call(gpufs_warp_group{},
+                          [&] { return (int64_t)gunlink_one(ref.instance, path); });
 }
 
 static __device__ int gfadvise_one(int fd, int64_t offset, int64_t len, int advice)
@@ -477,11 +517,11 @@ static __device__ int gfadvise_one(int fd, int64_t offset, int64_t len, int advi
   const uint32_t l = len > (int64_t)UINT32_MAX ? 0 : (uint32_t)len; /* 0: to the end */
   struct gpufs_call c = {GPUFS_OP_FADVISE, fi.hfid, (uint64_t)offset, l, (uint32_t)advice, NULL, 0};
   uint64_t out[4];
-  int r = (int)gpufs_host_call(&c, out);
+  int r = (int)gpufs_host_call(fi.d, &c, out);
   /* the access-pattern advice also steers the GPU's readahead, for the
    * whole descriptor (readahead.cuh); relaxed: a hint, read by gpufs_fd_get */
   if (r == 0 && advice <= GPUFS_FADV_SEQUENTIAL)
-    gpufs_st_relaxed_u32_dev(&gpufs_dev.ftab.files[fd].advice, (uint32_t)advice);
+    gpufs_st_relaxed_u32_dev(&fi.d->ftab.files[fi.fd].advice, (uint32_t)advice);
   return r;
 }
 

@@ -28,10 +28,9 @@
 #define GPUFS_COPY_LOADS 8
 
 template <typename G>
-static __device__ void copy_out_words(G g, const struct gpufs_round *r, uint64_t p0, uint64_t pos,
-                                      uint64_t hi, uint8_t *dst)
+static __device__ void copy_out_words(G g, const struct gpufs_cache *c, const struct gpufs_round *r,
+                                      uint64_t p0, uint64_t pos, uint64_t hi, uint8_t *dst)
 {
-  const struct gpufs_cache *c = &gpufs_dev.cache;
   const uint32_t S = c->page_size;
   const uint32_t shift = (uint32_t)__ffs((int)S) - 1; /* a power of two: no division per word */
   const uint64_t n = (hi - pos) / 16;
@@ -64,11 +63,11 @@ static __device__ void copy_out_words(G g, const struct gpufs_round *r, uint64_t
 template <typename G>
 static __device__ ssize_t gread_group(G g, int fd, int64_t offset, size_t size, void *buf)
 {
-  const struct gpufs_dev *d = &gpufs_dev;
   if (!g.shape_ok()) return -GPUFS_EINVAL;
   struct gpufs_fdinfo fi;
   int rc = gpufs_fd_get_group(g, fd, &fi);
   if (rc) return rc;
+  const struct gpufs_dev *d = fi.d;
   if (!gpufs_fd_readable(&fi)) return -GPUFS_EBADF;
   if (offset < 0) return -GPUFS_EINVAL;
   if (size == 0 || (uint64_t)offset >= fi.size) return 0;
@@ -76,7 +75,7 @@ static __device__ ssize_t gread_group(G g, int fd, int64_t offset, size_t size, 
   const uint64_t end = size > fi.size - (uint64_t)offset ? fi.size : (uint64_t)offset + size;
   const uint32_t S = d->cache.page_size;
   const uint32_t ring = g.id() % d->cache.nrings;
-  const uint32_t chunk = gpufs_round_max(ring);
+  const uint32_t chunk = gpufs_round_max(d, ring);
   uint8_t *out = (uint8_t *)buf;
   uint64_t pos = (uint64_t)offset;
   uint64_t stall_since = 0;
@@ -114,7 +113,7 @@ static __device__ ssize_t gread_group(G g, int fd, int64_t offset, size_t size, 
     /* the frames hold whole pages: what the host had, zeros after */
     const uint64_t hi = ok == 0 ? pos : end < (p0 + ok) * S ? end : (p0 + ok) * S;
     if (((pos | (uintptr_t)(out + (pos - (uint64_t)offset))) & 15) == 0) {
-      copy_out_words(g, &r, p0, pos, hi, out + (pos - (uint64_t)offset));
+      copy_out_words(g, &d->cache, &r, p0, pos, hi, out + (pos - (uint64_t)offset));
     } else {
       for (uint32_t j = 0; j < ok; j++) {
         uint64_t page_start = (p0 + j) * S;
@@ -127,10 +126,10 @@ static __device__ ssize_t gread_group(G g, int fd, int64_t offset, size_t size, 
       }
     }
     upto = hi;
-    gpufs_round_unpin(g, &r, false, ring); /* F */
+    gpufs_round_unpin(g, d, &r, false, ring); /* F */
     if (err) return err;
     if (upto == pos) {
-      int64_t verdict = gpufs_stall(g, ring, &stall_since);
+      int64_t verdict = gpufs_stall(g, d, ring, &stall_since);
       if (verdict) return verdict;
       continue;
     }

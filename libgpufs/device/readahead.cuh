@@ -37,7 +37,7 @@
  * frames.  A prefetch page that is cached already or being loaded by another
  * group is left alone (no wait, no pin); one that gets no frame is skipped.
  *
- * State.  Two words per slot (gpufs_dev.ra), one slot per group and file:
+ * State.  Two words per slot (the instance's ra), one slot per group and file:
  * slot (group id + cid * 7919) mod 16,384, so the groups of a grid reading
  * one file never share a slot (their ids are consecutive), and a group that
  * reads two files in turn keeps a window for each.  Each word carries a
@@ -76,7 +76,7 @@ __device__ __forceinline__ uint64_t gpufs_ra_tag(uint32_t cid, uint32_t gid, uin
 __device__ __forceinline__ uint32_t gpufs_ra_plan(uint32_t gid, const struct gpufs_fdinfo *fi,
                                                   uint64_t first, uint64_t last, uint32_t chunk)
 {
-  const struct gpufs_ra_ref *ra = &gpufs_dev.ra;
+  const struct gpufs_ra_ref *ra = &fi->d->ra;
   if (ra->max_pages == 0 || fi->advice == GPUFS_FADV_RANDOM) return 0;
   uint64_t *slot = ra->slots + 2ull * ((gid + fi->cid * GPUFS_RA_FILE_STRIDE) & (ra->nslots - 1));
   const uint64_t tag = gpufs_ra_tag(fi->cid, gid, ra->nslots);
@@ -104,7 +104,7 @@ __device__ __forceinline__ uint32_t gpufs_ra_plan(uint32_t gid, const struct gpu
     const uint64_t ahead = window > req ? window - req : 0;
     /* what the request's last round leaves of its chunk, within the file */
     const uint64_t in_last = (last - first) % chunk + 1;
-    const uint64_t npages = (fi->size + gpufs_dev.cache.page_size - 1) / gpufs_dev.cache.page_size;
+    const uint64_t npages = (fi->size + fi->d->cache.page_size - 1) / fi->d->cache.page_size;
     uint64_t room = chunk - in_last;
     if (room > npages - 1 - last) room = npages - 1 - last;
     take = (uint32_t)(room < ahead ? room : ahead);

@@ -1,6 +1,7 @@
 /*
  * round.cu - the meta lane's part of a round (round.cuh): phase A (find,
- * allocate, ask the host) and phase D (publish, wait for others).
+ * allocate, look in the peers' caches, ask the host) and phase D (publish,
+ * release, wait for others).
  */
 #include "libgpufs/device/round.cuh"
 
@@ -8,7 +9,7 @@ __device__ int64_t gpufs_round_fetch(const struct gpufs_fdinfo *fi, uint64_t p0,
                                      uint32_t nwant, uint32_t ring, uint32_t nofetch,
                                      struct gpufs_round *r)
 {
-  const struct gpufs_dev *d = &gpufs_dev;
+  const struct gpufs_dev *d = fi->d;
   const uint32_t j = gpufs_lane();
   const uint32_t S = d->cache.page_size;
   if (j < np) {
@@ -22,9 +23,34 @@ __device__ int64_t gpufs_round_fetch(const struct gpufs_fdinfo *fi, uint64_t p0,
       r->frame = GPUFS_NIL;
     }
   }
-  const bool fetch = r->kind == GPUFS_GET_LOAD && !((nofetch >> j) & 1u);
+  bool fetch = r->kind == GPUFS_GET_LOAD && !((nofetch >> j) & 1u);
+  if (fetch && d->peers) {
+    /* a peer holds the page: copy it from there in C, no request */
+    const uint64_t key = gpufs_key(fi->cid, p0 + j);
+    for (uint32_t m = d->peers; m != 0 && r->peer_frame == GPUFS_NIL; m &= m - 1) {
+      const struct gpufs_dev *p = &gpufs_devs[__ffs((int)m) - 1];
+      uint32_t st = 0;
+      uint32_t f = gpufs_chain_find(&p->cache, key, fi->version, &st);
+      if (f == GPUFS_NIL) continue;
+      if (st != GPUFS_PG_VALID) { /* loading there: never wait on another instance */
+        gpufs_frame_unpin(&p->cache, f);
+        continue;
+      }
+      r->peer = p;
+      r->peer_frame = f;
+    }
+    if (r->peer_frame != GPUFS_NIL) {
+      fetch = false;
+      gpufs_add_relaxed_u64_dev(&d->cache.rings[ring].peer_hits, 1ull);
+    }
+  }
+  /* relaxed: the pin's acquire (gpufs_frame_pin) made the peer's len visible */
+  const int64_t peer_len =
+      r->peer_frame == GPUFS_NIL
+          ? 0
+          : (int64_t)gpufs_ld_relaxed_u32_dev(&r->peer->cache.frames[r->peer_frame].len);
   uint32_t loaders = __ballot_sync(GPUFS_FULL_MASK, fetch);
-  if (loaders == 0) return 0;
+  if (loaders == 0) return peer_len;
   uint64_t t0 = 0;
   if (j == 0) {
     t0 = gpufs_q_reserve(&d->q, (uint32_t)__popc(loaders));
@@ -32,7 +58,7 @@ __device__ int64_t gpufs_round_fetch(const struct gpufs_fdinfo *fi, uint64_t p0,
     if (ahead) gpufs_add_relaxed_u64_dev(&d->cache.rings[ring].ra_pages, (uint64_t)ahead);
   }
   t0 = __shfl_sync(GPUFS_FULL_MASK, t0, 0);
-  if (!fetch) return 0;
+  if (!fetch) return peer_len;
 
   r->ticket = t0 + (uint64_t)__popc(loaders & gpufs_lanemask_lt());
   struct gpufs_slot *s = gpufs_q_slot(&d->q, r->ticket);
@@ -60,12 +86,13 @@ __device__ int64_t gpufs_round_fetch(const struct gpufs_fdinfo *fi, uint64_t p0,
   return gpufs_ld_relaxed_i64_sys(&s->result);
 }
 
-__device__ int64_t gpufs_round_settle(struct gpufs_round *r)
+__device__ int64_t gpufs_round_settle(const struct gpufs_dev *d, struct gpufs_round *r)
 {
-  const struct gpufs_dev *d = &gpufs_dev;
   switch (r->kind) {
   case GPUFS_GET_LOAD:
     if (r->owned) gpufs_q_release(&d->q, r->ticket);
+    /* the group's copy out of the peer's frame is done (C's barrier) */
+    if (r->peer_frame != GPUFS_NIL) gpufs_frame_unpin(&r->peer->cache, r->peer_frame);
     if (r->status >= 0) gpufs_frame_loaded(&d->cache, r->frame, (uint32_t)r->status);
     else gpufs_frame_failed(&d->cache, r->frame, (int32_t)r->status);
     return r->status;

@@ -4,16 +4,20 @@
  *
  * Lane j of the group's meta warp looks after page j:
  *
- *   A  meta:  find or create the page's frame (gpufs_cache_get); the lanes
- *             that must load take consecutive tickets in one reservation, so
- *             the daemon can serve neighbouring pages with one pread; each
- *             posts a READ, and the lane of the last ticket polls for the
- *             host's answer first (one poller per round, not one per page).
- *   C  group: copy each loaded page from its slot's staging into its frame
- *             (host-mapped staging on the pull path, device staging on DMA),
- *             and zero the rest of a page the file ends in.
- *   D  meta:  release the slots, publish loaded frames VALID (or failed),
- *             wait for pages other groups are loading.
+ *   A  meta:  find or create the page's frame (gpufs_cache_get); a lane
+ *             that must load looks for the page in its peers' caches first
+ *             (other instances on this GPU or on peer GPUs: d->peers) and
+ *             pins a VALID copy there; the other loading lanes take
+ *             consecutive tickets in one reservation, so the daemon can
+ *             serve neighbouring pages with one pread; each posts a READ,
+ *             and the lane of the last ticket polls for the host's answer
+ *             first (one poller per round, not one per page).
+ *   C  group: copy each loaded page into its frame from its source: the
+ *             peer's frame, or its slot's staging (host-mapped staging on
+ *             the pull path, device staging on DMA); zero the rest of a
+ *             page the file ends in.
+ *   D  meta:  release the slots and peer frames, publish loaded frames
+ *             VALID (or failed), wait for pages other groups are loading.
  *
  * After gpufs_round_load every thread can read page j's frame and status
  * (>= 0: the frame holds the page, the host's bytes then zeros; -errno; or
@@ -36,7 +40,8 @@
 
 /* gpufs_fd_get for a group: its first thread reads the descriptor and every
  * thread gets the same answer, so a concurrent gwrite (size) or gclose
- * cannot send the group's threads different ways.  0 or -EBADF. */
+ * cannot send the group's threads different ways.  Every thread of the
+ * group calls it with the same fd; synchronizes the group.  0 or -EBADF. */
 template <typename G>
 __device__ __forceinline__ int gpufs_fd_get_group(G g, int fd, struct gpufs_fdinfo *fi)
 {
@@ -53,7 +58,9 @@ __device__ __forceinline__ int gpufs_fd_get_group(G g, int fd, struct gpufs_fdin
   fi->hfid = (int32_t)((uint32_t)a & 0xffffffu);
   fi->advice = ((uint32_t)a >> 24) & 0xffu;
   fi->flags = (uint32_t)((uint64_t)a >> 32);
-  fi->fd = (uint32_t)fd;
+  uint32_t entry = 0;
+  fi->d = gpufs_fd_instance(fd, &entry); /* the same fd in every thread: no broadcast */
+  fi->fd = entry;
   uint64_t b = (uint64_t)g.bcast((int64_t)((uint64_t)mine.cid << 32 | mine.version));
   fi->cid = (uint32_t)(b >> 32);
   fi->version = (uint32_t)b;
@@ -61,8 +68,15 @@ __device__ __forceinline__ int gpufs_fd_get_group(G g, int fd, struct gpufs_fdin
   return 0;
 }
 
-/* Slots of the per-page values the meta lanes publish. */
-enum { GPUFS_V32_FRAME = 0, GPUFS_V32_KIND = 1, GPUFS_V64_TICKET = 0, GPUFS_V64_STATUS = 1 };
+/* Slots of the per-page values the meta lanes publish.  64-bit slot 0 holds
+ * a load's source address in a round and a run's ticket in a write-back. */
+enum {
+  GPUFS_V32_FRAME = 0,
+  GPUFS_V32_KIND = 1,
+  GPUFS_V64_SRC = 0,
+  GPUFS_V64_TICKET = 0,
+  GPUFS_V64_STATUS = 1
+};
 
 /* What one meta lane holds about its page during a round. */
 struct gpufs_round {
@@ -70,6 +84,8 @@ struct gpufs_round {
   int32_t kind;
   uint64_t ticket;
   bool owned; /* the lane holds the ticket's slot */
+  const struct gpufs_dev *peer; /* a load served from this instance's cache, */
+  uint32_t peer_frame;          /* frame, pinned until D (else GPUFS_NIL) */
   int64_t status;
   uint64_t t_end; /* SM cycles when the round's pages were ready */
 };
@@ -85,20 +101,20 @@ __device__ int64_t gpufs_round_fetch(const struct gpufs_fdinfo *fi, uint64_t p0,
                                      struct gpufs_round *r);
 
 /* Phase D for one meta lane: the page's status. */
-__device__ int64_t gpufs_round_settle(struct gpufs_round *r);
+__device__ int64_t gpufs_round_settle(const struct gpufs_dev *d, struct gpufs_round *r);
 
 /* Pages a round may take in ring `ring`: at most a quarter of the ring, so
  * that groups sharing a small ring all make progress. */
-__device__ __forceinline__ uint32_t gpufs_round_max(uint32_t ring)
+__device__ __forceinline__ uint32_t gpufs_round_max(const struct gpufs_dev *d, uint32_t ring)
 {
-  uint32_t cap = gpufs_dev.cache.rings[ring].count / 4;
+  uint32_t cap = d->cache.rings[ring].count / 4;
   if (cap == 0) cap = 1;
   return cap < GPUFS_CHUNK ? cap : GPUFS_CHUNK;
 }
 
 /* Pages p0 .. p0+np-1 are the caller's; the nextra after them are
  * readahead (gpufs_round_fetch): their status and frame are not for the
- * caller.  np + nextra <= gpufs_round_max(ring).
+ * caller.  np + nextra <= gpufs_round_max(fi->d, ring).
  * A page not fetched (nofetch) starts as zeros, or, with fill, as the
  * caller's bytes: page p's from fill + (p * page_size - fill_off).  A writer
  * that covers the page whole passes its buffer, so that the page is never
@@ -110,20 +126,27 @@ __device__ __forceinline__ void gpufs_round_load(G g, const struct gpufs_fdinfo 
                                                  uint32_t nofetch = 0, const uint8_t *fill = NULL,
                                                  uint64_t fill_off = 0)
 {
-  const struct gpufs_dev *d = &gpufs_dev;
+  const struct gpufs_dev *d = fi->d;
   const uint32_t S = d->cache.page_size;
   const uint64_t t0 = gpufs_cycles();
   r->frame = GPUFS_NIL;
   r->kind = 0;
   r->ticket = 0;
   r->owned = false;
+  r->peer = NULL;
+  r->peer_frame = GPUFS_NIL;
   r->status = 0;
   uint32_t loads = 0; /* the pages this round loads: a bit per meta lane */
+  uint64_t src = 0;   /* where this meta lane's page is loaded from (C) */
   if (g.meta()) { /* A */
     r->status = gpufs_round_fetch(fi, p0, np + nextra, np, ring, nofetch, r);
+    src = (uint64_t)(uintptr_t)(r->peer_frame != GPUFS_NIL
+                                    ? gpufs_frame_data(&r->peer->cache, r->peer_frame)
+                                    : d->q.staging_in +
+                                          (uint64_t)gpufs_q_index(&d->q, r->ticket) * S);
     g.put32(GPUFS_V32_FRAME, r->frame);
     g.put32(GPUFS_V32_KIND, (uint32_t)r->kind);
-    g.put64(GPUFS_V64_TICKET, r->ticket);
+    g.put64(GPUFS_V64_SRC, src);
     g.put64(GPUFS_V64_STATUS, (uint64_t)r->status);
     loads = __ballot_sync(GPUFS_FULL_MASK, r->kind == GPUFS_GET_LOAD);
     g.put_mask(loads);
@@ -134,15 +157,14 @@ __device__ __forceinline__ void gpufs_round_load(G g, const struct gpufs_fdinfo 
   for (uint32_t m = loads; m != 0; m &= m - 1) { /* C */
     const uint32_t j = (uint32_t)__ffs((int)m) - 1;
     int64_t got = (int64_t)g.get64(GPUFS_V64_STATUS, (uint64_t)r->status, j);
-    uint64_t tj = g.get64(GPUFS_V64_TICKET, r->ticket, j);
+    const uint8_t *from = (const uint8_t *)(uintptr_t)g.get64(GPUFS_V64_SRC, src, j);
     uint8_t *dst = gpufs_frame_data(&d->cache, g.get32(GPUFS_V32_FRAME, r->frame, j));
     if (got < 0) continue;
     if (fill && ((nofetch >> j) & 1u)) {
       gpufs_group_copy(dst, fill + ((p0 + j) * S - fill_off), S, g.rank(), g.size());
       continue;
     }
-    gpufs_group_copy(dst, d->q.staging_in + (uint64_t)gpufs_q_index(&d->q, tj) * S, (size_t)got,
-                     g.rank(), g.size());
+    gpufs_group_copy(dst, from, (size_t)got, g.rank(), g.size());
     /* a mapping of the page reads zeros past the end of the file */
     for (uint64_t k = (uint64_t)got + g.rank(); k < S; k += g.size()) dst[k] = 0;
   }
@@ -156,7 +178,7 @@ __device__ __forceinline__ void gpufs_round_load(G g, const struct gpufs_fdinfo 
   }
   const uint64_t t2 = gpufs_cycles();
   if (g.meta()) { /* D */
-    r->status = gpufs_round_settle(r);
+    r->status = gpufs_round_settle(d, r);
     g.put64(GPUFS_V64_STATUS, (uint64_t)r->status);
   }
   g.sync();
@@ -185,14 +207,15 @@ __device__ __forceinline__ int64_t gpufs_round_status(G g, const struct gpufs_ro
 /* Drop the round's pins; with keep_first, page 0 stays pinned (gmmap).
  * The time since the pages were ready counts as the round's copy phase. */
 template <typename G>
-__device__ __forceinline__ void gpufs_round_unpin(G g, const struct gpufs_round *r, bool keep_first,
+__device__ __forceinline__ void gpufs_round_unpin(G g, const struct gpufs_dev *d,
+                                                  const struct gpufs_round *r, bool keep_first,
                                                   uint32_t ring)
 {
   g.sync();
   if (g.meta() && r->frame != GPUFS_NIL && !(keep_first && gpufs_lane() == 0))
-    gpufs_frame_unpin(&gpufs_dev.cache, r->frame);
+    gpufs_frame_unpin(&d->cache, r->frame);
   if (g.rank() == 0) {
-    struct gpufs_ring *rg = &gpufs_dev.cache.rings[ring];
+    struct gpufs_ring *rg = &d->cache.rings[ring];
     gpufs_add_relaxed_u64_dev(&rg->phase_cycles[3], gpufs_cycles() - r->t_end);
     gpufs_add_relaxed_u64_dev(&rg->rounds, 1ull);
   }
@@ -202,14 +225,15 @@ __device__ __forceinline__ void gpufs_round_unpin(G g, const struct gpufs_round 
  * whether to retry (0), or give up with -ENOMEM after alloc_timeout_us, or
  * -ESHUTDOWN.  *since is the caller's, 0 before the first stall. */
 template <typename G>
-__device__ __forceinline__ int64_t gpufs_round_stalled(G g, uint64_t *since)
+__device__ __forceinline__ int64_t gpufs_round_stalled(G g, const struct gpufs_dev *d,
+                                                       uint64_t *since)
 {
   int64_t verdict = 0;
   if (g.rank() == 0) {
     uint64_t now = gpufs_now_ns();
     if (*since == 0) *since = now;
-    if (gpufs_q_stopped(&gpufs_dev.q)) verdict = -GPUFS_ESHUTDOWN;
-    else if (now - *since > (uint64_t)gpufs_dev.alloc_timeout_us * 1000) verdict = -GPUFS_ENOMEM;
+    if (gpufs_q_stopped(&d->q)) verdict = -GPUFS_ESHUTDOWN;
+    else if (now - *since > (uint64_t)d->alloc_timeout_us * 1000) verdict = -GPUFS_ENOMEM;
     else __nanosleep(2000);
   }
   return g.bcast(verdict);

@@ -1,22 +1,37 @@
 /*
- * state.cu - the device-side instance state and its publication.
+ * state.cu - the device-side instance states, their publication, and the
+ * one-request path to the host.
  */
 #include <cuda_runtime.h>
 
 #include "libgpufs/device/internal.cuh"
 #include "libgpufs/host/cuda_glue.h"
 
-__device__ struct gpufs_dev gpufs_dev;
+__device__ struct gpufs_dev gpufs_devs[GPUFS_MAX_INSTANCES];
+__device__ uint32_t gpufs_dev_default = GPUFS_NO_INSTANCE;
 
-extern "C" int gpufs_dev_publish(const struct gpufs_dev *d)
+extern "C" int gpufs_dev_clear(void)
 {
-  cudaError_t e = cudaMemcpyToSymbol(gpufs_dev, d, sizeof(*d));
+  static const struct gpufs_dev zero[GPUFS_MAX_INSTANCES] = {};
+  const uint32_t none = GPUFS_NO_INSTANCE;
+  if (cudaMemcpyToSymbol(gpufs_devs, zero, sizeof(zero)) != cudaSuccess) return -GPUFS_EIO;
+  return cudaMemcpyToSymbol(gpufs_dev_default, &none, sizeof(none)) == cudaSuccess ? 0
+                                                                                   : -GPUFS_EIO;
+}
+
+extern "C" int gpufs_dev_publish(const struct gpufs_dev *d, int is_default)
+{
+  if (d->instance >= GPUFS_MAX_INSTANCES) return -GPUFS_EINVAL;
+  cudaError_t e = cudaMemcpyToSymbol(gpufs_devs, d, sizeof(*d), d->instance * sizeof(*d));
+  if (e == cudaSuccess && is_default)
+    e = cudaMemcpyToSymbol(gpufs_dev_default, &d->instance, sizeof(d->instance));
   return e == cudaSuccess ? 0 : -GPUFS_EIO;
 }
 
-__device__ int64_t gpufs_host_call(const struct gpufs_call *c, uint64_t out[4])
+__device__ int64_t gpufs_host_call(const struct gpufs_dev *d, const struct gpufs_call *c,
+                                   uint64_t out[4])
 {
-  const struct gpufs_queue_ref *q = &gpufs_dev.q;
+  const struct gpufs_queue_ref *q = &d->q;
   uint64_t t = gpufs_q_reserve(q, 1);
   int rc = gpufs_q_wait_free(q, t);
   if (rc) return rc;

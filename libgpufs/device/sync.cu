@@ -1,7 +1,7 @@
 /*
  * sync.cu - gpufs_sync's kernel: host code writes back every file.
  *
- * One block per file-table entry: a block whose entry is open for writing
+ * One block per file-table entry of one instance: a block whose entry is open for writing
  * holds it, writes back all its dirty lists, waits for other write-backs of
  * it and fsyncs it on the host.  It runs on the caller's stream, beside
  * kernels that may be using the files.
@@ -13,34 +13,39 @@
 
 #define SYNC_THREADS 256
 
-static __global__ void sync_kernel(int *results)
+static __global__ void sync_kernel(uint32_t instance, int *results)
 {
   __shared__ struct gpufs_block_scratch sh;
   gpufs_block_group g{&sh};
+  const struct gpufs_dev *d = gpufs_instance(instance);
   const int fd = (int)blockIdx.x;
-  const uint32_t ring = g.id() % gpufs_dev.cache.nrings;
+  if (d == NULL) { /* not published on this GPU: nothing to sync */
+    if (g.rank() == 0) results[fd] = -GPUFS_ENODEV;
+    return;
+  }
+  const uint32_t ring = g.id() % d->cache.nrings;
   int64_t held = 0;
-  if (g.rank() == 0) held = gpufs_fd_hold(fd);
+  if (g.rank() == 0) held = gpufs_fd_hold(d, fd);
   held = g.bcast(held);
   if (held) { /* not open for writing: nothing of ours to sync */
     if (g.rank() == 0) results[fd] = 0;
     return;
   }
   /* the hold keeps the file open (its last gclose waits) through the fsync */
-  int64_t err = gpufs_wb_file(g, (uint32_t)fd, ring);
+  int64_t err = gpufs_wb_file(g, d, (uint32_t)fd, ring);
   g.sync();
   if (g.rank() == 0) {
-    gpufs_fd_wait_unheld(fd, 1); /* others' write-backs in flight */
-    struct gpufs_call c = {GPUFS_OP_FSYNC, gpufs_dev.ftab.files[fd].hfid, 0, 0, 0, NULL, 0};
+    gpufs_fd_wait_unheld(d, fd, 1); /* others' write-backs in flight */
+    struct gpufs_call c = {GPUFS_OP_FSYNC, d->ftab.files[fd].hfid, 0, 0, 0, NULL, 0};
     uint64_t out[4];
-    int64_t r = gpufs_host_call(&c, out);
+    int64_t r = gpufs_host_call(d, &c, out);
     results[fd] = (int)(err ? err : r);
-    gpufs_fd_unhold(fd);
+    gpufs_fd_unhold(d, fd);
   }
 }
 
-extern "C" int gpufs_dev_sync_launch(uint32_t nfiles, int *results, void *stream)
+extern "C" int gpufs_dev_sync_launch(uint32_t instance, uint32_t nfiles, int *results, void *stream)
 {
-  sync_kernel<<<nfiles, SYNC_THREADS, 0, (cudaStream_t)stream>>>(results);
+  sync_kernel<<<nfiles, SYNC_THREADS, 0, (cudaStream_t)stream>>>(instance, results);
   return cudaGetLastError() == cudaSuccess ? 0 : -GPUFS_EIO;
 }

@@ -23,11 +23,11 @@
 template <typename G>
 static __device__ ssize_t gwrite_group(G g, int fd, int64_t offset, size_t size, const void *buf)
 {
-  const struct gpufs_dev *d = &gpufs_dev;
   if (!g.shape_ok()) return -GPUFS_EINVAL;
   struct gpufs_fdinfo fi;
   int rc = gpufs_fd_get_group(g, fd, &fi);
   if (rc) return rc;
+  const struct gpufs_dev *d = fi.d;
   if (!gpufs_fd_writable(&fi)) return -GPUFS_EBADF;
   if (offset < 0) return -GPUFS_EINVAL;
   if (size == 0) return 0;
@@ -38,9 +38,9 @@ static __device__ ssize_t gwrite_group(G g, int fd, int64_t offset, size_t size,
     return -GPUFS_EFBIG;
   const uint64_t end = (uint64_t)offset + size;
   const uint32_t ring = g.id() % d->cache.nrings;
-  const uint32_t chunk = gpufs_round_max(ring);
-  struct gpufs_gfile *e = &d->ftab.files[fd];
-  uint32_t *head = gpufs_dlist(fi.fd, g.id());
+  const uint32_t chunk = gpufs_round_max(d, ring);
+  struct gpufs_gfile *e = &d->ftab.files[fi.fd];
+  uint32_t *head = gpufs_dlist(d, fi.fd, g.id());
   const uint8_t *in = (const uint8_t *)buf;
   uint64_t pos = (uint64_t)offset;
   uint64_t stall_since = 0;
@@ -108,10 +108,10 @@ static __device__ ssize_t gwrite_group(G g, int fd, int64_t offset, size_t size,
       gpufs_dirty_bits(&d->cache, r.frame, (uint32_t)lo, (uint32_t)hi);
       if (gpufs_dirty_flag(&d->cache, r.frame)) gpufs_dlist_push(&d->cache, head, r.frame, fi.fd);
     }
-    gpufs_round_unpin(g, &r, false, ring);
+    gpufs_round_unpin(g, d, &r, false, ring);
     if (err) return upto > (uint64_t)offset ? (ssize_t)(upto - (uint64_t)offset) : err;
     if (upto == pos) {
-      int64_t verdict = gpufs_stall(g, ring, &stall_since);
+      int64_t verdict = gpufs_stall(g, d, ring, &stall_since);
       if (verdict) return pos > (uint64_t)offset ? (ssize_t)(pos - (uint64_t)offset) : verdict;
       continue;
     }
@@ -137,24 +137,26 @@ __device__ ssize_t gwrite_warp(int fd, int64_t offset, size_t size, const void *
 template <typename G>
 static __device__ int64_t flush_all(G g, const struct gpufs_fdinfo *fi)
 {
-  const uint32_t ring = g.id() % gpufs_dev.cache.nrings;
+  const uint32_t ring = g.id() % fi->d->cache.nrings;
   int64_t err = 0;
   if (gpufs_fd_writable(fi)) {
-    err = gpufs_wb_held(g, (int)fi->fd, ring);
+    err = gpufs_wb_held(g, fi->d, (int)fi->fd, ring);
     if (err == GPUFS_WB_NOT_HELD) err = 0; /* closing: its closer writes it back */
   }
   g.sync();
-  if (g.rank() == 0) gpufs_fd_wait_unheld((int)fi->fd, 0);
+  if (g.rank() == 0) gpufs_fd_wait_unheld(fi->d, (int)fi->fd, 0);
   return err;
 }
 
-/* One host call by the group's first thread, its result to every thread. */
+/* One host call by the group's first thread, its result to every thread.
+ * Every thread of the group calls it; synchronizes the group. */
 template <typename G>
-static __device__ int64_t group_host_call(G g, const struct gpufs_call *c, uint64_t out0[1])
+static __device__ int64_t group_host_call(G g, const struct gpufs_dev *d, const struct gpufs_call *c,
+                                          uint64_t out0[1])
 {
   int64_t r = 0;
   uint64_t out[4] = {0, 0, 0, 0};
-  if (g.rank() == 0) r = gpufs_host_call(c, out);
+  if (g.rank() == 0) r = gpufs_host_call(d, c, out);
   if (out0) *out0 = (uint64_t)g.bcast((int64_t)out[0]);
   return g.bcast(r);
 }
@@ -168,7 +170,7 @@ static __device__ int gfsync_group(G g, int fd)
   if (rc) return rc;
   int64_t err = flush_all(g, &fi);
   struct gpufs_call c = {GPUFS_OP_FSYNC, fi.hfid, 0, 0, 0, NULL, 0};
-  int64_t r = group_host_call(g, &c, NULL);
+  int64_t r = group_host_call(g, fi.d, &c, NULL);
   return (int)(err ? err : r);
 }
 
@@ -191,15 +193,15 @@ static __device__ int gftruncate_group(G g, int fd, int64_t length)
   int rc = gpufs_fd_get_group(g, fd, &fi);
   if (rc) return rc;
   if (!gpufs_fd_writable(&fi) || length < 0) return -GPUFS_EINVAL;
-  if ((uint64_t)length / gpufs_dev.cache.page_size >= (1ull << GPUFS_PAGE_BITS))
+  if ((uint64_t)length / fi.d->cache.page_size >= (1ull << GPUFS_PAGE_BITS))
     return -GPUFS_EFBIG;
   int64_t err = flush_all(g, &fi);
   if (err) return (int)err;
   struct gpufs_call c = {GPUFS_OP_TRUNCATE, fi.hfid, (uint64_t)length, 0, 0, NULL, 0};
   uint64_t version = 0;
-  int64_t r = group_host_call(g, &c, &version);
+  int64_t r = group_host_call(g, fi.d, &c, &version);
   if (r == 0 && g.rank() == 0) {
-    struct gpufs_gfile *e = &gpufs_dev.ftab.files[fd];
+    struct gpufs_gfile *e = &fi.d->ftab.files[fi.fd];
     /* relaxed: calls that race with the truncation may use either size and
      * version (documented); frames are published by their own states */
     gpufs_st_relaxed_u64_dev(&e->size, (uint64_t)length);

@@ -3,9 +3,10 @@
  */
 #include "libgpufs/device/writeback.cuh"
 
-__device__ uint32_t gpufs_wb_gather(uint32_t next, uint32_t fd, struct gpufs_wb *w)
+__device__ uint32_t gpufs_wb_gather(const struct gpufs_dev *d, uint32_t next, uint32_t fd,
+                                    struct gpufs_wb *w)
 {
-  const struct gpufs_cache *c = &gpufs_dev.cache;
+  const struct gpufs_cache *c = &d->cache;
   const uint32_t S = c->page_size;
   const uint32_t lane = gpufs_lane();
   uint32_t cur = next, mine = GPUFS_NIL;
@@ -28,16 +29,15 @@ __device__ uint32_t gpufs_wb_gather(uint32_t next, uint32_t fd, struct gpufs_wb 
     uint64_t page = gpufs_ld_relaxed_u64_dev(&c->frames[mine].key) &
                     ((1ull << GPUFS_PAGE_BITS) - 1);
     w->page_start = page * S;
-    w->size = &gpufs_dev.ftab.files[fd].size;
+    w->size = &d->ftab.files[fd].size;
     gpufs_dirty_cursor_init(&w->cur, c, mine);
     w->more = true;
   }
   return cur;
 }
 
-__device__ bool gpufs_wb_plan(struct gpufs_wb *w)
+__device__ bool gpufs_wb_plan(const struct gpufs_dev *d, struct gpufs_wb *w)
 {
-  const struct gpufs_dev *d = &gpufs_dev;
   const uint32_t S = d->cache.page_size;
   bool have = false;
   while (w->more) {
@@ -52,7 +52,7 @@ __device__ bool gpufs_wb_plan(struct gpufs_wb *w)
      * the writer's (same file, other flags, or a new open during a last
      * close): wend covers what another descriptor's writer put there. */
     const uint64_t fsize = gpufs_ld_relaxed_u64_dev(w->size);
-    const uint64_t wend = gpufs_ld_relaxed_u32_dev(&gpufs_dev.cache.frames[w->frame].wend);
+    const uint64_t wend = gpufs_ld_relaxed_u32_dev(&d->cache.frames[w->frame].wend);
     uint64_t limit = fsize <= w->page_start ? 0 : fsize - w->page_start;
     if (limit < wend) limit = wend;
     uint64_t a = (uint64_t)g0 * GPUFS_DIRTY_GRAIN;
@@ -95,9 +95,9 @@ __device__ bool gpufs_wb_plan(struct gpufs_wb *w)
   return true;
 }
 
-__device__ void gpufs_wb_post(int32_t hfid, uint32_t ring, struct gpufs_wb *w)
+__device__ void gpufs_wb_post(const struct gpufs_dev *d, int32_t hfid, uint32_t ring,
+                              struct gpufs_wb *w)
 {
-  const struct gpufs_dev *d = &gpufs_dev;
   struct gpufs_slot *s = gpufs_q_slot(&d->q, w->ticket);
   if (w->owned) {
     gpufs_st_relaxed_u32_sys(&s->op, GPUFS_OP_WRITE);
@@ -127,9 +127,10 @@ __device__ void gpufs_wb_post(int32_t hfid, uint32_t ring, struct gpufs_wb *w)
   gpufs_dirty_bits(&d->cache, w->frame, w->a, w->b);
 }
 
-__device__ int64_t gpufs_wb_finish(uint32_t *head, uint32_t fd, struct gpufs_wb *w)
+__device__ int64_t gpufs_wb_finish(const struct gpufs_dev *d, uint32_t *head, uint32_t fd,
+                                   struct gpufs_wb *w)
 {
-  const struct gpufs_cache *c = &gpufs_dev.cache;
+  const struct gpufs_cache *c = &d->cache;
   if (w->frame != GPUFS_NIL) {
     if (w->failed && gpufs_dirty_flag(c, w->frame)) gpufs_dlist_push(c, head, w->frame, fd);
     gpufs_dirty_done(c, w->frame);

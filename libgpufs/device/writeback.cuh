@@ -39,49 +39,57 @@ struct gpufs_wb {
   int64_t err;
 };
 
-/* Meta lanes: take up to 32 frames from the list at *next (a list the
- * group owns) of descriptor fd; returns the rest of the list.  Lane j gets
- * the j-th frame. */
-__device__ uint32_t gpufs_wb_gather(uint32_t next, uint32_t fd, struct gpufs_wb *w);
+/* In this file and below, `fd` is an entry of instance d's file table
+ * (internal.cuh), not a kernel's descriptor. */
+
+/* Meta lanes (the whole meta warp calls): take up to 32 frames from the
+ * list at *next (a list the group owns) of entry fd; returns the rest of
+ * the list.  Lane j gets the j-th frame. */
+__device__ uint32_t gpufs_wb_gather(const struct gpufs_dev *d, uint32_t next, uint32_t fd,
+                                    struct gpufs_wb *w);
 
 /* Meta lanes: each finds its frame's next run and takes a ticket for it.
  * True on every lane when some lane has a run. */
-__device__ bool gpufs_wb_plan(struct gpufs_wb *w);
+__device__ bool gpufs_wb_plan(const struct gpufs_dev *d, struct gpufs_wb *w);
 
 /* Meta lanes: post the run's WRITE (its bytes are in staging), wait, and
  * settle it. */
-__device__ void gpufs_wb_post(int32_t hfid, uint32_t ring, struct gpufs_wb *w);
+__device__ void gpufs_wb_post(const struct gpufs_dev *d, int32_t hfid, uint32_t ring,
+                              struct gpufs_wb *w);
 
 /* Meta lanes: unpin the frame; push it back on *head (owned by fd) if a run
  * failed.  Returns the warp's first error, on every lane. */
-__device__ int64_t gpufs_wb_finish(uint32_t *head, uint32_t fd, struct gpufs_wb *w);
+__device__ int64_t gpufs_wb_finish(const struct gpufs_dev *d, uint32_t *head, uint32_t fd,
+                                   struct gpufs_wb *w);
 
-/* Hold descriptor fd for a write-back: 0 if it is OPEN and writable (its
- * last gclose then waits for gpufs_fd_unhold), else -EBADF.  Any thread. */
-__device__ int gpufs_fd_hold(int fd);
-__device__ void gpufs_fd_unhold(int fd);
+/* Hold entry fd for a write-back: 0 if it is OPEN and writable (its last
+ * gclose then waits for gpufs_fd_unhold), else -EBADF.  Any thread. */
+__device__ int gpufs_fd_hold(const struct gpufs_dev *d, int fd);
+__device__ void gpufs_fd_unhold(const struct gpufs_dev *d, int fd);
 
-/* Hold some open writable descriptor of file cid: returns it, or -1 (at
- * once, without the table lock, when no entry of cid is open for writing). */
-__device__ int gpufs_fd_hold_writer(uint32_t cid);
+/* Hold some open writable entry of file cid: returns it, or -1 (at once,
+ * without the table lock, when no entry of cid is open for writing).  One
+ * thread. */
+__device__ int gpufs_fd_hold_writer(const struct gpufs_dev *d, uint32_t cid);
 
 /* Wait until no one but the caller's own `mine` holds (0 or 1) hold fd.
  * One thread. */
-__device__ void gpufs_fd_wait_unheld(int fd, uint32_t mine);
+__device__ void gpufs_fd_wait_unheld(const struct gpufs_dev *d, int fd, uint32_t mine);
 
-/* The file's dirty list k, for writers of descriptor fd. */
-__device__ __forceinline__ uint32_t *gpufs_dlist(uint32_t fd, uint32_t k)
+/* The file's dirty list k, for writers of entry fd. */
+__device__ __forceinline__ uint32_t *gpufs_dlist(const struct gpufs_dev *d, uint32_t fd, uint32_t k)
 {
-  return &gpufs_dev.ftab.files[fd].dheads[k % GPUFS_DLISTS];
+  return &d->ftab.files[fd].dheads[k % GPUFS_DLISTS];
 }
 
-/* Write back the frames on list *head of descriptor fd (host file hfid).
- * Every thread of the group calls it with equal arguments.  0 or the first
- * error (the frames it hit stay dirty, back on the list). */
+/* Write back the frames on list *head of entry fd (host file hfid).
+ * Every thread of the group calls it with equal arguments; synchronizes
+ * the group.  0 or the first error (the frames it hit stay dirty, back on
+ * the list). */
 template <typename G>
-__device__ int64_t gpufs_wb_list(G g, uint32_t fd, int32_t hfid, uint32_t *head, uint32_t ring)
+__device__ int64_t gpufs_wb_list(G g, const struct gpufs_dev *d, uint32_t fd, int32_t hfid,
+                                 uint32_t *head, uint32_t ring)
 {
-  const struct gpufs_dev *d = &gpufs_dev;
   const uint32_t S = d->cache.page_size;
   int64_t err = 0;
   uint32_t next = GPUFS_NIL;
@@ -90,12 +98,12 @@ __device__ int64_t gpufs_wb_list(G g, uint32_t fd, int32_t hfid, uint32_t *head,
   while (next != GPUFS_NIL) {
     struct gpufs_wb w = {};
     w.frame = GPUFS_NIL;
-    if (g.meta()) next = gpufs_wb_gather(next, fd, &w);
+    if (g.meta()) next = gpufs_wb_gather(d, next, fd, &w);
     next = (uint32_t)g.bcast(next);
     for (;;) {
       bool any = false;
       if (g.meta()) {
-        any = gpufs_wb_plan(&w);
+        any = gpufs_wb_plan(d, &w);
         g.put32(GPUFS_V32_FRAME, w.frame);
         g.put32(GPUFS_V32_KIND, w.a);
         g.put64(GPUFS_V64_TICKET, w.ticket);
@@ -115,56 +123,59 @@ __device__ int64_t gpufs_wb_list(G g, uint32_t fd, int32_t hfid, uint32_t *head,
        * the meta lane's release of req_seq in gpufs_q_post */
       __threadfence_system();
       g.sync();
-      if (g.meta()) gpufs_wb_post(hfid, ring, &w);
+      if (g.meta()) gpufs_wb_post(d, hfid, ring, &w);
     }
     int64_t e = 0;
-    if (g.meta()) e = gpufs_wb_finish(head, fd, &w);
+    if (g.meta()) e = gpufs_wb_finish(d, head, fd, &w);
     e = g.bcast(e);
     if (e && !err) err = e;
   }
   return err;
 }
 
-/* Write back every dirty list of descriptor fd, starting at the caller's
- * own list.  The caller holds fd (or is its last closer).  0 or the first
- * error. */
+/* Write back every dirty list of entry fd, starting at the caller's own
+ * list.  The caller holds fd (or is its last closer).  Every thread of the
+ * group calls it with equal arguments; synchronizes the group.  0 or the
+ * first error. */
 template <typename G>
-__device__ int64_t gpufs_wb_file(G g, uint32_t fd, uint32_t ring)
+__device__ int64_t gpufs_wb_file(G g, const struct gpufs_dev *d, uint32_t fd, uint32_t ring)
 {
-  const int32_t hfid = gpufs_dev.ftab.files[fd].hfid;
+  const int32_t hfid = d->ftab.files[fd].hfid;
   const uint32_t k0 = g.id();
   int64_t err = 0;
   for (uint32_t k = 0; k < GPUFS_DLISTS; k++) {
-    int64_t e = gpufs_wb_list(g, fd, hfid, gpufs_dlist(fd, k0 + k), ring);
+    int64_t e = gpufs_wb_list(g, d, fd, hfid, gpufs_dlist(d, fd, k0 + k), ring);
     if (e && !err) err = e;
   }
   return err;
 }
 
-/* gpufs_wb_file for a descriptor the caller does not hold: holds it first.
- * 0, a write-back error, or GPUFS_WB_NOT_HELD when fd is not open for
- * writing (nothing to do; never confused with a write-back's -EBADF). */
+/* gpufs_wb_file for an entry the caller does not hold: holds it first.
+ * Every thread of the group calls it; synchronizes the group.  0, a
+ * write-back error, or GPUFS_WB_NOT_HELD when fd is not open for writing
+ * (nothing to do; never confused with a write-back's -EBADF). */
 #define GPUFS_WB_NOT_HELD 1
 template <typename G>
-__device__ int64_t gpufs_wb_held(G g, int fd, uint32_t ring)
+__device__ int64_t gpufs_wb_held(G g, const struct gpufs_dev *d, int fd, uint32_t ring)
 {
   int64_t rc = 0;
-  if (g.rank() == 0) rc = gpufs_fd_hold(fd) ? GPUFS_WB_NOT_HELD : 0;
+  if (g.rank() == 0) rc = gpufs_fd_hold(d, fd) ? GPUFS_WB_NOT_HELD : 0;
   rc = g.bcast(rc);
   if (rc) return rc;
-  rc = gpufs_wb_file(g, (uint32_t)fd, ring);
+  rc = gpufs_wb_file(g, d, (uint32_t)fd, ring);
   g.sync();
-  if (g.rank() == 0) gpufs_fd_unhold(fd);
+  if (g.rank() == 0) gpufs_fd_unhold(d, fd);
   return rc;
 }
 
 /* A round got no frame.  If the group's ring passed over a dirty frame,
  * write back that frame's file, so that the next try finds clean frames;
- * else pause (gpufs_round_stalled).  0: try again; < 0: give up with it. */
+ * else pause (gpufs_round_stalled).  Every thread of the group calls it;
+ * synchronizes the group.  0: try again; < 0: give up with it. */
 template <typename G>
-__device__ int64_t gpufs_stall(G g, uint32_t ring, uint64_t *since)
+__device__ int64_t gpufs_stall(G g, const struct gpufs_dev *d, uint32_t ring, uint64_t *since)
 {
-  const struct gpufs_cache *c = &gpufs_dev.cache;
+  const struct gpufs_cache *c = &d->cache;
   int64_t fd = -1;
   if (g.rank() == 0) {
     struct gpufs_ring *rg = &c->rings[ring];
@@ -176,12 +187,12 @@ __device__ int64_t gpufs_stall(G g, uint32_t ring, uint64_t *since)
     }
   }
   fd = g.bcast(fd);
-  if (fd >= 0 && fd < (int64_t)gpufs_dev.ftab.nfiles) {
-    int64_t rc = gpufs_wb_held(g, (int)fd, ring);
+  if (fd >= 0 && fd < (int64_t)d->ftab.nfiles) {
+    int64_t rc = gpufs_wb_held(g, d, (int)fd, ring);
     if (rc < 0) return rc; /* it cannot be written back: say why */
     if (rc == 0) *since = 0; /* dirty frames are being written back: not stuck */
   }
-  return gpufs_round_stalled(g, since);
+  return gpufs_round_stalled(g, d, since);
 }
 
 #endif /* GPUFS_DEVICE_WRITEBACK_CUH */

@@ -35,6 +35,7 @@ void gpufs_config_default(struct gpufs_config *cfg)
   cfg->alloc_timeout_ms = 2000;
   cfg->poll_max_ns = 32768;
   cfg->readahead_max = 128u << 10;
+  cfg->ndevices = 0; /* one instance, on `device` */
 }
 
 /* "123", "64K", "2M", "1G" -> bytes.  0 on success. */
@@ -86,6 +87,30 @@ static int env_u32(const char *name, uint32_t *field, const char **bad)
   return 0;
 }
 
+/* "0,1" or "0, 0" -> devices[], ndevices.  0, or -EINVAL (an entry that is
+ * not a number, more than GPUFS_MAX_INSTANCES, or none); *cfg unchanged then. */
+static int parse_devices(const char *s, struct gpufs_config *cfg)
+{
+  int dev[GPUFS_MAX_INSTANCES];
+  uint32_t n = 0;
+  for (const char *p = s;;) {
+    while (*p == ' ') p++;
+    char *end = NULL;
+    errno = 0;
+    long v = strtol(p, &end, 10);
+    if (end == p || errno != 0 || v < 0 || v > INT32_MAX || n == GPUFS_MAX_INSTANCES)
+      return -EINVAL;
+    dev[n++] = (int)v;
+    p = end;
+    while (*p == ' ') p++;
+    if (*p == '\0') break;
+    if (*p++ != ',') return -EINVAL;
+  }
+  memcpy(cfg->devices, dev, n * sizeof(int));
+  cfg->ndevices = n;
+  return 0;
+}
+
 int gpufs_config_from_env(struct gpufs_config *cfg, const char **bad_field)
 {
   const char *bad = NULL;
@@ -102,6 +127,11 @@ int gpufs_config_from_env(struct gpufs_config *cfg, const char **bad_field)
   rc = rc ? rc : env_u32("GPUFS_ALLOC_TIMEOUT_MS", &cfg->alloc_timeout_ms, &bad);
   rc = rc ? rc : env_u32("GPUFS_POLL_MAX_NS", &cfg->poll_max_ns, &bad);
   rc = rc ? rc : env_u32("GPUFS_READAHEAD_MAX", &cfg->readahead_max, &bad);
+  if (rc == 0 && getenv("GPUFS_DEVICES") != NULL &&
+      parse_devices(getenv("GPUFS_DEVICES"), cfg) != 0) {
+    bad = "GPUFS_DEVICES";
+    rc = -EINVAL;
+  }
   if (rc == 0) {
     const char *x = getenv("GPUFS_XFER");
     if (x != NULL) {
@@ -121,8 +151,15 @@ static int is_pow2(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
 int gpufs_config_check(const struct gpufs_config *cfg, const char **bad_field, const char **why)
 {
   const char *f = NULL, *w = NULL;
+  uint32_t neg = 0;
+  for (uint32_t i = 0; i < cfg->ndevices && i < GPUFS_MAX_INSTANCES; i++)
+    neg += cfg->devices[i] < 0;
   if (cfg->device < 0) {
     f = "device"; w = "must be >= 0";
+  } else if (cfg->ndevices > GPUFS_MAX_INSTANCES) {
+    f = "ndevices"; w = "must be at most 8 (GPUFS_MAX_INSTANCES)";
+  } else if (neg) {
+    f = "devices"; w = "every entry must be >= 0";
   } else if (!is_pow2(cfg->page_size) || cfg->page_size < GPUFS_PAGE_MIN ||
              cfg->page_size > GPUFS_PAGE_MAX) {
     f = "page_size"; w = "must be a power of two between 4 KiB and 2 MiB";

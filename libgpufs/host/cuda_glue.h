@@ -8,13 +8,31 @@
 extern "C" {
 #endif
 
-/* Copy *d into the device global that every device call reads. 0 / -EIO. */
-int gpufs_dev_publish(const struct gpufs_dev *d);
+/* On the current CUDA device: forget every instance (kernels then find
+ * none: gopen returns -ENODEV).  0 / -EIO. */
+int gpufs_dev_clear(void);
 
-/* Launch gpufs_sync's kernel on stream: one block per file-table entry,
- * each leaving 0 or its file's first error in results[fd] (device memory).
+/* On the current CUDA device: copy *d into slot d->instance of the device
+ * global array that device calls read; with is_default, gopen without a
+ * ref opens on it.  0 / -EIO / -EINVAL. */
+int gpufs_dev_publish(const struct gpufs_dev *d, int is_default);
+
+/* Launch gpufs_sync's kernel for instance `instance` (current device) on
+ * stream: one block per file-table entry, each leaving 0 or its file's
+ * first error in results[entry] (device memory).  0, or -EIO when the
+ * launch fails. */
+int gpufs_dev_sync_launch(uint32_t instance, uint32_t nfiles, int *results, void *stream);
+
+/* Launch gpufs_pread's kernel for instance `instance` (current device) on
+ * stream: copy the pages of [off, off+size) of file cid that the instance
+ * holds VALID at `version` into dst (size bytes, device-accessible: pinned
+ * mapped host memory), set have[p - off / page_size] = 1 (device memory,
+ * zeroed by the caller) for each, and raise *gpu_size (device memory) to
+ * the largest size an open descriptor of the file has there.  size > 0.
  * 0, or -EIO when the launch fails. */
-int gpufs_dev_sync_launch(uint32_t nfiles, int *results, void *stream);
+int gpufs_dev_host_read_launch(uint32_t instance, uint32_t cid, uint32_t version, uint64_t off,
+                               uint64_t size, uint8_t *dst, uint8_t *have,
+                               unsigned long long *gpu_size, void *stream);
 
 struct gpufs_io_ops;
 /* Tests only: file operations the daemon of the NEXT gpufs_start uses

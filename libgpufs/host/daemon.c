@@ -1,15 +1,21 @@
 /*
- * daemon.c - host workers that serve the request queue (see queue.h).
+ * daemon.c - host workers that serve the request queues (see queue.h).
  *
- * Any worker serves any request: each loops on gpufs_q_claim, which hands it
- * a run of consecutive posted tickets that never wraps around the slot array,
- * so the run's staging is one contiguous span.  A run is served in three
- * steps, and only the last one touches a slot the GPU may reuse:
+ * One daemon serves every queue of the process (one per libgpufs instance),
+ * with one host file table.  Any worker serves any request of any queue:
+ * each loops over the queues, trying gpufs_q_claim on each in turn from a
+ * rotating start (the queue after the one it served last), so a busy queue
+ * never starves the others, and it idles only when no queue had work.  A
+ * claim hands it a run of consecutive posted tickets of one queue that never
+ * wraps around the slot array, so the run's staging is one contiguous span.
+ * A run is served in three steps, and only the last one touches a slot the
+ * GPU may reuse:
  *
  *   slots[s..s+k)  --copy fields-->  tickets[0..k)   (the worker's own memory)
- *       serve them: reads and writes merged where they are contiguous
- *       (fileops.c), opens, closes, stats here
- *   DMA path: one to_device call for the span the run's READs filled
+ *       serve them, each by its op's row of op_table: reads and writes
+ *       merged where they are contiguous (fileops.c), opens, closes, stats
+ *   DMA path: one to_device call (the queue's) for the span the run's
+ *   READs filled
  *   then, per ticket: result and out[] into the slot, gpufs_q_complete
  *
  * Batching is opportunistic: a worker takes what is posted and never waits
@@ -30,6 +36,9 @@
 #include "fileops.h"
 #include "hostfiles.h"
 
+_Static_assert(GPUFS_DAEMON_MAX_QUEUES <= GPUFS_HOSTFILES_MAX_QUEUES,
+               "hostfiles tells every queue's opens apart");
+
 #define IDLE_SPINS 2048u     /* sched_yield polls before an idle worker naps */
 #define IDLE_NAP_NS 50000L   /* then it polls every 50 us */
 
@@ -40,26 +49,33 @@ enum gate {
 };
 
 
+/* What the daemon keeps of one queue it serves. */
+struct served {
+  const struct gpufs_daemon_queue *q; /* in gpufs_daemon.p.queues */
+  struct gpufs_fileops fo; /* the shared files and io, this queue's staging */
+  uint32_t batch_max;      /* tickets one claim on it can return */
+};
+
 struct worker {
-  /* Written by this worker only, with relaxed atomics; summed by
-   * gpufs_daemon_get_stats.  Own cache line: workers do not share one. */
-  _Alignas(64) struct gpufs_daemon_stats stats;
+  /* Per queue served; written by this worker only, with relaxed atomics;
+   * summed by gpufs_daemon_get_stats and _get_queue_stats.  Own cache
+   * lines: workers do not share one. */
+  _Alignas(64) struct gpufs_daemon_stats stats[GPUFS_DAEMON_MAX_QUEUES];
   struct gpufs_daemon *d;
-  struct gpufs_req *tickets; /* room for one claimed run */
+  struct gpufs_req *tickets; /* room for the largest run of any queue */
   pthread_t thread;
   uint32_t id;
-  int init_rc;
+  uint32_t next; /* the queue this worker tries first next time */
 };
 
 struct gpufs_daemon {
   struct gpufs_daemon_params p;
   struct gpufs_io_ops io;
-  struct gpufs_hostfiles *files;
-  struct gpufs_fileops fo; /* files, io and staging for fileops.c */
+  struct gpufs_hostfiles *files; /* one table for every queue */
+  struct served queues[GPUFS_DAEMON_MAX_QUEUES]; /* p.nqueues of them */
   struct worker *workers;
   uint32_t nstarted;
   uint32_t stop; /* set once by gpufs_daemon_stop; atomics only */
-  uint32_t batch_max; /* tickets one claim can return */
   pthread_mutex_t gate_lock;
   pthread_cond_t gate_cond;
   uint32_t ninit; /* workers whose worker_init answered; under gate_lock */
@@ -76,20 +92,22 @@ static void stat_add(uint64_t *counter, uint64_t v)
   if (v) gpufs_st_relaxed_u64_dev(counter, gpufs_ld_relaxed_u64_dev(counter) + v);
 }
 
-static void stats_flush(struct worker *w, const struct gpufs_daemon_stats *a)
+/* Add a run's counters to the worker's counters of queue qi. */
+static void stats_flush(struct worker *w, uint32_t qi, const struct gpufs_daemon_stats *a)
 {
-  stat_add(&w->stats.requests, a->requests);
-  stat_add(&w->stats.batches, a->batches);
-  stat_add(&w->stats.preads, a->preads);
-  stat_add(&w->stats.merged, a->merged);
-  stat_add(&w->stats.bytes_read, a->bytes_read);
-  stat_add(&w->stats.transfers, a->transfers);
-  stat_add(&w->stats.opens, a->opens);
-  stat_add(&w->stats.pwrites, a->pwrites);
-  stat_add(&w->stats.bytes_written, a->bytes_written);
-  stat_add(&w->stats.errors, a->errors);
-  stat_add(&w->stats.io_ns, a->io_ns);
-  stat_add(&w->stats.busy_ns, a->busy_ns);
+  struct gpufs_daemon_stats *c = &w->stats[qi];
+  stat_add(&c->requests, a->requests);
+  stat_add(&c->batches, a->batches);
+  stat_add(&c->preads, a->preads);
+  stat_add(&c->merged, a->merged);
+  stat_add(&c->bytes_read, a->bytes_read);
+  stat_add(&c->transfers, a->transfers);
+  stat_add(&c->opens, a->opens);
+  stat_add(&c->pwrites, a->pwrites);
+  stat_add(&c->bytes_written, a->bytes_written);
+  stat_add(&c->errors, a->errors);
+  stat_add(&c->io_ns, a->io_ns);
+  stat_add(&c->busy_ns, a->busy_ns);
 }
 
 uint64_t gpufs_daemon_now_ns(void)
@@ -99,11 +117,12 @@ uint64_t gpufs_daemon_now_ns(void)
   return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-void gpufs_daemon_get_stats(struct gpufs_daemon *d, struct gpufs_daemon_stats *s)
+/* Add every started worker's counters of queue qi to *s.  Relaxed loads:
+ * each counter is a recent value, not a snapshot of all of them. */
+static void stats_sum(struct gpufs_daemon *d, uint32_t qi, struct gpufs_daemon_stats *s)
 {
-  memset(s, 0, sizeof(*s));
   for (uint32_t i = 0; i < d->nstarted; i++) {
-    struct gpufs_daemon_stats *c = &d->workers[i].stats;
+    struct gpufs_daemon_stats *c = &d->workers[i].stats[qi];
     s->requests += gpufs_ld_relaxed_u64_dev(&c->requests);
     s->batches += gpufs_ld_relaxed_u64_dev(&c->batches);
     s->preads += gpufs_ld_relaxed_u64_dev(&c->preads);
@@ -119,16 +138,43 @@ void gpufs_daemon_get_stats(struct gpufs_daemon *d, struct gpufs_daemon_stats *s
   }
 }
 
+void gpufs_daemon_get_stats(struct gpufs_daemon *d, struct gpufs_daemon_stats *s)
+{
+  memset(s, 0, sizeof(*s));
+  for (uint32_t qi = 0; qi < d->p.nqueues; qi++) stats_sum(d, qi, s);
+}
+
+int gpufs_daemon_file_ident(struct gpufs_daemon *d, const struct stat *st,
+                            struct gpufs_hostfile_id *id)
+{
+  return gpufs_hostfiles_ident(d->files, st, id);
+}
+
+int gpufs_daemon_get_queue_stats(struct gpufs_daemon *d, uint32_t q, struct gpufs_daemon_stats *s)
+{
+  if (q >= d->p.nqueues) return -GPUFS_EINVAL;
+  memset(s, 0, sizeof(*s));
+  stats_sum(d, q, s);
+  return 0;
+}
+
 /* ---- serving one claimed run ---- */
 
-static void serve_open(struct worker *w, struct gpufs_req *t, uint32_t s,
-                       struct gpufs_daemon_stats *acc)
+/* One operation's server: it serves tickets t[0..n) of a run, the first in
+ * slot s of fo's queue, and fills in their results and out[].  n is 1 but
+ * for an op whose row merges. */
+typedef void (*serve_fn)(const struct gpufs_fileops *fo, struct gpufs_req *t, uint32_t n,
+                         uint32_t s, struct gpufs_daemon_stats *acc);
+
+static void op_open(const struct gpufs_fileops *fo, struct gpufs_req *t, uint32_t n, uint32_t s,
+                    struct gpufs_daemon_stats *acc)
 {
-  struct gpufs_daemon *d = w->d;
-  const char *path = gpufs_req_path(&d->fo, t, s);
+  (void)n;
+  const char *path = gpufs_req_path(fo, t, s);
   if (!path) return;
   struct gpufs_hostfile_id id;
-  int hfid = gpufs_hostfiles_open(d->files, path, (int)t->arg, (mode_t)t->offset, &id);
+  int hfid = gpufs_hostfiles_open(fo->files, path, (int)t->arg, (mode_t)t->offset, fo->queue,
+                                  &id);
   t->result = hfid;
   if (hfid < 0) return;
   t->out[0] = id.size;
@@ -137,10 +183,19 @@ static void serve_open(struct worker *w, struct gpufs_req *t, uint32_t s,
   acc->opens++;
 }
 
-static void serve_fstat(struct worker *w, struct gpufs_req *t)
+static void op_close(const struct gpufs_fileops *fo, struct gpufs_req *t, uint32_t n, uint32_t s,
+                     struct gpufs_daemon_stats *acc)
 {
+  (void)n, (void)s, (void)acc;
+  t->result = gpufs_hostfiles_close(fo->files, t->hfid);
+}
+
+static void op_fstat(const struct gpufs_fileops *fo, struct gpufs_req *t, uint32_t n, uint32_t s,
+                     struct gpufs_daemon_stats *acc)
+{
+  (void)n, (void)s, (void)acc;
   struct stat st;
-  int rc = gpufs_hostfiles_fstat(w->d->files, t->hfid, &st);
+  int rc = gpufs_hostfiles_fstat(fo->files, t->hfid, &st);
   t->result = rc;
   if (rc < 0) return;
   t->out[0] = (uint64_t)st.st_size;
@@ -149,13 +204,73 @@ static void serve_fstat(struct worker *w, struct gpufs_req *t)
   t->out[3] = (uint64_t)st.st_ino;
 }
 
+static void op_fsync(const struct gpufs_fileops *fo, struct gpufs_req *t, uint32_t n, uint32_t s,
+                     struct gpufs_daemon_stats *acc)
+{
+  (void)n, (void)s, (void)acc;
+  gpufs_serve_fsync(fo, t);
+}
+
+static void op_truncate(const struct gpufs_fileops *fo, struct gpufs_req *t, uint32_t n,
+                        uint32_t s, struct gpufs_daemon_stats *acc)
+{
+  (void)n, (void)s, (void)acc;
+  gpufs_serve_truncate(fo, t);
+}
+
+static void op_unlink(const struct gpufs_fileops *fo, struct gpufs_req *t, uint32_t n,
+                      uint32_t s, struct gpufs_daemon_stats *acc)
+{
+  (void)n, (void)acc;
+  gpufs_serve_unlink(fo, t, s);
+}
+
+static void op_fadvise(const struct gpufs_fileops *fo, struct gpufs_req *t, uint32_t n,
+                       uint32_t s, struct gpufs_daemon_stats *acc)
+{
+  (void)n, (void)s, (void)acc;
+  gpufs_serve_fadvise(fo, t);
+}
+
+/* Every operation the daemon serves: a new one is one row.  merges: the
+ * op's consecutive page tickets are served together (gpufs_merge_len).  An
+ * op without a row (or GPUFS_OP_NONE) gets -ENOSYS. */
+static const struct {
+  serve_fn serve;
+  int merges;
+} op_table[] = {
+    [GPUFS_OP_OPEN] = {op_open, 0},
+    [GPUFS_OP_CLOSE] = {op_close, 0},
+    [GPUFS_OP_READ] = {gpufs_serve_reads, 1},
+    [GPUFS_OP_FSTAT] = {op_fstat, 0},
+    [GPUFS_OP_WRITE] = {gpufs_serve_writes, 1},
+    [GPUFS_OP_FSYNC] = {op_fsync, 0},
+    [GPUFS_OP_TRUNCATE] = {op_truncate, 0},
+    [GPUFS_OP_UNLINK] = {op_unlink, 0},
+    [GPUFS_OP_FADVISE] = {op_fadvise, 0},
+};
+
+/* Serve the tickets from t[0] that one server call takes; how many. */
+static uint32_t serve_op(const struct gpufs_fileops *fo, struct gpufs_req *t, uint32_t avail,
+                         uint32_t s, struct gpufs_daemon_stats *acc)
+{
+  const uint32_t op = t[0].op;
+  if (op >= sizeof(op_table) / sizeof(op_table[0]) || !op_table[op].serve) {
+    t[0].result = -GPUFS_ENOSYS;
+    return 1;
+  }
+  const uint32_t n = op_table[op].merges ? gpufs_merge_len(t, avail, fo->stride) : 1;
+  op_table[op].serve(fo, t, n, s, acc);
+  return n;
+}
+
 /* DMA path: one copy for the span from the first READ with bytes to the end
  * of the last one's.  Slots in between belong to this run too, so copying
  * their bytes is harmless, and one call costs less than several. */
-static void transfer_run(struct worker *w, struct gpufs_req *t, uint32_t k, uint32_t s,
-                         struct gpufs_daemon_stats *acc)
+static void transfer_run(const struct worker *w, const struct served *sv, struct gpufs_req *t,
+                         uint32_t k, uint32_t s, struct gpufs_daemon_stats *acc)
 {
-  struct gpufs_daemon *d = w->d;
+  const struct gpufs_daemon_queue *q = sv->q;
   uint32_t lo = k, hi = 0;
   for (uint32_t r = 0; r < k; r++) {
     if (t[r].op == GPUFS_OP_READ && t[r].result > 0) {
@@ -164,43 +279,45 @@ static void transfer_run(struct worker *w, struct gpufs_req *t, uint32_t k, uint
     }
   }
   if (lo == k) return;
-  uint64_t off = (uint64_t)(s + lo) * d->p.stride;
-  uint64_t end = (uint64_t)(s + hi) * d->p.stride + (uint64_t)t[hi].result;
-  int rc = d->p.to_device(d->p.ctx, w->id, off, end - off);
+  uint64_t off = (uint64_t)(s + lo) * q->stride;
+  uint64_t end = (uint64_t)(s + hi) * q->stride + (uint64_t)t[hi].result;
+  int rc = q->to_device(q->ctx, w->id, off, end - off);
   acc->transfers++;
   if (rc == 0) return;
   for (uint32_t r = lo; r <= hi; r++)
     if (t[r].op == GPUFS_OP_READ && t[r].result > 0) t[r].result = rc < 0 ? rc : -GPUFS_EIO;
 }
 
-/* Publish the results of tickets [from, to) of a run; returns to.  The
- * worker's counters are flushed first, so a client that sees a completion
- * also sees it counted. */
-static uint32_t complete_tickets(struct worker *w, const struct gpufs_req *t, uint32_t s,
-                                 uint64_t first, uint32_t from, uint32_t to,
+/* Publish the results of tickets [from, to) of a run of queue qi; returns
+ * to.  The worker's counters are flushed first, so a client that sees a
+ * completion also sees it counted. */
+static uint32_t complete_tickets(struct worker *w, uint32_t qi, const struct gpufs_req *t,
+                                 uint32_t s, uint64_t first, uint32_t from, uint32_t to,
                                  struct gpufs_daemon_stats *acc)
 {
-  struct gpufs_slot *slots = w->d->p.slots;
+  struct gpufs_slot *slots = w->d->queues[qi].q->slots;
   for (uint32_t r = from; r < to; r++) {
     struct gpufs_slot *sl = &slots[s + r];
     if (t[r].result < 0) acc->errors++;
     sl->result = t[r].result;
     memcpy(sl->out, t[r].out, sizeof(sl->out));
   }
-  stats_flush(w, acc);
+  stats_flush(w, qi, acc);
   memset(acc, 0, sizeof(*acc));
   /* After this the slots and their staging are the GPU's again: not touched. */
   for (uint32_t r = from; r < to; r++) gpufs_q_complete(&slots[s + r], first + r);
   return to;
 }
 
-static void serve_run(struct worker *w, uint64_t first, uint32_t k)
+/* Serve the k tickets from first that the worker claimed on queue qi. */
+static void serve_run(struct worker *w, uint32_t qi, uint64_t first, uint32_t k)
 {
   const uint64_t t0 = gpufs_daemon_now_ns();
-  struct gpufs_daemon *d = w->d;
-  struct gpufs_slot *slots = d->p.slots;
+  const struct served *sv = &w->d->queues[qi];
+  const struct gpufs_fileops *fo = &sv->fo;
+  const struct gpufs_slot *slots = sv->q->slots;
   struct gpufs_req *t = w->tickets;
-  uint32_t s = (uint32_t)(first % d->p.nslots);
+  uint32_t s = (uint32_t)(first % sv->q->nslots);
   struct gpufs_daemon_stats acc = {0};
   acc.batches = 1;
   acc.requests = k;
@@ -216,49 +333,14 @@ static void serve_run(struct worker *w, uint64_t first, uint32_t k)
    * DMA path: only after the run's one copy to the device. */
   uint32_t done = 0;
   for (uint32_t r = 0; r < k;) {
-    uint32_t n = 1;
-    switch (t[r].op) {
-    case GPUFS_OP_READ:
-      n = gpufs_merge_len(&t[r], k - r, d->p.stride);
-      gpufs_serve_reads(&d->fo, &t[r], n, s + r, &acc);
-      break;
-    case GPUFS_OP_WRITE:
-      n = gpufs_merge_len(&t[r], k - r, d->p.stride);
-      gpufs_serve_writes(&d->fo, &t[r], n, s + r, &acc);
-      break;
-    case GPUFS_OP_FSYNC:
-      gpufs_serve_fsync(&d->fo, &t[r]);
-      break;
-    case GPUFS_OP_TRUNCATE:
-      gpufs_serve_truncate(&d->fo, &t[r]);
-      break;
-    case GPUFS_OP_UNLINK:
-      gpufs_serve_unlink(&d->fo, &t[r], s + r);
-      break;
-    case GPUFS_OP_FADVISE:
-      gpufs_serve_fadvise(&d->fo, &t[r]);
-      break;
-    case GPUFS_OP_OPEN:
-      serve_open(w, &t[r], s + r, &acc);
-      break;
-    case GPUFS_OP_CLOSE:
-      t[r].result = gpufs_hostfiles_close(d->files, t[r].hfid);
-      break;
-    case GPUFS_OP_FSTAT:
-      serve_fstat(w, &t[r]);
-      break;
-    default:
-      t[r].result = -GPUFS_ENOSYS;
-      break;
-    }
-    r += n;
-    if (!d->p.to_device) done = complete_tickets(w, t, s, first, done, r, &acc);
+    r += serve_op(fo, &t[r], k - r, s + r, &acc);
+    if (!sv->q->to_device) done = complete_tickets(w, qi, t, s, first, done, r, &acc);
   }
-  if (d->p.to_device) {
-    transfer_run(w, t, k, s, &acc);
-    complete_tickets(w, t, s, first, 0, k, &acc);
+  if (sv->q->to_device) {
+    transfer_run(w, sv, t, k, s, &acc);
+    complete_tickets(w, qi, t, s, first, 0, k, &acc);
   }
-  stat_add(&w->stats.busy_ns, gpufs_daemon_now_ns() - t0);
+  stat_add(&w->stats[qi].busy_ns, gpufs_daemon_now_ns() - t0);
 }
 
 /* ---- workers ---- */
@@ -274,6 +356,27 @@ static void idle_wait(uint32_t *idle)
   nanosleep(&nap, NULL);
 }
 
+/* Claim a run from the first queue with posted work, trying them in turn
+ * from w->next, and serve it; the queue after it is tried first next time,
+ * so a worker visits every other queue before it comes back to a busy one.
+ * 0 if no queue had work. */
+static int serve_next(struct worker *w)
+{
+  struct gpufs_daemon *d = w->d;
+  const uint32_t nq = d->p.nqueues;
+  for (uint32_t n = 0; n < nq; n++) {
+    const uint32_t qi = (w->next + n) % nq;
+    const struct served *sv = &d->queues[qi];
+    uint64_t first;
+    uint32_t k = gpufs_q_claim(sv->q->hdr, sv->q->slots, sv->q->nslots, sv->batch_max, &first);
+    if (k == 0) continue;
+    w->next = (qi + 1) % nq;
+    serve_run(w, qi, first, k);
+    return 1;
+  }
+  return 0;
+}
+
 static void serve_loop(struct worker *w)
 {
   struct gpufs_daemon *d = w->d;
@@ -281,14 +384,8 @@ static void serve_loop(struct worker *w)
   /* relaxed: stop is a plain signal; what the worker did before it exits is
    * ordered for gpufs_daemon_stop by pthread_join */
   while (!gpufs_ld_relaxed_u32_dev(&d->stop)) {
-    uint64_t first;
-    uint32_t k = gpufs_q_claim(d->p.hdr, d->p.slots, d->p.nslots, d->batch_max, &first);
-    if (k == 0) {
-      idle_wait(&idle);
-      continue;
-    }
-    idle = 0;
-    serve_run(w, first, k);
+    if (serve_next(w)) idle = 0;
+    else idle_wait(&idle);
   }
 }
 
@@ -333,9 +430,20 @@ static void open_gate(struct gpufs_daemon *d, int gate)
 
 static int params_valid(const struct gpufs_daemon_params *p)
 {
-  return p && p->hdr && p->slots && p->staging && p->nslots > 0 && p->stride > 0 &&
-         p->nthreads > 0 && p->max_batch > 0 && p->max_open_files > 0 &&
+  if (!p || p->nqueues < 1 || p->nqueues > GPUFS_DAEMON_MAX_QUEUES) return 0;
+  for (uint32_t i = 0; i < p->nqueues; i++) {
+    const struct gpufs_daemon_queue *q = &p->queues[i];
+    if (!q->hdr || !q->slots || !q->staging || q->nslots == 0 || q->stride == 0) return 0;
+  }
+  return p->nthreads > 0 && p->max_batch > 0 && p->max_open_files > 0 &&
          p->max_open_files <= (uint32_t)INT32_MAX;
+}
+
+/* Every queue's state; relaxed: see the callers. */
+static void set_states_relaxed(const struct gpufs_daemon_params *p, uint32_t state)
+{
+  for (uint32_t i = 0; i < p->nqueues; i++)
+    gpufs_st_relaxed_u32_sys(&p->queues[i].hdr->state, state);
 }
 
 int gpufs_daemon_start(const struct gpufs_daemon_params *p, struct gpufs_daemon **out)
@@ -355,7 +463,13 @@ int gpufs_daemon_start(const struct gpufs_daemon_params *p, struct gpufs_daemon 
   d->p = *p;
   if (p->io) d->io = *p->io;
   gpufs_io_defaults(&d->io);
-  d->batch_max = p->max_batch < p->nslots ? p->max_batch : p->nslots;
+  uint32_t tickets = 0; /* the largest run of any queue */
+  for (uint32_t i = 0; i < p->nqueues; i++) {
+    const uint32_t n = d->p.queues[i].nslots;
+    d->queues[i].q = &d->p.queues[i];
+    d->queues[i].batch_max = p->max_batch < n ? p->max_batch : n;
+    if (d->queues[i].batch_max > tickets) tickets = d->queues[i].batch_max;
+  }
   d->workers = aligned_alloc(_Alignof(struct worker), p->nthreads * sizeof(struct worker));
   /* zeroed at once: daemon_free frees every worker's tickets */
   if (d->workers) memset(d->workers, 0, p->nthreads * sizeof(struct worker));
@@ -363,7 +477,7 @@ int gpufs_daemon_start(const struct gpufs_daemon_params *p, struct gpufs_daemon 
                       : -GPUFS_ENOMEM;
   if (rc == 0) {
     for (uint32_t i = 0; i < p->nthreads && rc == 0; i++) {
-      d->workers[i].tickets = calloc(d->batch_max, sizeof(struct gpufs_req));
+      d->workers[i].tickets = calloc(tickets, sizeof(struct gpufs_req));
       if (!d->workers[i].tickets) rc = -GPUFS_ENOMEM;
     }
   }
@@ -371,17 +485,20 @@ int gpufs_daemon_start(const struct gpufs_daemon_params *p, struct gpufs_daemon 
     daemon_free(d);
     return rc;
   }
-  d->fo = (struct gpufs_fileops){d->files, &d->io, p->staging, p->stride};
-
-  /* relaxed: the workers are created below (pthread_create orders these
-   * stores before them), and the GPU starts after gpufs_daemon_start */
-  gpufs_st_relaxed_u64_sys(&p->hdr->host_head, 0);
-  gpufs_st_relaxed_u32_sys(&p->hdr->state, GPUFS_Q_RUNNING);
+  for (uint32_t i = 0; i < p->nqueues; i++) {
+    const struct gpufs_daemon_queue *q = &p->queues[i];
+    d->queues[i].fo = (struct gpufs_fileops){d->files, &d->io, q->staging, q->stride, i};
+    /* relaxed: the workers are created below (pthread_create orders these
+     * stores before them), and the GPUs start after gpufs_daemon_start */
+    gpufs_st_relaxed_u64_sys(&q->hdr->host_head, 0);
+  }
+  set_states_relaxed(p, GPUFS_Q_RUNNING); /* relaxed: as host_head, above */
 
   for (uint32_t i = 0; i < p->nthreads; i++) {
     struct worker *w = &d->workers[i];
     w->d = d;
     w->id = i;
+    w->next = i % p->nqueues; /* workers start spread over the queues */
     int e = pthread_create(&w->thread, NULL, worker_main, w);
     if (e != 0) {
       rc = -e;
@@ -399,7 +516,7 @@ int gpufs_daemon_start(const struct gpufs_daemon_params *p, struct gpufs_daemon 
   if (rc < 0) {
     for (uint32_t i = 0; i < d->nstarted; i++) pthread_join(d->workers[i].thread, NULL);
     /* relaxed, as above: nothing is served, so nothing is published */
-    gpufs_st_relaxed_u32_sys(&p->hdr->state, GPUFS_Q_STOPPED);
+    set_states_relaxed(p, GPUFS_Q_STOPPED);
     daemon_free(d);
     return rc;
   }
@@ -411,10 +528,11 @@ void gpufs_daemon_stop(struct gpufs_daemon *d)
 {
   if (!d) return;
   /* release, system scope: orders the stop after everything this thread
-   * did to the queue before it.  Waiters read the state relaxed
+   * did to the queues before it.  Waiters read the state relaxed
    * (gpufs_q_stopped), so it publishes nothing to them: they only give up
    * with -ESHUTDOWN and must not read the slot afterwards. */
-  gpufs_st_release_u32_sys(&d->p.hdr->state, GPUFS_Q_STOPPED);
+  for (uint32_t i = 0; i < d->p.nqueues; i++)
+    gpufs_st_release_u32_sys(&d->p.queues[i].hdr->state, GPUFS_Q_STOPPED);
   /* relaxed: a plain signal to the workers; pthread_join below orders
    * everything they did before this thread frees their memory */
   gpufs_st_relaxed_u32_dev(&d->stop, 1);

@@ -10,12 +10,13 @@
  *
  * A write moves exactly the bytes its ticket names: the GPU posts one WRITE
  * per changed byte range, so writers of disjoint bytes of one page never
- * overwrite each other.  After a write or truncate the file's identity is
- * refreshed (hostfiles) if nobody else changed the file since the GPU's
- * last open, so the GPU's own changes do not make its cached pages stale
- * at the next open, and anyone else's still do.  A truncation instead
- * renews the version (the GPU drops the file's pages), and an unlink of a
- * file's last name makes a later file with the same inode a new one.
+ * overwrite each other.  After a write the file's identity is refreshed
+ * (hostfiles) if nobody else changed the file since the last open, so the
+ * writing queue's (GPU's) own changes do not make its cached pages stale at
+ * its next open, while anyone else's, another queue's included, still do.
+ * A truncation instead renews the version (the GPU drops the file's pages),
+ * and an unlink of a file's last name makes a later file with the same
+ * inode a new one.
  */
 #include "fileops.h"
 
@@ -134,7 +135,7 @@ static void serve_moves(const struct gpufs_fileops *fo, int write, struct gpufs_
     }
   }
   got = moved;
-  if (have_before && got > 0) gpufs_hostfiles_refresh(fo->files, fd, &before);
+  if (have_before && got > 0) gpufs_hostfiles_refresh(fo->files, fd, &before, fo->queue);
   gpufs_hostfiles_unpin(fo->files, t[0].hfid);
   acc->merged += n - 1;
   if (write) acc->bytes_written += got;

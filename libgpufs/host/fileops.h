@@ -10,8 +10,8 @@
 #define GPUFS_HOST_FILEOPS_H
 
 #include <stdint.h>
-#include "daemon.h"
 #include "hostfiles.h"
+#include "io.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -28,12 +28,14 @@ struct gpufs_req {
   uint64_t out[4];
 };
 
-/* Where the operations act: the daemon's files, io and staging. */
+/* Where the operations act: the daemon's files and io (shared by every
+ * queue) and one queue's staging.  One per queue the daemon serves. */
 struct gpufs_fileops {
   struct gpufs_hostfiles *files;
   const struct gpufs_io_ops *io; /* every member set */
   uint8_t *staging;
   uint32_t stride;
+  uint32_t queue; /* the queue's index: whose write hostfiles refreshes */
 };
 
 /* io with every NULL member replaced by the C library's. */

@@ -52,7 +52,10 @@ struct hf_inode {
   int64_t ctime_ns;
   uint32_t cid;
   uint32_t version;
+  uint32_t stale; /* bit q: queue q's next open bumps the version (hostfiles.h) */
 };
+
+_Static_assert(GPUFS_HOSTFILES_MAX_QUEUES == 32, "a queue's stale bit is one of stale's 32");
 
 struct gpufs_hostfiles {
   pthread_mutex_t lock;
@@ -140,9 +143,9 @@ static int hf_inodes_reserve(struct gpufs_hostfiles *hf)
   return 0;
 }
 
-/* The cid and version of the inode st describes, as of this open.  Called
- * with the lock held.  0 or -ENOMEM. */
-static int hf_identify(struct gpufs_hostfiles *hf, const struct stat *st,
+/* The cid and version of the inode st describes, as of this open by queue
+ * `queue`.  Called with the lock held.  0 or -ENOMEM. */
+static int hf_identify(struct gpufs_hostfiles *hf, const struct stat *st, uint32_t queue,
                        struct gpufs_hostfile_id *id)
 {
   int64_t mtime = gpufs_timespec_ns(st->st_mtim);
@@ -157,9 +160,12 @@ static int hf_identify(struct gpufs_hostfiles *hf, const struct stat *st,
     n->ino = (uint64_t)st->st_ino;
     n->cid = hf->next_cid++;
     n->version = 1;
+    n->stale = 0;
     hf->icount++;
-  } else if (n->size != (int64_t)st->st_size || n->mtime_ns != mtime || n->ctime_ns != ctime) {
+  } else if ((n->stale & 1u << queue) || n->size != (int64_t)st->st_size ||
+             n->mtime_ns != mtime || n->ctime_ns != ctime) {
     n->version++;
+    n->stale = 0; /* the new version makes every queue's older pages stale */
   }
   n->size = (int64_t)st->st_size;
   n->mtime_ns = mtime;
@@ -177,8 +183,9 @@ static int hf_errno(void)
 }
 
 int gpufs_hostfiles_open(struct gpufs_hostfiles *hf, const char *path, int flags,
-                         mode_t mode, struct gpufs_hostfile_id *id)
+                         mode_t mode, uint32_t queue, struct gpufs_hostfile_id *id)
 {
+  if (queue >= GPUFS_HOSTFILES_MAX_QUEUES) return -EINVAL;
   int32_t hfid = -1;
   pthread_mutex_lock(&hf->lock);
   for (uint32_t n = 0; n < hf->nfiles; n++) {
@@ -215,7 +222,7 @@ int gpufs_hostfiles_open(struct gpufs_hostfiles *hf, const char *path, int flags
 
   pthread_mutex_lock(&hf->lock);
   struct hf_entry *e = &hf->files[hfid];
-  if (rc == 0) rc = hf_identify(hf, &st, id);
+  if (rc == 0) rc = hf_identify(hf, &st, queue, id);
   if (rc == 0) {
     e->fd = fd;
     gpufs_st_relaxed_u32_dev(&e->advised, 0u);
@@ -292,7 +299,8 @@ void gpufs_hostfiles_unpin(struct gpufs_hostfiles *hf, int32_t hfid)
   if (hf_state(old) == HF_CLOSING && (old & HF_PINS) == 1) hf_retire(hf, e);
 }
 
-void gpufs_hostfiles_refresh(struct gpufs_hostfiles *hf, int fd, const struct stat *before)
+void gpufs_hostfiles_refresh(struct gpufs_hostfiles *hf, int fd, const struct stat *before,
+                             uint32_t queue)
 {
   struct stat st;
   if (fstat(fd, &st) != 0) return;
@@ -304,6 +312,8 @@ void gpufs_hostfiles_refresh(struct gpufs_hostfiles *hf, int fd, const struct st
     n->size = (int64_t)st.st_size;
     n->mtime_ns = gpufs_timespec_ns(st.st_mtim);
     n->ctime_ns = gpufs_timespec_ns(st.st_ctim);
+    /* the others' pages predate this write, which the record now hides */
+    n->stale |= ~(queue < GPUFS_HOSTFILES_MAX_QUEUES ? 1u << queue : 0u);
   }
   pthread_mutex_unlock(&hf->lock);
 }
@@ -317,12 +327,32 @@ uint32_t gpufs_hostfiles_renew(struct gpufs_hostfiles *hf, int fd)
   struct hf_inode *n = hf_inode_find(hf->inodes, hf->icap, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
   if (n->cid != 0) {
     v = ++n->version;
+    n->stale = 0; /* every queue's next open gets v, newer than its pages */
     n->size = (int64_t)st.st_size;
     n->mtime_ns = gpufs_timespec_ns(st.st_mtim);
     n->ctime_ns = gpufs_timespec_ns(st.st_ctim);
   }
   pthread_mutex_unlock(&hf->lock);
   return v;
+}
+
+int gpufs_hostfiles_ident(struct gpufs_hostfiles *hf, const struct stat *st,
+                          struct gpufs_hostfile_id *id)
+{
+  int rc = -ENOENT;
+  pthread_mutex_lock(&hf->lock);
+  struct hf_inode *n = hf_inode_find(hf->inodes, hf->icap, (uint64_t)st->st_dev,
+                                     (uint64_t)st->st_ino);
+  if (n->cid != 0 && n->size == (int64_t)st->st_size &&
+      n->mtime_ns == gpufs_timespec_ns(st->st_mtim) &&
+      n->ctime_ns == gpufs_timespec_ns(st->st_ctim)) {
+    id->size = (uint64_t)n->size;
+    id->cid = n->cid;
+    id->version = n->version;
+    rc = 0;
+  }
+  pthread_mutex_unlock(&hf->lock);
+  return rc;
 }
 
 void gpufs_hostfiles_forget(struct gpufs_hostfiles *hf, uint64_t dev, uint64_t ino)

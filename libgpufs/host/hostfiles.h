@@ -12,11 +12,27 @@
  * closes (and the kernel never reuses) a descriptor under a pread: the last
  * unpin of a closed entry closes its descriptor.
  *
- * The cid names the inode for the GPU page cache, whatever path or hfid it
- * was opened by.  Its version changes when the inode's size, mtime or ctime
- * (in nanoseconds) differ from what the previous open of it saw: pages cached
- * under an older version are then stale (close-to-open consistency).  Both
- * start at 1, so 0 never names a valid file or version.
+ * The cid names the inode for the GPU page cache, whatever path, hfid or
+ * queue it was opened by.  Its version changes when the inode's size, mtime
+ * or ctime (in nanoseconds) differ from what the previous open of it saw:
+ * pages cached under an older version are then stale (close-to-open
+ * consistency).  Both start at 1, so 0 never names a valid file or version.
+ *
+ * One table serves every queue (libgpufs instance, one per GPU), so the
+ * inode record is shared by all of them.  After the daemon's own write for
+ * queue q, gpufs_hostfiles_refresh records the new size and times, so that
+ * q's own change does not make q's cached pages stale; but those pages of
+ * every other queue are stale now, and the refreshed record hides it from
+ * their stat check.  So the record also keeps a mask of queues that must
+ * get a new version at their next open:
+ *
+ *   refresh by q (record matched):  record = new stat, stale |= all but q
+ *   open by q, q in stale or stat differs:  version++, stale = 0
+ *   renew (truncate):               version++, stale = 0
+ *
+ * The whole mask is cleared at a bump: the new version makes every older
+ * page stale, whoever cached it.  With one queue the mask stays empty and
+ * nothing changes from the single-instance rule.
  */
 #ifndef GPUFS_HOST_HOSTFILES_H
 #define GPUFS_HOST_HOSTFILES_H
@@ -24,13 +40,16 @@
 #include <stdint.h>
 #include <sys/stat.h>
 #include <sys/types.h>
-#include "daemon.h"
+#include "io.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 struct gpufs_hostfiles;
+
+/* Queues one table can tell apart: one stale bit each in a 32-bit mask. */
+#define GPUFS_HOSTFILES_MAX_QUEUES 32u
 
 /* What an open tells the GPU about the file. */
 struct gpufs_hostfile_id {
@@ -48,12 +67,14 @@ int gpufs_hostfiles_create(uint32_t max_open, const struct gpufs_io_ops *io,
  * held (the workers are joined).  NULL is a no-op. */
 void gpufs_hostfiles_destroy(struct gpufs_hostfiles *hf);
 
-/* Open path with the caller's flags and mode.  Returns the hfid (>= 0) and
- * fills *id, or -errno: -EMFILE when every entry is taken, or what open or
- * fstat reported.  May block as long as open(2) does (a FIFO); the table is
- * not locked meanwhile. */
+/* Open path with the caller's flags and mode, for queue `queue` (<
+ * GPUFS_HOSTFILES_MAX_QUEUES).  Returns the hfid (>= 0) and fills *id, or
+ * -errno: -EINVAL for a bad queue, -EMFILE when every entry is taken, or
+ * what open or fstat reported.  May block as long as open(2) does (a FIFO);
+ * the table is not locked meanwhile.  hfids are shared: any queue may name
+ * an hfid another queue opened. */
 int gpufs_hostfiles_open(struct gpufs_hostfiles *hf, const char *path, int flags,
-                         mode_t mode, struct gpufs_hostfile_id *id);
+                         mode_t mode, uint32_t queue, struct gpufs_hostfile_id *id);
 
 /* 0, or -EBADF for an hfid that is not open.  The descriptor is closed now,
  * or by the last unpin if a worker still reads it. */
@@ -68,18 +89,29 @@ void gpufs_hostfiles_unpin(struct gpufs_hostfiles *hf, int32_t hfid);
  * after: who gives the file's host readahead advice, once (fileops.c). */
 int gpufs_hostfiles_advise_once(struct gpufs_hostfiles *hf, int32_t hfid);
 
-/* The daemon itself just changed the file behind descriptor fd, which was
- * as *before when it started.  If the inode's record still says *before
- * (nobody else changed the file since the GPU's last open), record the new
- * size and times, so that the GPU's own change does not make its cached
- * pages stale at the next open.  Otherwise leave the record: the next open
- * sees the difference and bumps the version. */
-void gpufs_hostfiles_refresh(struct gpufs_hostfiles *hf, int fd, const struct stat *before);
+/* The daemon itself just changed the file behind descriptor fd for queue
+ * `queue`; the file was as *before when it started.  If the inode's record
+ * still says *before (nobody else changed the file since the last open),
+ * record the new size and times, so that the queue's own change does not
+ * make its cached pages stale at its next open, and mark every other queue
+ * stale: their next open bumps the version.  Otherwise leave the record:
+ * the next open sees the difference and bumps the version. */
+void gpufs_hostfiles_refresh(struct gpufs_hostfiles *hf, int fd, const struct stat *before,
+                             uint32_t queue);
 
 /* The daemon truncated the file behind fd: the GPU drops every page it
- * cached of it.  Gives the inode a new version, records its size and times,
- * and returns the version; 0 if fstat fails. */
+ * cached of it.  Gives the inode a new version (which every queue's next
+ * open gets), records its size and times, clears the stale mask, and
+ * returns the version; 0 if fstat fails. */
 uint32_t gpufs_hostfiles_renew(struct gpufs_hostfiles *hf, int fd);
+
+/* The cache identity under which GPU caches hold the current bytes of the
+ * file st describes (a fresh fstat): 0 and *id (size as recorded) when
+ * the inode is known and the record still says st's size, mtime and ctime
+ * (nobody changed the file since the GPUs' last open or own write); else
+ * -ENOENT (the GPUs hold nothing newer than the file, or nothing). */
+int gpufs_hostfiles_ident(struct gpufs_hostfiles *hf, const struct stat *st,
+                          struct gpufs_hostfile_id *id);
 
 /* The daemon removed the last name of inode (dev, ino) it may know: a file
  * created later with the same numbers gets a new version at its open. */

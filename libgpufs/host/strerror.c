@@ -13,7 +13,7 @@
 /* The numbers device code uses must be the host's. */
 _Static_assert(GPUFS_ENOENT == ENOENT && GPUFS_EIO == EIO && GPUFS_EBADF == EBADF &&
                    GPUFS_EAGAIN == EAGAIN && GPUFS_ENOMEM == ENOMEM && GPUFS_EACCES == EACCES &&
-                   GPUFS_EEXIST == EEXIST && GPUFS_EISDIR == EISDIR && GPUFS_EINVAL == EINVAL &&
+                   GPUFS_EEXIST == EEXIST && GPUFS_ENODEV == ENODEV && GPUFS_EISDIR == EISDIR && GPUFS_EINVAL == EINVAL &&
                    GPUFS_EMFILE == EMFILE && GPUFS_EFBIG == EFBIG && GPUFS_ENOSPC == ENOSPC &&
                    GPUFS_ESPIPE == ESPIPE && GPUFS_EROFS == EROFS &&
                    GPUFS_ENAMETOOLONG == ENAMETOOLONG && GPUFS_ENOSYS == ENOSYS &&

@@ -44,6 +44,52 @@ TEST(ConfigHostTest, ReadaheadDefaultEnvironmentAndLimit)
   EXPECT_EQ(0, gpufs_config_check(&c, &bad, &why));
 }
 
+/* GPUFS_DEVICES lists the instances' devices; a bad list names the
+ * variable and leaves the configuration as it was. */
+TEST(ConfigHostTest, DeviceListFromEnvironmentAndChecks)
+{
+  struct gpufs_config c;
+  const char *bad = NULL, *why = NULL;
+  gpufs_config_default(&c);
+  EXPECT_EQ(0u, c.ndevices) << "one instance on `device` by default";
+
+  setenv("GPUFS_DEVICES", "0,1", 1);
+  EXPECT_EQ(0, gpufs_config_from_env(&c, &bad));
+  EXPECT_EQ(2u, c.ndevices);
+  EXPECT_EQ(0, c.devices[0]);
+  EXPECT_EQ(1, c.devices[1]);
+  setenv("GPUFS_DEVICES", " 3 , 3,0 ", 1);
+  EXPECT_EQ(0, gpufs_config_from_env(&c, &bad));
+  ASSERT_EQ(3u, c.ndevices);
+  EXPECT_EQ(3, c.devices[0]);
+  EXPECT_EQ(3, c.devices[1]);
+  EXPECT_EQ(0, c.devices[2]);
+  EXPECT_EQ(0, gpufs_config_check(&c, &bad, &why));
+
+  for (const char *v : {"", ",", "0,", "a", "0;1", "-1", "0,1,2,3,4,5,6,7,8", "99999999999"}) {
+    setenv("GPUFS_DEVICES", v, 1);
+    bad = NULL;
+    EXPECT_EQ(-EINVAL, gpufs_config_from_env(&c, &bad)) << "'" << v << "'";
+    ASSERT_NE(nullptr, bad);
+    EXPECT_STREQ("GPUFS_DEVICES", bad);
+    EXPECT_EQ(3u, c.ndevices) << "a bad list changes nothing";
+  }
+  setenv("GPUFS_DEVICES", "0,1,2,3,4,5,6,7", 1);
+  EXPECT_EQ(0, gpufs_config_from_env(&c, &bad));
+  EXPECT_EQ(GPUFS_MAX_INSTANCES, c.ndevices);
+  unsetenv("GPUFS_DEVICES");
+
+  c.ndevices = GPUFS_MAX_INSTANCES + 1;
+  EXPECT_EQ(-EINVAL, gpufs_config_check(&c, &bad, &why));
+  EXPECT_STREQ("ndevices", bad);
+  c.ndevices = 2;
+  c.devices[1] = -2;
+  EXPECT_EQ(-EINVAL, gpufs_config_check(&c, &bad, &why));
+  EXPECT_STREQ("devices", bad);
+  c.devices[1] = 0;
+  EXPECT_EQ(0, gpufs_config_check(&c, &bad, &why));
+}
+
 /* gpufs_version: the header's version, as text and in parts. */
 TEST(Version, MatchesTheHeader)
 {

@@ -74,21 +74,37 @@ CpuQueue::~CpuQueue()
   free(dev_staging);
 }
 
+gpufs_daemon_queue CpuQueue::queue() const
+{
+  gpufs_daemon_queue q;
+  memset(&q, 0, sizeof(q));
+  q.hdr = hdr;
+  q.slots = slots;
+  q.staging = staging;
+  q.nslots = nslots;
+  q.stride = stride;
+  q.to_device = dma ? dma_hook : nullptr;
+  q.ctx = const_cast<CpuQueue *>(this);
+  return q;
+}
+
 gpufs_daemon_params CpuQueue::params(uint32_t nthreads, uint32_t max_batch,
                                      uint32_t max_open_files) const
 {
+  return multi_params({const_cast<CpuQueue *>(this)}, nthreads, max_batch, max_open_files);
+}
+
+gpufs_daemon_params multi_params(const std::vector<CpuQueue *> &queues, uint32_t nthreads,
+                                 uint32_t max_batch, uint32_t max_open_files)
+{
   gpufs_daemon_params p;
   memset(&p, 0, sizeof(p));
-  p.hdr = hdr;
-  p.slots = slots;
-  p.staging = staging;
-  p.nslots = nslots;
-  p.stride = stride;
+  if (queues.size() > GPUFS_DAEMON_MAX_QUEUES) abort();
+  for (size_t i = 0; i < queues.size(); i++) p.queues[i] = queues[i]->queue();
+  p.nqueues = (uint32_t)queues.size();
   p.nthreads = nthreads;
   p.max_batch = max_batch;
   p.max_open_files = max_open_files;
-  p.to_device = dma ? dma_hook : nullptr;
-  p.ctx = const_cast<CpuQueue *>(this);
   return p;
 }
 

@@ -27,7 +27,11 @@ struct CpuQueue {
   CpuQueue(const CpuQueue &) = delete;
   CpuQueue &operator=(const CpuQueue &) = delete;
 
-  /* Daemon parameters for this queue; to_device is set when dma. */
+  /* This queue as the daemon serves it; to_device (ctx: this queue) is set
+   * when dma. */
+  gpufs_daemon_queue queue() const;
+
+  /* Daemon parameters that serve this queue alone (queue 0). */
   gpufs_daemon_params params(uint32_t nthreads, uint32_t max_batch,
                              uint32_t max_open_files) const;
 
@@ -60,6 +64,11 @@ struct Request {
   uint64_t out[4] = {0, 0, 0, 0};
   std::vector<uint8_t> data; /* READ: the result bytes served; WRITE: the bytes to write */
 };
+
+/* Daemon parameters that serve queues[i] as queue i (at most
+ * GPUFS_DAEMON_MAX_QUEUES of them). */
+gpufs_daemon_params multi_params(const std::vector<CpuQueue *> &queues, uint32_t nthreads,
+                                 uint32_t max_batch, uint32_t max_open_files);
 
 Request read_req(int32_t hfid, uint64_t offset, uint32_t len);
 

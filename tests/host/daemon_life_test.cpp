@@ -82,11 +82,11 @@ TEST(DaemonLife, BadParamsAreEinval)
   for (int field = 0; field < 7; field++) {
     p = q.params(1, 16, 8);
     switch (field) {
-    case 0: p.hdr = nullptr; break;
-    case 1: p.slots = nullptr; break;
-    case 2: p.staging = nullptr; break;
-    case 3: p.nslots = 0; break;
-    case 4: p.stride = 0; break;
+    case 0: p.queues[0].hdr = nullptr; break;
+    case 1: p.queues[0].slots = nullptr; break;
+    case 2: p.queues[0].staging = nullptr; break;
+    case 3: p.queues[0].nslots = 0; break;
+    case 4: p.queues[0].stride = 0; break;
     case 5: p.nthreads = 0; break;
     case 6: p.max_open_files = 0; break;
     }

@@ -350,7 +350,7 @@ TEST_F(DaemonHooks, FailingTransferFailsTheReads)
 {
   q = std::make_unique<CpuQueue>(kSlots, kStride, true);
   gpufs_daemon_params p = q->params(1, 64, 8);
-  p.to_device = [](void *, uint32_t, uint64_t, uint64_t) { return -EIO; };
+  p.queues[0].to_device = [](void *, uint32_t, uint64_t, uint64_t) { return -EIO; };
   ASSERT_EQ(0, gpufs_daemon_start(&p, &d));
   TestFile f = make_file("xfer", 2 * kStride, 21);
   std::vector<Request> reqs = {read_req(f.hfid, 0, kStride), read_req(f.hfid, kStride, kStride),

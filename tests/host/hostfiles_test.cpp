@@ -3,7 +3,9 @@
  * are lock-free (one atomic word per entry), so many threads pin, read and
  * unpin while others close and reopen entries; a pinned descriptor must stay
  * open and keep naming the file it was pinned for, every descriptor opened
- * is closed exactly once, and ThreadSanitizer must stay silent.
+ * is closed exactly once, and ThreadSanitizer must stay silent.  Also the
+ * cache identities the table gives the queues (instances) that share it:
+ * one queue's write is news to the others at their next open.
  */
 #include <gtest/gtest.h>
 
@@ -12,6 +14,7 @@
 #include <fcntl.h>
 #include <random>
 #include <string>
+#include <sys/stat.h>
 #include <thread>
 #include <unistd.h>
 #include <vector>
@@ -60,7 +63,7 @@ TEST_F(HostFiles, PinCloseUnpinOrder)
   std::string p = dir.file("a");
   ASSERT_EQ(0, write_pattern_file(p, 100, 1));
   gpufs_hostfile_id id;
-  int h = gpufs_hostfiles_open(hf, p.c_str(), O_RDONLY, 0, &id);
+  int h = gpufs_hostfiles_open(hf, p.c_str(), O_RDONLY, 0, 0, &id);
   ASSERT_GE(h, 0);
   int fd = gpufs_hostfiles_pin(hf, h);
   ASSERT_GE(fd, 0);
@@ -75,6 +78,121 @@ TEST_F(HostFiles, PinCloseUnpinOrder)
   EXPECT_EQ(1, g_closes.load()) << "the last unpin closes";
   EXPECT_EQ(-EBADF, gpufs_hostfiles_pin(hf, -1));
   EXPECT_EQ(-EBADF, gpufs_hostfiles_pin(hf, 4));
+}
+
+/* The version queue q's open of path gets; the entry is closed again. */
+uint32_t version_at_open(gpufs_hostfiles *hf, const std::string &path, uint32_t q)
+{
+  gpufs_hostfile_id id{};
+  int h = gpufs_hostfiles_open(hf, path.c_str(), O_RDONLY, 0, q, &id);
+  EXPECT_GE(h, 0) << "queue " << q;
+  EXPECT_EQ(0, gpufs_hostfiles_close(hf, h));
+  return id.version;
+}
+
+/* What the daemon does for queue q's WRITE: pwrite through the table's
+ * descriptor, then refresh the record as the one who wrote. */
+void daemon_write(gpufs_hostfiles *hf, int32_t h, uint32_t q, off_t off, size_t n)
+{
+  int fd = gpufs_hostfiles_pin(hf, h);
+  ASSERT_GE(fd, 0);
+  struct stat before;
+  ASSERT_EQ(0, fstat(fd, &before));
+  std::vector<uint8_t> bytes(n, 0x5a);
+  EXPECT_EQ((ssize_t)n, pwrite(fd, bytes.data(), n, off));
+  gpufs_hostfiles_refresh(hf, fd, &before, q);
+  gpufs_hostfiles_unpin(hf, h);
+}
+
+/* Close-to-open between queues sharing one table: a queue's own write
+ * keeps its version, every other queue's next open gets a new one (once:
+ * the bump clears the mask), a truncation renews it for all, a write that
+ * follows someone else's change leaves the record for the next open to
+ * bump, and a queue number out of range is refused. */
+TEST_F(HostFiles, WritesOfOneQueueAreNewsToTheOthers)
+{
+  ASSERT_EQ(0, gpufs_hostfiles_create(8, &io, &hf));
+  std::string p = dir.file("shared");
+  ASSERT_EQ(0, write_pattern_file(p, 2 * 4096, 3));
+  gpufs_hostfile_id id{};
+  const int h0 = gpufs_hostfiles_open(hf, p.c_str(), O_RDWR, 0, 0, &id);
+  ASSERT_GE(h0, 0);
+  const uint32_t cid = id.cid, v = id.version;
+  EXPECT_EQ(v, version_at_open(hf, p, 1)) << "nobody wrote";
+
+  daemon_write(hf, h0, 0, 100, 50); /* in place: the size stays */
+  EXPECT_EQ(v, version_at_open(hf, p, 0)) << "queue 0's own write";
+  EXPECT_EQ(v + 1, version_at_open(hf, p, 2)) << "queue 2 cached pages before it";
+  EXPECT_EQ(v + 1, version_at_open(hf, p, 1)) << "one bump serves every queue";
+  EXPECT_EQ(v + 1, version_at_open(hf, p, 0));
+
+  const int h1 = gpufs_hostfiles_open(hf, p.c_str(), O_RDWR, 0, 1, &id);
+  ASSERT_GE(h1, 0);
+  EXPECT_EQ(cid, id.cid);
+  daemon_write(hf, h1, 1, 5000, 10);
+  daemon_write(hf, h0, 0, 10, 10); /* both wrote: both must see news */
+  EXPECT_EQ(v + 2, version_at_open(hf, p, 1));
+  EXPECT_EQ(v + 2, version_at_open(hf, p, 0));
+
+  daemon_write(hf, h1, 1, 0, 10);
+  int fd = gpufs_hostfiles_pin(hf, h1);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(0, ftruncate(fd, 4096));
+  EXPECT_EQ(v + 3, gpufs_hostfiles_renew(hf, fd));
+  gpufs_hostfiles_unpin(hf, h1);
+  EXPECT_EQ(v + 3, version_at_open(hf, p, 0)) << "the renewal already made pages stale";
+  EXPECT_EQ(v + 3, version_at_open(hf, p, 1));
+
+  int cpu = open(p.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+  ASSERT_GE(cpu, 0);
+  ASSERT_EQ(1, write(cpu, "x", 1));
+  close(cpu);
+  daemon_write(hf, h0, 0, 0, 10); /* after the CPU's change: no refresh */
+  EXPECT_EQ(v + 4, version_at_open(hf, p, 0)) << "the CPU's change is news to the writer too";
+  EXPECT_EQ(v + 4, version_at_open(hf, p, 1));
+
+  const int64_t opens = g_opens.load();
+  EXPECT_EQ(-EINVAL, gpufs_hostfiles_open(hf, p.c_str(), O_RDONLY, 0, GPUFS_HOSTFILES_MAX_QUEUES, &id));
+  EXPECT_EQ(opens, g_opens.load()) << "refused before any open";
+  EXPECT_EQ(0, gpufs_hostfiles_close(hf, h0));
+  EXPECT_EQ(0, gpufs_hostfiles_close(hf, h1));
+  EXPECT_EQ(g_opens.load(), g_closes.load());
+}
+
+/* gpufs_pread's question: do GPU caches hold the current bytes of a file?
+ * Only of a file some queue opened, and only while nobody but the daemon
+ * changed it since. */
+TEST_F(HostFiles, IdentOnlyWhileTheRecordIsCurrent)
+{
+  ASSERT_EQ(0, gpufs_hostfiles_create(4, &io, &hf));
+  std::string p = dir.file("ident"), q = dir.file("never");
+  ASSERT_EQ(0, write_pattern_file(p, 3 * 4096, 5));
+  ASSERT_EQ(0, write_pattern_file(q, 4096, 6));
+  struct stat st;
+  gpufs_hostfile_id id{}, got{};
+  ASSERT_EQ(0, stat(q.c_str(), &st));
+  EXPECT_EQ(-ENOENT, gpufs_hostfiles_ident(hf, &st, &got)) << "no queue opened it";
+
+  const int h = gpufs_hostfiles_open(hf, p.c_str(), O_RDWR, 0, 0, &id);
+  ASSERT_GE(h, 0);
+  ASSERT_EQ(0, stat(p.c_str(), &st));
+  ASSERT_EQ(0, gpufs_hostfiles_ident(hf, &st, &got));
+  EXPECT_EQ(id.cid, got.cid);
+  EXPECT_EQ(id.version, got.version);
+  EXPECT_EQ(3u * 4096, got.size);
+
+  daemon_write(hf, h, 0, 100, 50); /* the GPU's own write: still current */
+  ASSERT_EQ(0, stat(p.c_str(), &st));
+  ASSERT_EQ(0, gpufs_hostfiles_ident(hf, &st, &got));
+  EXPECT_EQ(id.version, got.version);
+
+  int cpu = open(p.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC); /* the CPU's change */
+  ASSERT_GE(cpu, 0);
+  ASSERT_EQ(1, write(cpu, "x", 1));
+  close(cpu);
+  ASSERT_EQ(0, stat(p.c_str(), &st));
+  EXPECT_EQ(-ENOENT, gpufs_hostfiles_ident(hf, &st, &got)) << "the GPU's pages are older";
+  EXPECT_EQ(0, gpufs_hostfiles_close(hf, h));
 }
 
 /* Readers pin random entries and check that the pinned descriptor reads the
@@ -102,7 +220,7 @@ TEST_F(HostFiles, PinsRaceClosesAndReopens)
     while (!stop.load()) {
       int f = (int)(rng() % kFiles);
       gpufs_hostfile_id id;
-      int h = gpufs_hostfiles_open(hf, paths[f].c_str(), O_RDONLY, 0, &id);
+      int h = gpufs_hostfiles_open(hf, paths[f].c_str(), O_RDONLY, 0, 0, &id);
       if (h < 0) {
         if (h != -EMFILE) bad++;
         /* full: close a random entry (it may be closed already: EBADF) */

@@ -1,0 +1,365 @@
+/*
+ * cuda_instance.c - one libgpufs instance: one GPU's page cache, request
+ * queue, file table and readahead state, its pinned queue memory, and the
+ * DMA transfer hook of the daemon for it (instance.h).
+ *
+ *   device memory          page frames, frame table, hash heads + locks,
+ *                          rings, file table, queue tail + free_seq,
+ *                          device staging (DMA path)
+ *   pinned mapped host     queue slots + header, host staging (portable:
+ *                          the daemon's workers touch it with any device
+ *                          current)
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "libgpufs/host/cuda_glue.h"
+#include "libgpufs/host/detail.h"
+#include "libgpufs/host/instance.h"
+
+int gpufs_cuda_fail(cudaError_t e, const char *what)
+{
+  gpufs_set_detail("%s: %s", what, cudaGetErrorString(e));
+  return e == cudaErrorMemoryAllocation ? -ENOMEM : -EIO;
+}
+
+#define CU(call)                                                                              \
+  do {                                                                                        \
+    cudaError_t e_ = (call);                                                                  \
+    if (e_ != cudaSuccess) {                                                                  \
+      rc = gpufs_cuda_fail(e_, #call);                                                        \
+      goto fail;                                                                              \
+    }                                                                                         \
+  } while (0)
+
+int gpufs_instance_enter(const struct gpufs_instance *in)
+{
+  int old = -1;
+  if (cudaGetDevice(&old) != cudaSuccess) old = -1;
+  if (old != in->device) cudaSetDevice(in->device);
+  return old;
+}
+
+void gpufs_instance_leave(int old)
+{
+  int cur = -1;
+  if (old >= 0 && (cudaGetDevice(&cur) != cudaSuccess || cur != old)) cudaSetDevice(old);
+}
+
+/* DMA hook: worker w copies with its own stream of this instance. */
+static int dma_to_device(void *ctx, uint32_t w, uint64_t off, uint64_t len)
+{
+  struct gpufs_instance *in = ctx;
+  /* the worker may have served another GPU's queue last */
+  int old = gpufs_instance_enter(in);
+  (void)old;
+  if (cudaMemcpyAsync(in->dev_staging + off, in->staging + off, len, cudaMemcpyHostToDevice,
+                      in->streams[w]) != cudaSuccess)
+    return -EIO;
+  return cudaStreamSynchronize(in->streams[w]) == cudaSuccess ? 0 : -EIO;
+}
+
+int gpufs_instances_worker_init(void *ctx, uint32_t w)
+{
+  struct gpufs_instances *all = ctx;
+  for (uint32_t i = 0; i < all->n; i++) {
+    struct gpufs_instance *in = all->in[i];
+    if (cudaSetDevice(in->device) != cudaSuccess) return -EIO;
+    if (in->streams == NULL) continue;
+    if (cudaStreamCreateWithFlags(&in->streams[w], cudaStreamNonBlocking) != cudaSuccess)
+      return -EIO;
+  }
+  return 0;
+}
+
+void gpufs_instances_worker_fini(void *ctx, uint32_t w)
+{
+  struct gpufs_instances *all = ctx;
+  for (uint32_t i = 0; i < all->n; i++) {
+    struct gpufs_instance *in = all->in[i];
+    if (in->streams && in->streams[w]) {
+      cudaSetDevice(in->device);
+      cudaStreamDestroy(in->streams[w]);
+    }
+  }
+}
+
+struct gpufs_daemon_queue gpufs_instance_queue(struct gpufs_instance *in)
+{
+  struct gpufs_daemon_queue q = {
+      .hdr = in->hdr,
+      .slots = in->slots,
+      .staging = in->staging,
+      .nslots = in->dev.q.nslots,
+      .stride = in->dev.q.stride,
+      .to_device = in->cfg.xfer == GPUFS_XFER_DMA ? dma_to_device : NULL,
+      .ctx = in,
+  };
+  return q;
+}
+
+static uint32_t pow2_at_least(uint64_t v)
+{
+  uint32_t p = 1;
+  while (p < v && p < (1u << 31)) p <<= 1;
+  return p;
+}
+
+void gpufs_instance_destroy(struct gpufs_instance *in)
+{
+  if (!in) return;
+  int old = gpufs_instance_enter(in);
+  struct gpufs_dev *d = &in->dev;
+  cudaFree(d->cache.data);
+  cudaFree(d->cache.frames);
+  cudaFree(d->cache.heads);
+  cudaFree(d->cache.locks);
+  cudaFree(d->cache.rings);
+  cudaFree(d->cache.dirty);
+  cudaFree(in->sync_results);
+  cudaFree(d->ftab.files);
+  cudaFree(d->ftab.paths);
+  cudaFree(d->ftab.lock);
+  cudaFree(d->ftab.writers);
+  cudaFree(d->ftab.stats);
+  cudaFree(d->ra.slots);
+  cudaFree(d->q.tail);
+  cudaFree(d->q.free_seq);
+  cudaFree(in->dev_staging);
+  cudaFreeHost(in->hdr);
+  cudaFreeHost(in->slots);
+  cudaFreeHost(in->staging);
+  if (in->stats_stream) cudaStreamDestroy(in->stats_stream);
+  free(in->streams);
+  free(in);
+  gpufs_instance_leave(old);
+}
+
+/* Frame table, hash, rings: initial contents built on the host. */
+static int cache_init(struct gpufs_instance *in)
+{
+  struct gpufs_cache *c = &in->dev.cache;
+  int rc = 0;
+  struct gpufs_frame *fr = NULL;
+  struct gpufs_ring *rings = NULL;
+  c->page_size = in->cfg.page_size;
+  c->nframes = (uint32_t)(in->cfg.cache_size / in->cfg.page_size);
+  c->nbuckets = pow2_at_least(2ull * c->nframes);
+  c->nrings = in->cfg.nrings;
+  c->dwords = c->page_size / GPUFS_DIRTY_GRAIN / 32;
+  CU(cudaMalloc((void **)&c->data, (size_t)c->nframes * c->page_size));
+  CU(cudaMalloc((void **)&c->dirty, (size_t)c->nframes * c->dwords * sizeof(uint32_t)));
+  CU(cudaMemset(c->dirty, 0, (size_t)c->nframes * c->dwords * sizeof(uint32_t)));
+  CU(cudaMalloc((void **)&c->frames, (size_t)c->nframes * sizeof(*fr)));
+  CU(cudaMalloc((void **)&c->heads, (size_t)c->nbuckets * sizeof(uint32_t)));
+  CU(cudaMalloc((void **)&c->locks, (size_t)c->nbuckets * sizeof(uint32_t)));
+  CU(cudaMalloc((void **)&c->rings, (size_t)c->nrings * sizeof(*rings)));
+  CU(cudaMemset(c->heads, 0xff, (size_t)c->nbuckets * sizeof(uint32_t))); /* GPUFS_NIL */
+  CU(cudaMemset(c->locks, 0, (size_t)c->nbuckets * sizeof(uint32_t)));
+  fr = calloc(c->nframes, sizeof(*fr));
+  rings = calloc(c->nrings, sizeof(*rings));
+  if (!fr || !rings) {
+    rc = -ENOMEM;
+    goto fail;
+  }
+  for (uint32_t i = 0; i < c->nframes; i++) fr[i].next = GPUFS_NIL;
+  for (uint32_t r = 0; r < c->nrings; r++) {
+    uint64_t a = (uint64_t)r * c->nframes / c->nrings, b = (uint64_t)(r + 1) * c->nframes / c->nrings;
+    rings[r].first = (uint32_t)a;
+    rings[r].count = (uint32_t)(b - a);
+    rings[r].dirty_hint = GPUFS_NIL;
+  }
+  CU(cudaMemcpy(c->frames, fr, (size_t)c->nframes * sizeof(*fr), cudaMemcpyHostToDevice));
+  CU(cudaMemcpy(c->rings, rings, (size_t)c->nrings * sizeof(*rings), cudaMemcpyHostToDevice));
+fail:
+  free(fr);
+  free(rings);
+  return rc;
+}
+
+static int queue_init(struct gpufs_instance *in)
+{
+  struct gpufs_queue_ref *q = &in->dev.q;
+  int rc = 0;
+  uint64_t *seq = NULL;
+  q->nslots = (uint32_t)(gpufs_config_staging(&in->cfg) / in->cfg.page_size);
+  q->stride = in->cfg.page_size;
+  q->poll_max_ns = in->cfg.poll_max_ns;
+  size_t stage_bytes = (size_t)q->nslots * q->stride;
+  CU(cudaHostAlloc((void **)&in->hdr, sizeof(*in->hdr), cudaHostAllocMapped | cudaHostAllocPortable));
+  CU(cudaHostAlloc((void **)&in->slots, (size_t)q->nslots * sizeof(struct gpufs_slot),
+                   cudaHostAllocMapped | cudaHostAllocPortable));
+  CU(cudaHostAlloc((void **)&in->staging, stage_bytes, cudaHostAllocMapped | cudaHostAllocPortable));
+  memset(in->hdr, 0, sizeof(*in->hdr));
+  memset(in->slots, 0, (size_t)q->nslots * sizeof(struct gpufs_slot));
+  in->hdr->nslots = q->nslots;
+  in->hdr->stride = q->stride;
+  CU(cudaHostGetDevicePointer((void **)&q->hdr, in->hdr, 0));
+  CU(cudaHostGetDevicePointer((void **)&q->slots, in->slots, 0));
+  CU(cudaHostGetDevicePointer((void **)&q->staging_host, in->staging, 0));
+  q->staging_in = q->staging_host;
+  if (in->cfg.xfer == GPUFS_XFER_DMA) {
+    CU(cudaMalloc((void **)&in->dev_staging, stage_bytes));
+    q->staging_in = in->dev_staging;
+  }
+  CU(cudaMalloc((void **)&q->tail, sizeof(uint64_t)));
+  CU(cudaMemset(q->tail, 0, sizeof(uint64_t)));
+  CU(cudaMalloc((void **)&q->free_seq, (size_t)q->nslots * sizeof(uint64_t)));
+  seq = malloc((size_t)q->nslots * sizeof(uint64_t));
+  if (!seq) {
+    rc = -ENOMEM;
+    goto fail;
+  }
+  for (uint32_t i = 0; i < q->nslots; i++) seq[i] = i; /* slot i is free for ticket i */
+  CU(cudaMemcpy(q->free_seq, seq, (size_t)q->nslots * sizeof(uint64_t), cudaMemcpyHostToDevice));
+fail:
+  free(seq);
+  return rc;
+}
+
+static int ftab_init(struct gpufs_instance *in)
+{
+  struct gpufs_ftab *t = &in->dev.ftab;
+  int rc = 0;
+  t->nfiles = in->cfg.max_open_files;
+  CU(cudaMalloc((void **)&t->files, (size_t)t->nfiles * sizeof(struct gpufs_gfile)));
+  CU(cudaMemset(t->files, 0, (size_t)t->nfiles * sizeof(struct gpufs_gfile))); /* all FREE */
+  CU(cudaMalloc((void **)&t->paths, (size_t)t->nfiles * GPUFS_PATH_MAX));
+  CU(cudaMalloc((void **)&t->lock, sizeof(uint32_t)));
+  CU(cudaMemset(t->lock, 0, sizeof(uint32_t)));
+  CU(cudaMalloc((void **)&t->writers, sizeof(uint32_t)));
+  CU(cudaMemset(t->writers, 0, sizeof(uint32_t)));
+  CU(cudaMalloc((void **)&t->stats, sizeof(*t->stats)));
+  CU(cudaMemset(t->stats, 0, sizeof(*t->stats)));
+  CU(cudaMalloc((void **)&in->sync_results, (size_t)t->nfiles * sizeof(int)));
+fail:
+  return rc;
+}
+
+/* Readahead slots: enough that the groups resident at once rarely share
+ * one (2,112 warps of 264 blocks on an H200; docs/design.md). */
+#define GPUFS_RA_SLOTS 16384u
+
+static int ra_init(struct gpufs_instance *in)
+{
+  struct gpufs_ra_ref *ra = &in->dev.ra;
+  int rc = 0;
+  uint32_t w = in->cfg.readahead_max / in->cfg.page_size;
+  ra->max_pages = w < GPUFS_CHUNK ? w : GPUFS_CHUNK;
+  ra->nslots = GPUFS_RA_SLOTS;
+  CU(cudaMalloc((void **)&ra->slots, 2ull * ra->nslots * sizeof(uint64_t)));
+  CU(cudaMemset(ra->slots, 0, 2ull * ra->nslots * sizeof(uint64_t)));
+fail:
+  return rc;
+}
+
+int gpufs_instance_create(const struct gpufs_config *cfg, uint32_t index, int device,
+                          struct gpufs_instance **out)
+{
+  int rc = 0;
+  struct gpufs_instance *in = calloc(1, sizeof(*in));
+  if (!in) return -ENOMEM;
+  in->cfg = *cfg;
+  in->device = device;
+  in->index = index;
+  in->dev.instance = index;
+  in->dev.alloc_timeout_us = cfg->alloc_timeout_ms * 1000u;
+  int old = gpufs_instance_enter(in);
+  CU(cudaSetDevice(device));
+  CU(cudaStreamCreateWithFlags(&in->stats_stream, cudaStreamNonBlocking));
+  if ((rc = cache_init(in)) != 0) goto fail;
+  if ((rc = queue_init(in)) != 0) goto fail;
+  if ((rc = ftab_init(in)) != 0) goto fail;
+  if ((rc = ra_init(in)) != 0) goto fail;
+  if (cfg->xfer == GPUFS_XFER_DMA) {
+    in->streams = calloc(cfg->daemon_threads, sizeof(cudaStream_t));
+    if (!in->streams) {
+      rc = -ENOMEM;
+      goto fail;
+    }
+  }
+  CU(cudaDeviceSynchronize());
+  gpufs_instance_leave(old);
+  *out = in;
+  return 0;
+fail:
+  gpufs_instance_leave(old);
+  gpufs_instance_destroy(in);
+  return rc;
+}
+
+int64_t gpufs_instance_dirty(const struct gpufs_instance *in)
+{
+  const struct gpufs_cache *c = &in->dev.cache;
+  struct gpufs_frame *fr = malloc((size_t)c->nframes * sizeof(*fr));
+  int rc = 0;
+  int64_t n = 0;
+  if (!fr) return -ENOMEM;
+  CU(cudaMemcpyAsync(fr, c->frames, (size_t)c->nframes * sizeof(*fr), cudaMemcpyDeviceToHost,
+                     in->stats_stream));
+  CU(cudaStreamSynchronize(in->stats_stream));
+  for (uint32_t f = 0; f < c->nframes; f++) n += (fr[f].state & GPUFS_PG_DIRTY) != 0;
+fail:
+  free(fr);
+  return rc < 0 ? rc : n;
+}
+
+/* Whether kernels on device a may use instance caches on device b: peer
+ * access, and atomics on b's memory that are atomic for b's kernels too
+ * (the pin protocol). */
+static int peer_reachable(int a, int b)
+{
+  int can = 0, atomics = 0;
+  if (cudaDeviceCanAccessPeer(&can, a, b) != cudaSuccess || !can) return 0;
+  if (cudaDeviceGetP2PAttribute(&atomics, cudaDevP2PAttrNativeAtomicSupported, a, b) !=
+      cudaSuccess)
+    return 0;
+  return atomics != 0;
+}
+
+int gpufs_instances_publish(struct gpufs_instances *all)
+{
+  int rc = 0;
+  int old = -1;
+  cudaGetDevice(&old);
+  for (uint32_t i = 0; i < all->n && rc == 0; i++) {
+    struct gpufs_instance *in = all->in[i];
+    uint32_t peers = 0;
+    int is_default = 1; /* the first instance of a device */
+    CU(cudaSetDevice(in->device));
+    for (uint32_t j = 0; j < all->n; j++) {
+      const struct gpufs_instance *p = all->in[j];
+      if (j < i && p->device == in->device) is_default = 0;
+      if (j == i) continue;
+      if (p->device == in->device) {
+        peers |= 1u << j;
+        continue;
+      }
+      if (!peer_reachable(in->device, p->device)) continue;
+      cudaError_t e = cudaDeviceEnablePeerAccess(p->device, 0);
+      if (e == cudaErrorPeerAccessAlreadyEnabled) {
+        cudaGetLastError(); /* not an error for us: clear it */
+      } else if (e != cudaSuccess) {
+        continue; /* no peer caching with that GPU: its pages come from the host */
+      }
+      /* the peer's cache only: no gopen, no queue, no mapping reaches it */
+      struct gpufs_dev view;
+      memset(&view, 0, sizeof(view));
+      view.cache = p->dev.cache;
+      view.instance = j;
+      if ((rc = gpufs_dev_publish(&view, 0)) != 0) goto fail;
+      peers |= 1u << j;
+    }
+    in->dev.peers = peers;
+    if ((rc = gpufs_dev_publish(&in->dev, is_default)) != 0) {
+      gpufs_set_detail("cannot publish the device state");
+      goto fail;
+    }
+  }
+fail:
+  if (old >= 0) cudaSetDevice(old);
+  return rc;
+}

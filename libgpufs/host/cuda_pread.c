@@ -1,0 +1,208 @@
+/*
+ * cuda_pread.c - gpufs_pread: host code reads a file through the GPU caches.
+ *
+ * A page some instance holds VALID at the file's current version is copied
+ * from that instance's cache (dirty pages included: they are newer than the
+ * file); the rest comes from the file.  In pieces of at most PIECE bytes:
+ *
+ *   for each instance, while pages are missing: its kernel copies the
+ *     pages it holds into the piece's pinned memory (the caller's buffer
+ *     itself when it is pinned, else a bounce buffer) and marks them
+ *   the host preads each run of missing pages into the caller's buffer
+ *   (bounce: the cached pages are copied over)
+ *
+ * The size is the larger of the host file's and what the instances' open
+ * descriptors of it say (their writes past the end are the file's).  A
+ * file no instance ever opened is read with plain preads.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cuda_runtime_api.h>
+
+#include "libgpufs/host/cuda_glue.h"
+#include "libgpufs/host/detail.h"
+#include "libgpufs/host/hostfiles.h"
+#include "libgpufs/host/instance.h"
+
+#define PIECE (64ull << 20) /* bytes per round of kernels */
+
+/* pread all of [off, off+n) into buf, zeros past the end of the file.
+ * 0 or -errno. */
+static int pread_full(int fd, uint8_t *buf, uint64_t n, uint64_t off)
+{
+  while (n > 0) {
+    ssize_t r = pread(fd, buf, n, (off_t)off);
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      return -errno;
+    }
+    if (r == 0) {
+      memset(buf, 0, n); /* past the host's end: bytes a GPU sized but does not hold */
+      return 0;
+    }
+    buf += r;
+    off += (uint64_t)r;
+    n -= (uint64_t)r;
+  }
+  return 0;
+}
+
+/* Device scratch of one instance for a piece: have[] and the size word. */
+struct piece_scratch {
+  uint8_t *have;
+  unsigned long long *gpu_size;
+};
+
+/* Run instance in's kernel over [off, off+n) into dst (device-accessible),
+ * for pages not yet in have_all; merge its have[] and size.  0 or -errno. */
+static int read_instance(struct gpufs_instance *in, const struct gpufs_hostfile_id *id,
+                         uint64_t off, uint64_t n, uint8_t *dst, uint8_t *have_all,
+                         uint64_t npages, uint64_t *gpu_size)
+{
+  int rc = 0;
+  int old = gpufs_instance_enter(in);
+  struct piece_scratch s = {NULL, NULL};
+  uint8_t *have = malloc(npages);
+  unsigned long long gs = 0;
+  cudaStream_t st = in->stats_stream;
+  if (!have) {
+    rc = -ENOMEM;
+    goto out;
+  }
+  if (cudaMalloc((void **)&s.have, npages) != cudaSuccess ||
+      cudaMalloc((void **)&s.gpu_size, sizeof(*s.gpu_size)) != cudaSuccess) {
+    rc = -ENOMEM;
+    goto out;
+  }
+  cudaError_t e = cudaMemsetAsync(s.have, 0, npages, st);
+  if (e == cudaSuccess) e = cudaMemsetAsync(s.gpu_size, 0, sizeof(*s.gpu_size), st);
+  if (e != cudaSuccess) {
+    rc = gpufs_cuda_fail(e, "gpufs_pread scratch");
+    goto out;
+  }
+  if ((rc = gpufs_dev_host_read_launch(in->index, id->cid, id->version, off, n, dst, s.have,
+                                       s.gpu_size, st)) != 0)
+    goto out;
+  e = cudaMemcpyAsync(have, s.have, npages, cudaMemcpyDeviceToHost, st);
+  if (e == cudaSuccess) e = cudaMemcpyAsync(&gs, s.gpu_size, sizeof(gs), cudaMemcpyDeviceToHost, st);
+  if (e == cudaSuccess) e = cudaStreamSynchronize(st);
+  if (e != cudaSuccess) {
+    rc = gpufs_cuda_fail(e, "gpufs_pread kernel");
+    goto out;
+  }
+  for (uint64_t p = 0; p < npages; p++) have_all[p] |= have[p];
+  if (gs > *gpu_size) *gpu_size = gs;
+out:
+  cudaFree(s.have);
+  cudaFree(s.gpu_size);
+  free(have);
+  gpufs_instance_leave(old);
+  return rc;
+}
+
+/* The device pointer kernels write buf through, if buf is pinned host
+ * memory (cudaHostAlloc, or cudaHostRegister'ed), else NULL. */
+static uint8_t *pinned_view(void *buf)
+{
+  struct cudaPointerAttributes a;
+  if (cudaPointerGetAttributes(&a, buf) != cudaSuccess) {
+    cudaGetLastError(); /* pageable memory: not an error to keep */
+    return NULL;
+  }
+  if (a.type != cudaMemoryTypeHost || a.devicePointer == NULL) return NULL;
+  return (uint8_t *)a.devicePointer;
+}
+
+/* One piece [off, off+n) into out (the caller's buffer).  direct: out's
+ * device view (pinned), or NULL (bounce through `bounce`). */
+static int read_piece(struct gpufs_instances *all, const struct gpufs_hostfile_id *id, int fd,
+                      uint64_t off, uint64_t n, uint8_t *out, uint8_t *direct, uint8_t *bounce,
+                      uint8_t *bounce_dev, uint64_t *gpu_size)
+{
+  const uint32_t S = all->in[0]->dev.cache.page_size;
+  const uint64_t p0 = off / S, npages = (off + n - 1) / S - p0 + 1;
+  uint8_t *have = calloc(npages, 1);
+  int rc = 0;
+  if (!have) return -ENOMEM;
+  uint8_t *dst = direct ? direct : bounce_dev;
+  for (uint32_t i = 0; i < all->n && rc == 0; i++) {
+    uint64_t missing = 0;
+    for (uint64_t p = 0; p < npages; p++) missing += !have[p];
+    if (missing == 0) break;
+    rc = read_instance(all->in[i], id, off, n, dst, have, npages, gpu_size);
+  }
+  /* the host's part: runs of missing pages straight into out; cached
+   * pages from the bounce buffer */
+  for (uint64_t p = 0; p < npages && rc == 0;) {
+    uint64_t q = p;
+    while (q < npages && have[q] == have[p]) q++;
+    const uint64_t lo = (p0 + p) * S > off ? (p0 + p) * S : off;
+    const uint64_t hi = (p0 + q) * S < off + n ? (p0 + q) * S : off + n;
+    if (!have[p]) rc = pread_full(fd, out + (lo - off), hi - lo, lo);
+    else if (!direct) memcpy(out + (lo - off), bounce + (lo - off), hi - lo);
+    p = q;
+  }
+  free(have);
+  return rc;
+}
+
+ssize_t gpufs_runtime_pread(struct gpufs_instances *all, struct gpufs_daemon *daemon,
+                            const char *path, void *buf, size_t size, int64_t offset)
+{
+  if (!path) return -EFAULT;
+  if (offset < 0) return -EINVAL;
+  if (size == 0) return 0;
+  if (!buf) return -EFAULT;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -errno;
+  struct stat sb;
+  if (fstat(fd, &sb) != 0) {
+    int e = -errno;
+    close(fd);
+    return e;
+  }
+  if (S_ISDIR(sb.st_mode)) {
+    close(fd);
+    return -EISDIR;
+  }
+  struct gpufs_hostfile_id id;
+  const int known = gpufs_daemon_file_ident(daemon, &sb, &id) == 0;
+  uint8_t *direct = pinned_view(buf);
+  uint8_t *bounce = NULL, *bounce_dev = NULL;
+  uint64_t gpu_size = 0;
+  int rc = 0;
+  const uint64_t want = (uint64_t)size;
+  if (known && !direct) {
+    const uint64_t b = want < PIECE ? want : PIECE;
+    if (cudaHostAlloc((void **)&bounce, b, cudaHostAllocMapped | cudaHostAllocPortable) !=
+            cudaSuccess ||
+        cudaHostGetDevicePointer((void **)&bounce_dev, bounce, 0) != cudaSuccess) {
+      cudaGetLastError();
+      rc = -ENOMEM;
+    }
+  }
+  for (uint64_t done = 0; done < want && rc == 0;) {
+    const uint64_t n = want - done < PIECE ? want - done : PIECE;
+    const uint64_t off = (uint64_t)offset + done;
+    if (known)
+      rc = read_piece(all, &id, fd, off, n, (uint8_t *)buf + done, direct ? direct + done : NULL,
+                      bounce, bounce_dev, &gpu_size);
+    else
+      rc = pread_full(fd, (uint8_t *)buf + done, n, off);
+    done += n;
+  }
+  if (bounce) cudaFreeHost(bounce);
+  /* the size now: the host's (re-read: it may have grown meanwhile) or the
+   * GPUs' */
+  if (rc == 0 && fstat(fd, &sb) != 0) rc = -errno;
+  close(fd);
+  if (rc < 0) return rc;
+  uint64_t fsize = (uint64_t)sb.st_size > gpu_size ? (uint64_t)sb.st_size : gpu_size;
+  if ((uint64_t)offset >= fsize) return 0;
+  return (ssize_t)(fsize - (uint64_t)offset < want ? fsize - (uint64_t)offset : want);
+}

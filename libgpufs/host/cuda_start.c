@@ -1,0 +1,333 @@
+/*
+ * cuda_start.c - the process runtime: gpufs_start / gpufs_stop / gpufs_sync
+ * and the instances' refs.
+ *
+ * One runtime per process owns the daemon (its workers and the host file
+ * table) and the instances, one per GPU entry of the configuration
+ * (instance.h).  It lives from gpufs_start to gpufs_stop; the host API
+ * calls take rt_lock, so they may come from any thread.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cuda_runtime_api.h>
+
+#include "libgpufs/host/cuda_glue.h"
+#include "libgpufs/host/detail.h"
+#include "libgpufs/host/instance.h"
+
+_Static_assert(GPUFS_MAX_INSTANCES == GPUFS_DAEMON_MAX_QUEUES,
+               "one daemon queue per instance");
+
+struct gpufs_runtime {
+  struct gpufs_instances all; /* the worker hooks' ctx too */
+  struct gpufs_daemon *daemon;
+};
+
+static pthread_mutex_t rt_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct gpufs_runtime *rt;
+static const struct gpufs_io_ops *test_io; /* fault injection, under rt_lock */
+
+void gpufs_test_set_io_ops(const struct gpufs_io_ops *io)
+{
+  pthread_mutex_lock(&rt_lock);
+  test_io = io;
+  pthread_mutex_unlock(&rt_lock);
+}
+
+/* The configuration's devices: cfg->devices[0..ndevices), or cfg->device. */
+static uint32_t config_devices(const struct gpufs_config *cfg, int dev[GPUFS_MAX_INSTANCES])
+{
+  if (cfg->ndevices == 0) {
+    dev[0] = cfg->device;
+    return 1;
+  }
+  memcpy(dev, cfg->devices, cfg->ndevices * sizeof(int));
+  return cfg->ndevices;
+}
+
+/* Forget the instances published on each device of dev[0..n) (kernels
+ * launched there later find none). */
+static void clear_devices(const int *dev, uint32_t n)
+{
+  int old = -1;
+  cudaGetDevice(&old);
+  for (uint32_t i = 0; i < n; i++) {
+    int seen = 0;
+    for (uint32_t j = 0; j < i; j++) seen |= dev[j] == dev[i];
+    if (seen || cudaSetDevice(dev[i]) != cudaSuccess) continue;
+    gpufs_dev_clear();
+  }
+  if (old >= 0) cudaSetDevice(old);
+}
+
+static void runtime_free(struct gpufs_runtime *r)
+{
+  int dev[GPUFS_MAX_INSTANCES];
+  for (uint32_t i = 0; i < r->all.n; i++) dev[i] = r->all.in[i]->device;
+  clear_devices(dev, r->all.n);
+  for (uint32_t i = 0; i < r->all.n; i++) gpufs_instance_destroy(r->all.in[i]);
+  free(r);
+}
+
+static int check_config(const struct gpufs_config *cfg, int dev[GPUFS_MAX_INSTANCES], uint32_t *n)
+{
+  const char *field = NULL, *why = NULL;
+  int ndev = 0;
+  if (gpufs_config_check(cfg, &field, &why) != 0) {
+    gpufs_set_detail("%s: %s", field, why);
+    return -EINVAL;
+  }
+  if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
+    gpufs_set_detail("no CUDA device");
+    return -ENODEV;
+  }
+  *n = config_devices(cfg, dev);
+  for (uint32_t i = 0; i < *n; i++) {
+    if (dev[i] >= ndev) {
+      gpufs_set_detail("%s: %d, but only %d CUDA devices", cfg->ndevices ? "devices" : "device",
+                       dev[i], ndev);
+      return -EINVAL;
+    }
+  }
+  return 0;
+}
+
+int gpufs_start(const struct gpufs_config *user_cfg)
+{
+  struct gpufs_config cfg;
+  const char *field = NULL;
+  int dev[GPUFS_MAX_INSTANCES];
+  uint32_t n = 0;
+  gpufs_clear_detail();
+  if (user_cfg) {
+    cfg = *user_cfg;
+  } else {
+    gpufs_config_default(&cfg);
+    if (gpufs_config_from_env(&cfg, &field) != 0) {
+      gpufs_set_detail("%s: not a valid value", field);
+      return -EINVAL;
+    }
+  }
+  int rc = check_config(&cfg, dev, &n);
+  if (rc) return rc;
+  pthread_mutex_lock(&rt_lock);
+  if (rt) {
+    pthread_mutex_unlock(&rt_lock);
+    gpufs_set_detail("libgpufs is already started");
+    return -EBUSY;
+  }
+  struct gpufs_runtime *r = calloc(1, sizeof(*r));
+  if (!r) {
+    pthread_mutex_unlock(&rt_lock);
+    return -ENOMEM;
+  }
+  clear_devices(dev, n); /* a device listed now holds no older instance */
+  for (uint32_t i = 0; i < n && rc == 0; i++) {
+    rc = gpufs_instance_create(&cfg, i, dev[i], &r->all.in[i]);
+    if (rc == 0) r->all.n++;
+  }
+  if (rc == 0) rc = gpufs_instances_publish(&r->all);
+  struct gpufs_daemon_params p = {
+      .nqueues = r->all.n,
+      .nthreads = cfg.daemon_threads,
+      .max_batch = cfg.max_batch,
+      .max_open_files = cfg.max_open_files * n,
+      .worker_init = gpufs_instances_worker_init,
+      .worker_fini = gpufs_instances_worker_fini,
+      .ctx = &r->all,
+      .io = test_io,
+  };
+  for (uint32_t i = 0; i < r->all.n; i++) p.queues[i] = gpufs_instance_queue(r->all.in[i]);
+  if (rc == 0 && (rc = gpufs_daemon_start(&p, &r->daemon)) != 0)
+    gpufs_set_detail("cannot start the daemon: %s", gpufs_strerror(rc));
+  if (rc != 0) {
+    runtime_free(r);
+    pthread_mutex_unlock(&rt_lock);
+    return rc;
+  }
+  rt = r;
+  pthread_mutex_unlock(&rt_lock);
+  return 0;
+}
+
+/* gpufs_sync's work for one instance, with rt_lock held: run the sync
+ * kernel on the instance's side stream and wait for it at most timeout_ms
+ * (< 0: no limit).  0, the first file's error, or -ETIMEDOUT (the kernel
+ * still runs). */
+static int sync_instance(struct gpufs_instance *in, int timeout_ms)
+{
+  uint32_t n = in->dev.ftab.nfiles;
+  int rc = 0;
+  int old = gpufs_instance_enter(in);
+  int *res = calloc(n, sizeof(int));
+  if (!res) {
+    gpufs_instance_leave(old);
+    return -ENOMEM;
+  }
+  if ((rc = gpufs_dev_sync_launch(in->index, n, in->sync_results, in->stats_stream)) != 0) goto out;
+  for (int waited = 0;; waited++) {
+    cudaError_t q = cudaStreamQuery(in->stats_stream);
+    if (q == cudaSuccess) break;
+    if (q != cudaErrorNotReady) {
+      rc = gpufs_cuda_fail(q, "gpufs_sync kernel");
+      goto out;
+    }
+    if (timeout_ms >= 0 && waited >= timeout_ms) {
+      rc = -ETIMEDOUT;
+      goto out;
+    }
+    struct timespec ms = {0, 1000000L};
+    nanosleep(&ms, NULL);
+  }
+  cudaError_t e = cudaMemcpyAsync(res, in->sync_results, n * sizeof(int), cudaMemcpyDeviceToHost,
+                                  in->stats_stream);
+  if (e == cudaSuccess) e = cudaStreamSynchronize(in->stats_stream);
+  if (e != cudaSuccess) rc = gpufs_cuda_fail(e, "gpufs_sync results");
+  for (uint32_t i = 0; i < n && rc == 0; i++) rc = res[i];
+out:
+  free(res);
+  gpufs_instance_leave(old);
+  return rc;
+}
+
+int gpufs_sync(void)
+{
+  pthread_mutex_lock(&rt_lock);
+  if (!rt) {
+    pthread_mutex_unlock(&rt_lock);
+    return -EINVAL;
+  }
+  int rc = 0;
+  for (uint32_t i = 0; i < rt->all.n; i++) {
+    int r = sync_instance(rt->all.in[i], -1);
+    if (r && !rc) rc = r;
+  }
+  pthread_mutex_unlock(&rt_lock);
+  return rc;
+}
+
+#define STOP_SYNC_MS 10000 /* how long gpufs_stop lets the write-back run */
+
+int gpufs_stop(void)
+{
+  /* held to the end: a gpufs_start racing this one waits until the old
+   * instances' kernels are done and their memory is gone */
+  pthread_mutex_lock(&rt_lock);
+  struct gpufs_runtime *r = rt;
+  rt = NULL;
+  if (!r) {
+    pthread_mutex_unlock(&rt_lock);
+    return 0;
+  }
+  /* write back what files left open hold, while the daemon still serves;
+   * a kernel that never ends must not keep us here, and with nothing dirty
+   * no kernel is launched (it could wait behind a kernel stuck on the
+   * host, which only the stop below releases) */
+  for (uint32_t i = 0; i < r->all.n; i++) {
+    struct gpufs_instance *in = r->all.in[i];
+    int old = gpufs_instance_enter(in);
+    if (gpufs_instance_dirty(in) != 0) sync_instance(in, STOP_SYNC_MS);
+    gpufs_instance_leave(old);
+  }
+  /* waiting device calls see STOPPED and return -ESHUTDOWN; then the
+   * kernels can finish and the memory they use can go */
+  gpufs_daemon_stop(r->daemon);
+  int rc = 0;
+  int64_t dirty = 0;
+  for (uint32_t i = 0; i < r->all.n; i++) {
+    struct gpufs_instance *in = r->all.in[i];
+    int old = gpufs_instance_enter(in);
+    cudaError_t e = cudaDeviceSynchronize();
+    if (e != cudaSuccess) rc = -EIO;
+    int64_t di = e == cudaSuccess ? gpufs_instance_dirty(in) : 0;
+    if (di != 0) dirty = di < 0 || dirty < 0 ? -1 : dirty + di;
+    gpufs_instance_leave(old);
+  }
+  if (dirty != 0) {
+    gpufs_set_detail("%lld pages held bytes that could not be written back",
+                     (long long)(dirty < 0 ? -1 : dirty));
+    rc = -EIO;
+  }
+  runtime_free(r);
+  pthread_mutex_unlock(&rt_lock);
+  return rc;
+}
+
+int gpufs_instance_count(void)
+{
+  pthread_mutex_lock(&rt_lock);
+  int n = rt ? (int)rt->all.n : 0;
+  pthread_mutex_unlock(&rt_lock);
+  return n;
+}
+
+int gpufs_instance_device(int instance)
+{
+  pthread_mutex_lock(&rt_lock);
+  int d = rt && instance >= 0 && (uint32_t)instance < rt->all.n ? rt->all.in[instance]->device
+                                                                 : -EINVAL;
+  pthread_mutex_unlock(&rt_lock);
+  return d;
+}
+
+int gpufs_get_ref(int instance, struct gpufs_ref *ref)
+{
+  pthread_mutex_lock(&rt_lock);
+  int ok = rt && ref && instance >= 0 && (uint32_t)instance < rt->all.n;
+  if (ok) ref->instance = (uint32_t)instance;
+  pthread_mutex_unlock(&rt_lock);
+  return ok ? 0 : -EINVAL;
+}
+
+int gpufs_get_instance_stats(int instance, struct gpufs_stats *st)
+{
+  pthread_mutex_lock(&rt_lock);
+  int rc = -EINVAL;
+  if (rt && st && instance >= 0 && (uint32_t)instance < rt->all.n) {
+    struct gpufs_instance *in = rt->all.in[instance];
+    struct gpufs_daemon_stats ds;
+    gpufs_daemon_get_queue_stats(rt->daemon, (uint32_t)instance, &ds);
+    int old = gpufs_instance_enter(in);
+    rc = gpufs_instance_stats(in, &ds, st);
+    gpufs_instance_leave(old);
+  }
+  pthread_mutex_unlock(&rt_lock);
+  return rc;
+}
+
+int gpufs_get_stats(struct gpufs_stats *st)
+{
+  pthread_mutex_lock(&rt_lock);
+  if (!rt || !st) {
+    pthread_mutex_unlock(&rt_lock);
+    return -EINVAL;
+  }
+  int rc = 0;
+  struct gpufs_stats sum;
+  memset(&sum, 0, sizeof(sum));
+  for (uint32_t i = 0; i < rt->all.n && rc == 0; i++) {
+    struct gpufs_instance *in = rt->all.in[i];
+    struct gpufs_daemon_stats ds;
+    struct gpufs_stats one;
+    gpufs_daemon_get_queue_stats(rt->daemon, i, &ds);
+    int old = gpufs_instance_enter(in);
+    rc = gpufs_instance_stats(in, &ds, &one);
+    gpufs_instance_leave(old);
+    gpufs_stats_add(&sum, &one);
+  }
+  if (rc == 0) *st = sum;
+  pthread_mutex_unlock(&rt_lock);
+  return rc;
+}
+
+ssize_t gpufs_pread(const char *path, void *buf, size_t size, int64_t offset)
+{
+  pthread_mutex_lock(&rt_lock);
+  ssize_t r = rt ? gpufs_runtime_pread(&rt->all, rt->daemon, path, buf, size, offset) : -EINVAL;
+  pthread_mutex_unlock(&rt_lock);
+  return r;
+}

@@ -198,8 +198,8 @@ test-gpu: $(GPU_TESTS)
 
 # compute-sanitizer over the GPU tests (needs a GPU): memcheck on the small
 # configurations, racecheck and synccheck on the block/warp collectives.
-SAN_SMALL := Pages/ReadTest.*/4K_pull:Pages/ReadaheadTest.*/4K_pull:Pages/ReadTest.OddOffsets*:Mmap*:ErrorsTest.*:ConfigTest.*:Pages/WriteTest.*/4K_pull:WriteErrorsTest.*:WriteFaultTest.*
-SAN_SYNC  := Pages/ReadTest.OddOffsets*/4K_pull:Pages/ReadaheadTest.SmallCallsBlocks*/4K_pull:Pages/ReadaheadTest.SmallCallsWarps*/4K_pull:Pages/ReadaheadTest.CacheSmallerThanData*/4K_pull:Pages/ReadTest.SharedDescriptor/4K_pull:Pages/ReadTest.CacheSmallerThanData*/4K_pull:MmapTest.*Cases:MmapTest.AllFrames*:Pages/WriteTest.DisjointRanges*/4K_pull:Pages/WriteTest.FileGrowsPastTheCache/4K_pull:Pages/WriteTest.MmapWrite*/4K_pull:Pages/WriteTest.TruncateShrinksAndGrows/4K_pull
+SAN_SMALL := Pages/ReadTest.*/4K_pull:Pages/ReadaheadTest.*/4K_pull:Pages/ReadTest.OddOffsets*:Mmap*:ErrorsTest.*:ConfigTest.*:Pages/WriteTest.*/4K_pull:WriteErrorsTest.*:WriteFaultTest.*:InstancesTest.*:PeerTest.*:ScratchTest.*
+SAN_SYNC  := Pages/ReadTest.OddOffsets*/4K_pull:Pages/ReadaheadTest.SmallCallsBlocks*/4K_pull:Pages/ReadaheadTest.SmallCallsWarps*/4K_pull:Pages/ReadaheadTest.CacheSmallerThanData*/4K_pull:Pages/ReadTest.SharedDescriptor/4K_pull:Pages/ReadTest.CacheSmallerThanData*/4K_pull:MmapTest.*Cases:MmapTest.AllFrames*:Pages/WriteTest.DisjointRanges*/4K_pull:Pages/WriteTest.FileGrowsPastTheCache/4K_pull:Pages/WriteTest.MmapWrite*/4K_pull:Pages/WriteTest.TruncateShrinksAndGrows/4K_pull:InstancesTest.*:PeerTest.*
 sanitize: $(GPU_TESTS)
 	compute-sanitizer --tool memcheck --error-exitcode 1 $(GPU_TESTS) --gtest_filter='$(SAN_SMALL)'
 	compute-sanitizer --tool racecheck --error-exitcode 1 $(GPU_TESTS) --gtest_filter='$(SAN_SYNC)'

@@ -21,6 +21,9 @@
 #define GPUFS_COMMON_ATOMICS_H
 
 #include <stdint.h>
+#if !defined(__CUDA_ARCH__)
+#include <sched.h>
+#endif
 
 #if defined(__CUDACC__)
 #define GPUFS_HD __host__ __device__ __forceinline__
@@ -110,13 +113,24 @@ GPUFS_DEFINE_ATOMICS(uint32_t, u32, sys, system)
 GPUFS_DEFINE_ATOMICS(uint64_t, u64, sys, system)
 GPUFS_DEFINE_ATOMICS(int64_t, i64, sys, system)
 
-/* Politely wait a little inside a spin loop. */
-#if defined(__CUDACC__)
-__device__ __forceinline__ void gpufs_backoff_dev(uint32_t *ns)
+/* The one pause of every spin loop, host and device: on the GPU sleep *ns
+ * and double it up to max_ns (exponential backoff: waiters leave the SM's
+ * issue slots and the memory system to the thread they wait for); on the
+ * host yield the CPU (the host tests' many threads on few cores).  Any
+ * thread; synchronizes nothing. */
+GPUFS_HD void gpufs_pause(uint32_t *ns, uint32_t max_ns)
 {
+#if defined(__CUDA_ARCH__)
   __nanosleep(*ns);
-  if (*ns < 4096) *ns *= 2;
-}
+  if (*ns < max_ns) *ns *= 2;
+#else
+  (void)ns;
+  (void)max_ns;
+  sched_yield();
 #endif
+}
+
+/* gpufs_pause for the locks and state waits of the device calls. */
+#define GPUFS_PAUSE_MAX_NS 4096u
 
 #endif /* GPUFS_COMMON_ATOMICS_H */

@@ -41,10 +41,6 @@
 #include "atomics.h"
 #include "gpufs/errors.h"
 
-#if !defined(__CUDA_ARCH__)
-#include <sched.h>
-#endif
-
 #define GPUFS_NIL 0xffffffffu
 #define GPUFS_PG_SHIFT 24
 #define GPUFS_PG_PINS 0x003fffffu
@@ -80,21 +76,28 @@ struct gpufs_frame {
   uint32_t wend;    /* end of the bytes gwrite put in the page (dirty.h) */
 };
 
-/* One allocator ring, with its share of the statistics (one cache line). */
+/* One allocator ring: its frames and its clock hand. */
 struct gpufs_ring {
-  uint64_t hand;      /* clock hand: frames are handed out in this order */
+  uint64_t hand;       /* clock hand: frames are handed out in this order */
   uint32_t first;
   uint32_t count;
+  uint32_t dirty_hint; /* a dirty frame allocation passed over (or GPUFS_NIL) */
+  uint32_t pad;
+};
+
+/* The counters of the groups that use one ring, apart from the allocator's
+ * words (a counter's add never shares a line with the hand), 128 bytes a
+ * ring.  Each is a relaxed add: a counter publishes nothing, and
+ * gpufs_get_stats reads a snapshot. */
+struct gpufs_ring_stats {
   uint64_t hits;
   uint64_t misses;
   uint64_t evictions;
-  uint64_t scanned;   /* frames looked at by allocations */
-  uint64_t nofree;    /* allocations that found every frame busy */
+  uint64_t scanned;      /* frames looked at by allocations */
+  uint64_t nofree;       /* allocations that found every frame busy */
   uint64_t alloc_cycles; /* SM clock cycles spent in gpufs_ring_alloc (device) */
   uint64_t writebacks;   /* dirty byte ranges written back by groups of this ring */
   uint64_t cleanings;    /* stalls that wrote back dirty pages to free frames */
-  uint32_t dirty_hint;   /* a dirty frame allocation passed over (or GPUFS_NIL) */
-  uint32_t pad;
   /* where read rounds spend their time (SM cycles, summed over groups;
    * device): fetch (A: lookups, requests, the host), fill (C: copies into
    * frames), settle (D: publish, wait for others' loads), copy (E-F: out to
@@ -103,7 +106,14 @@ struct gpufs_ring {
   uint64_t rounds;
   uint64_t ra_pages;  /* pages loaded by readahead for groups of this ring */
   uint64_t peer_hits; /* pages loaded from another instance's cache */
+  uint64_t pad;
 };
+
+#if defined(__cplusplus)
+static_assert(sizeof(struct gpufs_ring_stats) == 128, "one ring's counters: 128 bytes");
+#else
+_Static_assert(sizeof(struct gpufs_ring_stats) == 128, "one ring's counters: 128 bytes");
+#endif
 
 struct gpufs_cache {
   struct gpufs_frame *frames;
@@ -111,6 +121,7 @@ struct gpufs_cache {
   uint32_t *heads;      /* nbuckets chain heads */
   uint32_t *locks;      /* nbuckets bucket locks */
   struct gpufs_ring *rings;
+  struct gpufs_ring_stats *stats; /* one per ring */
   uint32_t *dirty;      /* per frame, dwords words: one bit per GPUFS_DIRTY_GRAIN bytes */
   uint32_t dwords;
   uint32_t nframes;
@@ -162,15 +173,7 @@ GPUFS_HD void gpufs_bucket_lock(const struct gpufs_cache *c, uint32_t b)
    * last holder left it is visible.  While it is held, wait with relaxed
    * loads (test and test-and-set). */
   while (!gpufs_cas_acquire_u32_dev(&c->locks[b], &exp, 1u)) {
-    while (gpufs_ld_relaxed_u32_dev(&c->locks[b]) != 0) {
-#if defined(__CUDA_ARCH__)
-      __nanosleep(ns);
-      if (ns < 1024) ns *= 2;
-#else
-      (void)ns;
-      sched_yield();
-#endif
-    }
+    while (gpufs_ld_relaxed_u32_dev(&c->locks[b]) != 0) gpufs_pause(&ns, 1024);
     exp = 0;
   }
 }
@@ -245,6 +248,7 @@ GPUFS_HD uint64_t gpufs_cycles(void)
 GPUFS_HD uint32_t gpufs_ring_take(const struct gpufs_cache *c, uint32_t r)
 {
   struct gpufs_ring *ring = &c->rings[r];
+  struct gpufs_ring_stats *rs = &c->stats[r];
   uint32_t scanned = 0;
   for (uint32_t i = 0; i < 2 * ring->count; i++) {
     uint64_t h = gpufs_add_relaxed_u64_dev(&ring->hand, 1ull);
@@ -262,15 +266,15 @@ GPUFS_HD uint32_t gpufs_ring_take(const struct gpufs_cache *c, uint32_t r)
     /* acquire: pairs with the last unpin's release (readers are done with
      * the bytes) and with the loader's release of VALID */
     if (!gpufs_cas_acquire_u32_dev(sw, &s, (uint32_t)GPUFS_PG_OWNED << GPUFS_PG_SHIFT)) continue;
-    gpufs_add_relaxed_u64_dev(&ring->scanned, scanned);
+    gpufs_add_relaxed_u64_dev(&rs->scanned, scanned);
     if (st == GPUFS_PG_VALID) {
       gpufs_chain_unlink(c, f);
-      gpufs_add_relaxed_u64_dev(&ring->evictions, 1ull);
+      gpufs_add_relaxed_u64_dev(&rs->evictions, 1ull);
     }
     return f;
   }
-  gpufs_add_relaxed_u64_dev(&ring->scanned, scanned);
-  gpufs_add_relaxed_u64_dev(&ring->nofree, 1ull);
+  gpufs_add_relaxed_u64_dev(&rs->scanned, scanned);
+  gpufs_add_relaxed_u64_dev(&rs->nofree, 1ull);
   return GPUFS_NIL;
 }
 
@@ -281,7 +285,7 @@ GPUFS_HD uint32_t gpufs_ring_alloc(const struct gpufs_cache *c, uint32_t r)
 {
   const uint64_t t0 = gpufs_cycles();
   uint32_t f = gpufs_ring_take(c, r);
-  gpufs_add_relaxed_u64_dev(&c->rings[r].alloc_cycles, gpufs_cycles() - t0);
+  gpufs_add_relaxed_u64_dev(&c->stats[r].alloc_cycles, gpufs_cycles() - t0);
   return f;
 }
 
@@ -317,18 +321,36 @@ GPUFS_HD uint32_t gpufs_chain_find(const struct gpufs_cache *c, uint64_t key, ui
   return GPUFS_NIL;
 }
 
+/* Peer caching: look (key, version) up in another instance's cache p and
+ * pin it there if it is VALID; a LOADING frame is let go (a reader never
+ * waits for another instance's load: no wait cycle can form between
+ * instances).  Returns the pinned frame of p, or GPUFS_NIL.  The caller
+ * copies the bytes (p's len of them: the pin's acquire made len and the
+ * bytes visible) and then calls gpufs_frame_unpin(p, f), whose release
+ * lets p's allocator reuse the frame.  Any thread. */
+GPUFS_HD uint32_t gpufs_peer_find(const struct gpufs_cache *p, uint64_t key, uint32_t version)
+{
+  uint32_t st = 0;
+  uint32_t f = gpufs_chain_find(p, key, version, &st);
+  if (f != GPUFS_NIL && st != GPUFS_PG_VALID) {
+    gpufs_frame_unpin(p, f);
+    f = GPUFS_NIL;
+  }
+  return f;
+}
+
 /* Find or create the frame for (key, version).  On HIT, WAIT and LOAD *frame
  * is pinned by the caller; on LOAD the caller must call gpufs_frame_loaded or
  * gpufs_frame_failed.  Uses ring r for a new frame. */
 GPUFS_HD int gpufs_cache_get(const struct gpufs_cache *c, uint64_t key, uint32_t version,
                              uint32_t r, uint32_t *frame)
 {
-  struct gpufs_ring *ring = &c->rings[r];
+  struct gpufs_ring_stats *rs = &c->stats[r];
   uint32_t st = 0;
   uint32_t f = gpufs_chain_find(c, key, version, &st);
   if (f != GPUFS_NIL) {
     *frame = f;
-    if (st == GPUFS_PG_VALID) gpufs_add_relaxed_u64_dev(&ring->hits, 1ull);
+    if (st == GPUFS_PG_VALID) gpufs_add_relaxed_u64_dev(&rs->hits, 1ull);
     return st == GPUFS_PG_VALID ? GPUFS_GET_HIT : GPUFS_GET_WAIT;
   }
   uint32_t nf = gpufs_ring_alloc(c, r); /* no lock held while allocating */
@@ -344,7 +366,7 @@ GPUFS_HD int gpufs_cache_get(const struct gpufs_cache *c, uint64_t key, uint32_t
       gpufs_bucket_unlock(c, b);
       gpufs_frame_put(c, nf);
       *frame = g;
-      if (st == GPUFS_PG_VALID) gpufs_add_relaxed_u64_dev(&ring->hits, 1ull);
+      if (st == GPUFS_PG_VALID) gpufs_add_relaxed_u64_dev(&rs->hits, 1ull);
       return st == GPUFS_PG_VALID ? GPUFS_GET_HIT : GPUFS_GET_WAIT;
     }
   }
@@ -362,7 +384,7 @@ GPUFS_HD int gpufs_cache_get(const struct gpufs_cache *c, uint64_t key, uint32_t
    * with the acquire of the head in gpufs_chain_find */
   gpufs_st_release_u32_dev(&c->heads[b], nf);
   gpufs_bucket_unlock(c, b);
-  gpufs_add_relaxed_u64_dev(&ring->misses, 1ull);
+  gpufs_add_relaxed_u64_dev(&rs->misses, 1ull);
   *frame = nf;
   return GPUFS_GET_LOAD;
 }
@@ -410,13 +432,7 @@ GPUFS_HD int gpufs_frame_wait(const struct gpufs_cache *c, uint32_t f, const uin
     /* relaxed: a plain signal, in host memory: looked at every 16th time */
     if (++polls % 16 == 0 && gpufs_ld_relaxed_u32_sys((uint32_t *)stop_word) == stop_value)
       return -GPUFS_ESHUTDOWN;
-#if defined(__CUDA_ARCH__)
-    __nanosleep(ns);
-    if (ns < 1024) ns *= 2;
-#else
-    (void)ns;
-    sched_yield();
-#endif
+    gpufs_pause(&ns, 1024);
   }
 }
 

@@ -131,14 +131,8 @@ GPUFS_HD void gpufs_dirty_take(const struct gpufs_cache *c, uint32_t f)
   uint32_t ns = 64;
   /* acq_rel: acquire pairs with the previous holder's release in
    * gpufs_dirty_done (its write-back reached the file first) */
-  while (gpufs_or_acqrel_u32_dev(&fr->state, GPUFS_PG_WB) & GPUFS_PG_WB) {
-#if defined(__CUDA_ARCH__)
-    gpufs_backoff_dev(&ns);
-#else
-    (void)ns;
-    sched_yield();
-#endif
-  }
+  while (gpufs_or_acqrel_u32_dev(&fr->state, GPUFS_PG_WB) & GPUFS_PG_WB)
+    gpufs_pause(&ns, GPUFS_PAUSE_MAX_NS);
   /* acq_rel: pairs with writers' gpufs_dirty_flag: a writer whose flag
    * comes later pushes the frame again */
   gpufs_and_acqrel_u32_dev(&fr->state, ~GPUFS_PG_DIRTY);

@@ -13,12 +13,14 @@
  *   GPU group (producer)                        host worker (consumer)
  *   t = tail += k          (device atomic)
  *   wait free_seq[t%N] == t  (acquire, dev) <-+
- *   fill slot fields, path bytes              |   h = host_head
+ *   gpufs_q_fill, payload bytes               |   h = host_head
  *   req_seq = t+1          (release, sys) ----+-> sees req_seq == h+1 (acquire)
  *                                             |   CAS host_head h -> h+k
+ *                                             |   gpufs_q_read_req
  *                                             |   pread into staging, copy
+ *                                             |   gpufs_q_put_reply
  *   wait done_seq == t+1   (acquire, sys) <---+-- done_seq = t+1 (release)
- *   copy result + staging out of the slot     |
+ *   gpufs_q_read_reply, staging out           |
  *   free_seq[t%N] = t+N    (release, dev) ----+ (pairs with the wait of t+N)
  *
  * Only stores and loads cross PCIe: no read-modify-write touches host memory
@@ -26,6 +28,12 @@
  * free_seq releases it (the original GPUfs hung by reading a slot it had
  * already given back).  A group never holds more than N tickets, so every
  * wait is for a strictly lower ticket and the queue cannot deadlock.
+ *
+ * Every request is a struct gpufs_req, written into its slot by the one
+ * filler gpufs_q_fill; gpufs_q_call runs a single request through all the
+ * steps above (the device calls' path to the host, and the CPU test
+ * client's).  Page reads and write-backs reserve runs of tickets and run
+ * the steps themselves, filling with gpufs_q_fill too.
  */
 #ifndef GPUFS_COMMON_QUEUE_H
 #define GPUFS_COMMON_QUEUE_H
@@ -33,10 +41,6 @@
 #include <stdint.h>
 #include "atomics.h"
 #include "gpufs/errors.h"
-
-#if !defined(__CUDA_ARCH__)
-#include <sched.h>
-#endif
 
 enum gpufs_op {
   GPUFS_OP_NONE = 0,
@@ -71,6 +75,24 @@ struct gpufs_slot {
   int64_t result;    /* >= 0 on success, else -errno */
   uint64_t out[4];   /* op-specific results, see enum gpufs_op */
   uint64_t pad[6];
+};
+
+/* One request as its producer gives it: the fields of a slot that
+ * gpufs_q_fill writes and gpufs_q_read_req copies out (what each field
+ * means for each op: enum gpufs_op).  Every producer (the device calls, the
+ * CPU test client) and the daemon use it. */
+struct gpufs_req {
+  uint32_t op;     /* enum gpufs_op */
+  int32_t hfid;    /* host file index */
+  uint64_t offset; /* file offset; OPEN: mode; TRUNCATE: the new length */
+  uint32_t len;    /* bytes; OPEN, UNLINK: the path's length */
+  uint32_t arg;    /* OPEN: flags; FADVISE: advice */
+};
+
+/* The host's answer to one request: a slot's result fields. */
+struct gpufs_reply {
+  int64_t result;  /* >= 0 on success, else -errno */
+  uint64_t out[4]; /* op-specific, see enum gpufs_op */
 };
 
 struct gpufs_queue_hdr {
@@ -128,17 +150,6 @@ GPUFS_HD int gpufs_q_stopped(const struct gpufs_queue_ref *q)
   return gpufs_ld_relaxed_u32_sys(&q->hdr->state) == GPUFS_Q_STOPPED;
 }
 
-GPUFS_HD void gpufs_q_pause(uint32_t *ns)
-{
-#if defined(__CUDA_ARCH__)
-  __nanosleep(*ns);
-  if (*ns < 2048) *ns *= 2;
-#else
-  (void)ns;
-  sched_yield();
-#endif
-}
-
 /* Take k consecutive tickets (k <= nslots).  Relaxed: the ticket orders
  * nothing by itself; free_seq does. */
 GPUFS_HD uint64_t gpufs_q_reserve(const struct gpufs_queue_ref *q, uint32_t k)
@@ -154,7 +165,7 @@ GPUFS_HD int gpufs_q_wait_free(const struct gpufs_queue_ref *q, uint64_t t)
   /* spin relaxed (an acquire load costs an L1 invalidation on the GPU) */
   while (gpufs_ld_relaxed_u64_dev(seq) != t) {
     if (++polls % GPUFS_STOP_CHECK == 0 && gpufs_q_stopped(q)) return -GPUFS_ESHUTDOWN;
-    gpufs_q_pause(&ns);
+    gpufs_pause(&ns, 2048);
   }
   /* acquire: pairs with gpufs_q_release of ticket t - nslots, so that
    * producer's reads of the slot and its staging are finished before ours
@@ -175,21 +186,13 @@ GPUFS_HD void gpufs_q_post(const struct gpufs_queue_ref *q, uint64_t t)
 /* Wait until the host served ticket t.  0, or -ESHUTDOWN once stopped. */
 GPUFS_HD int gpufs_q_wait_done(const struct gpufs_queue_ref *q, uint64_t t)
 {
-#if defined(__CUDA_ARCH__)
-  uint32_t ns = 128;
-#endif
-  uint32_t polls = 0;
+  uint32_t ns = 128, polls = 0;
   uint64_t *done = &gpufs_q_slot(q, t)->done_seq;
   /* spin relaxed: thousands of waiting groups must not invalidate their
    * SMs' L1 at every poll */
   while (gpufs_ld_relaxed_u64_sys(done) != t + 1) {
     if (++polls % GPUFS_STOP_CHECK == 0 && gpufs_q_stopped(q)) return -GPUFS_ESHUTDOWN;
-#if defined(__CUDA_ARCH__)
-    __nanosleep(ns);
-    if (ns < q->poll_max_ns) ns *= 2;
-#else
-    sched_yield();
-#endif
+    gpufs_pause(&ns, q->poll_max_ns);
   }
   /* acquire, system scope: pairs with the release in gpufs_q_complete, so
    * the result fields and the staging bytes are visible after it; the word
@@ -205,6 +208,52 @@ GPUFS_HD void gpufs_q_release(const struct gpufs_queue_ref *q, uint64_t t)
   /* release: publishes that this producer is finished with the slot and its
    * staging; pairs with the acquire in gpufs_q_wait_free of ticket t + N */
   gpufs_st_release_u64_dev(&q->free_seq[gpufs_q_index(q, t)], t + q->nslots);
+}
+
+/* Fill the request fields of the slot of a ticket this producer owns
+ * (gpufs_q_wait_free returned 0).  The one slot filler of every operation.
+ * Relaxed, system scope: gpufs_q_post's release publishes them. */
+GPUFS_HD void gpufs_q_fill(struct gpufs_slot *s, const struct gpufs_req *r)
+{
+  gpufs_st_relaxed_u32_sys(&s->op, r->op);
+  gpufs_st_relaxed_u32_sys((uint32_t *)&s->hfid, (uint32_t)r->hfid);
+  gpufs_st_relaxed_u64_sys(&s->offset, r->offset);
+  gpufs_st_relaxed_u32_sys(&s->len, r->len);
+  gpufs_st_relaxed_u32_sys(&s->arg, r->arg);
+}
+
+/* Copy the answer out of the slot of a served ticket (gpufs_q_wait_done
+ * returned 0).  Relaxed, system scope: that wait's acquire ordered them. */
+GPUFS_HD void gpufs_q_read_reply(struct gpufs_slot *s, struct gpufs_reply *out)
+{
+  out->result = gpufs_ld_relaxed_i64_sys(&s->result);
+  for (int i = 0; i < 4; i++) out->out[i] = gpufs_ld_relaxed_u64_sys(&s->out[i]);
+}
+
+/* One request, start to end: take a ticket, wait for its slot, copy
+ * payload_len bytes of payload into the slot's host staging (OPEN, UNLINK:
+ * the path with its NUL), fill, post, wait for the host, copy the answer to
+ * *out, release.  Returns out->result, or -ESHUTDOWN once stopped (then
+ * *out is untouched and the slot is never given back: a worker may still
+ * write it).  One thread; payload_len <= stride. */
+GPUFS_HD int64_t gpufs_q_call(const struct gpufs_queue_ref *q, const struct gpufs_req *r,
+                              const void *payload, uint32_t payload_len,
+                              struct gpufs_reply *out)
+{
+  uint64_t t = gpufs_q_reserve(q, 1);
+  int rc = gpufs_q_wait_free(q, t);
+  if (rc) return rc;
+  struct gpufs_slot *s = gpufs_q_slot(q, t);
+  uint8_t *stage = q->staging_host + (uint64_t)gpufs_q_index(q, t) * q->stride;
+  const uint8_t *p = (const uint8_t *)payload;
+  for (uint32_t i = 0; i < payload_len; i++) stage[i] = p[i];
+  gpufs_q_fill(s, r);
+  gpufs_q_post(q, t);
+  rc = gpufs_q_wait_done(q, t);
+  if (rc) return rc;
+  gpufs_q_read_reply(s, out);
+  gpufs_q_release(q, t);
+  return out->result;
 }
 
 /* ---- consumer side (host workers) ---- */
@@ -237,6 +286,26 @@ GPUFS_HD uint32_t gpufs_q_claim(struct gpufs_queue_hdr *hdr, struct gpufs_slot *
       return k;
     }
   }
+}
+
+/* Copy the request fields of a claimed slot.  Plain loads: gpufs_q_claim's
+ * acquire of req_seq made them visible, and the producer writes them again
+ * only after gpufs_q_complete. */
+GPUFS_HD void gpufs_q_read_req(const struct gpufs_slot *s, struct gpufs_req *r)
+{
+  r->op = s->op;
+  r->hfid = s->hfid;
+  r->offset = s->offset;
+  r->len = s->len;
+  r->arg = s->arg;
+}
+
+/* Write the answer into a claimed slot.  Plain stores: gpufs_q_complete's
+ * release publishes them. */
+GPUFS_HD void gpufs_q_put_reply(struct gpufs_slot *s, const struct gpufs_reply *r)
+{
+  s->result = r->result;
+  for (int i = 0; i < 4; i++) s->out[i] = r->out[i];
 }
 
 /* Finish ticket t: its result fields and staging bytes are in place. */

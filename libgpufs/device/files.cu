@@ -39,7 +39,7 @@ static __device__ void ftab_lock(const struct gpufs_ftab *t)
   /* acquire: pairs with the release in ftab_unlock; the entries as the last
    * holder left them are visible.  While held, wait with relaxed loads. */
   while (!gpufs_cas_acquire_u32_dev(t->lock, &exp, 1u)) {
-    while (gpufs_ld_relaxed_u32_dev(t->lock) != 0) gpufs_backoff_dev(&ns);
+    while (gpufs_ld_relaxed_u32_dev(t->lock) != 0) gpufs_pause(&ns, GPUFS_PAUSE_MAX_NS);
     exp = 0;
   }
   ftab_time(&t->stats->lock_ns, t0);
@@ -107,7 +107,7 @@ static __device__ int ftab_joined(const struct gpufs_ftab *t, int idx)
   const uint64_t t0 = gpufs_now_ns();
   /* acquire: pairs with the opener's release of OPEN or ERROR; hfid, size,
    * cid, version (or err) are visible after it */
-  while ((st = gpufs_ld_acquire_u32_dev(&e->state)) == GPUFS_GF_OPENING) gpufs_backoff_dev(&ns);
+  while ((st = gpufs_ld_acquire_u32_dev(&e->state)) == GPUFS_GF_OPENING) gpufs_pause(&ns, GPUFS_PAUSE_MAX_NS);
   ftab_time(&t->stats->wait_ns, t0);
   if (st == GPUFS_GF_OPEN) return idx;
   int err = e->err;
@@ -151,7 +151,7 @@ static __device__ int gopen_one(const struct gpufs_dev *d, const char *path, int
    * queue.  Waiting for the lock, look again: the first opener's entry
    * appears while it holds the lock or soon after. */
   const uint64_t tl = gpufs_now_ns();
-  for (uint32_t ns = 64;; gpufs_backoff_dev(&ns)) {
+  for (uint32_t ns = 64;; gpufs_pause(&ns, GPUFS_PAUSE_MAX_NS)) {
     int j = excl ? -1 : ftab_try_join(t, path, hash, len, (uint32_t)flags);
     if (j >= 0) {
       ftab_time(&t->stats->lock_ns, tl);
@@ -314,27 +314,35 @@ __device__ void gpufs_fd_wait_unheld(const struct gpufs_dev *d, int fd, uint32_t
 {
   uint32_t *w = &d->ftab.files[fd].flushing;
   uint32_t ns = 64;
-  while (gpufs_ld_relaxed_u32_dev(w) > mine) gpufs_backoff_dev(&ns);
+  while (gpufs_ld_relaxed_u32_dev(w) > mine) gpufs_pause(&ns, GPUFS_PAUSE_MAX_NS);
   /* acquire: pairs with gpufs_fd_unhold */
   (void)gpufs_ld_acquire_u32_dev(w);
 }
 
+/* What gclose's first step found (or -EBADF, a negative errno). */
+enum gpufs_close_step {
+  GPUFS_CLOSE_SHARED = 0,     /* not the last reference: done */
+  GPUFS_CLOSE_LAST = 1,       /* the last: the entry is CLOSING; finish the close */
+  GPUFS_CLOSE_LAST_WRITER = 2 /* the last of a writable entry: write back, then finish */
+};
+
 /* gclose's first step, by one thread: drop a reference of entry fd of a
- * valid instance d.  0 (not the last), 1 (the last: the entry is CLOSING
- * and the caller must finish), or -EBADF. */
+ * valid instance d.  GPUFS_CLOSE_SHARED, GPUFS_CLOSE_LAST (the entry is
+ * CLOSING and the caller must finish), or -EBADF. */
 static __device__ int gclose_drop(const struct gpufs_dev *d, uint32_t fd)
 {
   const struct gpufs_ftab *t = &d->ftab;
   struct gpufs_gfile *e = &t->files[fd];
   /* not the last reference: leave without the lock */
   /* acquire: pairs with the opener's release of OPEN */
-  if (gpufs_ld_acquire_u32_dev(&e->state) == GPUFS_GF_OPEN && gpufs_refs_drop(&e->refs)) return 0;
+  if (gpufs_ld_acquire_u32_dev(&e->state) == GPUFS_GF_OPEN && gpufs_refs_drop(&e->refs))
+    return GPUFS_CLOSE_SHARED;
   ftab_lock(t);
   uint32_t had = 0;
   if (gpufs_ld_relaxed_u32_dev(&e->state) == GPUFS_GF_OPEN) had = gpufs_refs_drop_locked(&e->refs);
   if (had == 1) gpufs_st_relaxed_u32_dev(&e->state, GPUFS_GF_CLOSING);
   ftab_unlock(t);
-  return had == 0 ? -GPUFS_EBADF : had == 1 ? 1 : 0;
+  return had == 0 ? -GPUFS_EBADF : had == 1 ? GPUFS_CLOSE_LAST : GPUFS_CLOSE_SHARED;
 }
 
 /* The last close, after the write-back: err < 0 puts the reference back. */
@@ -373,15 +381,15 @@ static __device__ int gclose_group(G g, int kfd)
   if (g.rank() == 0) {
     r = gclose_drop(d, fd);
     /* a writer's lists: wait for holders, then nobody else flushes them */
-    if (r == 1 && (d->ftab.files[fd].flags & 3) != 0) {
+    if (r == GPUFS_CLOSE_LAST && (d->ftab.files[fd].flags & 3) != 0) {
       gpufs_fd_wait_unheld(d, (int)fd, 0);
-      r = 2;
+      r = GPUFS_CLOSE_LAST_WRITER;
     }
   }
   r = g.bcast(r);
-  if (r <= 0) return (int)r;
+  if (r < 0 || r == GPUFS_CLOSE_SHARED) return (int)r;
   int64_t err = 0;
-  if (r == 2) err = gpufs_wb_file(g, d, fd, g.id() % d->cache.nrings);
+  if (r == GPUFS_CLOSE_LAST_WRITER) err = gpufs_wb_file(g, d, fd, g.id() % d->cache.nrings);
   g.sync();
   int64_t res = 0;
   if (g.rank() == 0) res = gclose_finish(d, fd, err);
@@ -433,8 +441,7 @@ static __device__ int gopen_timed(uint32_t instance, const char *path, int flags
 
 __device__ int gopen(const char *path, int flags, int mode)
 {
-  __shared__ struct gpufs_block_scratch sh;
-  gpufs_block_group g{&sh};
+  gpufs_block_group g{};
   return (int)leader_call(g, [&] { return (int64_t)gopen_timed(gpufs_dev_default, path, flags, mode); });
 }
 
@@ -447,8 +454,7 @@ __device__ int gopen_warp(const char *path, int flags, int mode)
 
 __device__ int gopen(struct gpufs_ref ref, const char *path, int flags, int mode)
 {
-  __shared__ struct gpufs_block_scratch sh;
-  gpufs_block_group g{&sh};
+  gpufs_block_group g{};
   return (int)leader_call(g, [&] { return (int64_t)gopen_timed(ref.instance, path, flags, mode); });
 }
 
@@ -461,8 +467,7 @@ __device__ int gopen_warp(struct gpufs_ref ref, const char *path, int flags, int
 
 __device__ int gclose(int fd)
 {
-  __shared__ struct gpufs_block_scratch sh;
-  return gclose_group(gpufs_block_group{&sh}, fd);
+  return gclose_group(gpufs_block_group{}, fd);
 }
 
 __device__ int gclose_warp(int fd) { return gclose_group(gpufs_warp_group{}, fd); }
@@ -483,8 +488,7 @@ static __device__ int gunlink_one(uint32_t instance, const char *path)
 
 __device__ int gunlink(const char *path)
 {
-  __shared__ struct gpufs_block_scratch sh;
-  gpufs_block_group g{&sh};
+  gpufs_block_group g{};
   return (int)leader_call(g, [&] { return (int64_t)gunlink_one(gpufs_dev_default, path); });
 }
 
@@ -496,8 +500,7 @@ __device__ int gunlink_warp(const char *path)
 
 __device__ int gunlink(struct gpufs_ref ref, const char *path)
 {
-  __shared__ struct gpufs_block_scratch sh;
-  gpufs_block_group g{&sh};
+  gpufs_block_group g{};
   return (int)leader_call(g, [&] { return (int64_t)gunlink_one(ref.instance, path); });
 }
 
@@ -527,8 +530,7 @@ static __device__ int gfadvise_one(int fd, int64_t offset, int64_t len, int advi
 
 __device__ int gfadvise(int fd, int64_t offset, int64_t len, int advice)
 {
-  __shared__ struct gpufs_block_scratch sh;
-  gpufs_block_group g{&sh};
+  gpufs_block_group g{};
   return (int)leader_call(g, [&] { return (int64_t)gfadvise_one(fd, offset, len, advice); });
 }
 
@@ -561,8 +563,7 @@ static __device__ __forceinline__ int gfstat_group(G g, int fd, struct gstat *st
 
 __device__ int gfstat(int fd, struct gstat *st)
 {
-  __shared__ struct gpufs_block_scratch sh;
-  return gfstat_group(gpufs_block_group{&sh}, fd, st);
+  return gfstat_group(gpufs_block_group{}, fd, st);
 }
 
 __device__ int gfstat_warp(int fd, struct gstat *st)

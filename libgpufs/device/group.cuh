@@ -66,8 +66,21 @@ struct gpufs_block_scratch {
   uint32_t mask;
 };
 
+/* The one scratch of a block (scratch.cu), shared by every block-level
+ * call: a block makes one block-level call at a time (each needs the whole
+ * block), and a call's last use (bcast) ends with a barrier, so the next
+ * call's first write cannot race it.  A kernel that calls every block-level
+ * call holds one scratch, not one per entry point (CUB's TempStorage, with
+ * the declaration made once for the library).
+ * With -rdc, nvlink lays out every __shared__ variable of a device
+ * function (not of a kernel) once for the whole program: a program that
+ * declares such an array in a device function called beside libgpufs
+ * calls may find the scratch laid out after it, in every kernel (declare
+ * those arrays in the kernel and pass them down: rodinia-io/pathfinder). */
+extern __shared__ struct gpufs_block_scratch gpufs_block_sh;
+
 struct gpufs_block_group {
-  struct gpufs_block_scratch *sh;
+  struct gpufs_block_scratch *sh = &gpufs_block_sh;
   __device__ uint32_t rank() const { return gpufs_block_rank(); }
   __device__ uint32_t size() const { return blockDim.x * blockDim.y * blockDim.z; }
   __device__ bool meta() const { return gpufs_block_rank() < 32; }

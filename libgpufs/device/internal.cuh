@@ -52,7 +52,8 @@ __device__ __forceinline__ int gpufs_fd_make(const struct gpufs_dev *d, uint32_t
   return (int)(d->instance << GPUFS_FD_SHIFT | entry);
 }
 
-/* One request to the host, made by one thread. */
+/* One request to the host, made by one thread: a struct gpufs_req's
+ * fields (queue.h) and its payload. */
 struct gpufs_call {
   uint32_t op;          /* enum gpufs_op */
   int32_t hfid;
@@ -63,7 +64,7 @@ struct gpufs_call {
   uint32_t payload_len;
 };
 
-/* Post c on d's queue, wait for the host, copy out the result fields.
+/* gpufs_q_call of c on d's queue; out[] the reply's (zeros at a stop).
  * Returns the request's result (>= 0 or -errno), or -ESHUTDOWN.  One
  * thread. */
 __device__ int64_t gpufs_host_call(const struct gpufs_dev *d, const struct gpufs_call *c,

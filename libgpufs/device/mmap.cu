@@ -46,7 +46,7 @@ static __device__ void *gmmap_group(G g, size_t size, int prot, int flags, int f
     gpufs_round_load(g, &fi, (uint64_t)offset / S, 1, 0, ring, &r);
     int64_t st = gpufs_round_status(g, &r, 0);
     uint32_t f = gpufs_round_frame(g, &r, 0);
-    if (st == GPUFS_NOFRAME) {
+    if (gpufs_round_noframe(g, &r, 0)) {
       int64_t verdict = gpufs_stall(g, d, ring, &stall_since);
       if (verdict) return ERR_PTR(verdict);
       continue;
@@ -154,8 +154,7 @@ static __device__ int gmsync_group(G g, void *addr, size_t size, int flags)
 __device__ void *gmmap(void *addr, size_t size, int prot, int flags, int fd, int64_t offset)
 {
   (void)addr;
-  __shared__ struct gpufs_block_scratch sh;
-  return gmmap_group(gpufs_block_group{&sh}, size, prot, flags, fd, offset);
+  return gmmap_group(gpufs_block_group{}, size, prot, flags, fd, offset);
 }
 
 __device__ void *gmmap_warp(void *addr, size_t size, int prot, int flags, int fd, int64_t offset)
@@ -166,8 +165,7 @@ __device__ void *gmmap_warp(void *addr, size_t size, int prot, int flags, int fd
 
 __device__ int gmunmap(void *addr, size_t size)
 {
-  __shared__ struct gpufs_block_scratch sh;
-  return gmunmap_group(gpufs_block_group{&sh}, addr, size);
+  return gmunmap_group(gpufs_block_group{}, addr, size);
 }
 
 __device__ int gmunmap_warp(void *addr, size_t size)
@@ -177,8 +175,7 @@ __device__ int gmunmap_warp(void *addr, size_t size)
 
 __device__ int gmsync(void *addr, size_t size, int flags)
 {
-  __shared__ struct gpufs_block_scratch sh;
-  return gmsync_group(gpufs_block_group{&sh}, addr, size, flags);
+  return gmsync_group(gpufs_block_group{}, addr, size, flags);
 }
 
 __device__ int gmsync_warp(void *addr, size_t size, int flags)

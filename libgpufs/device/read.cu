@@ -103,8 +103,8 @@ static __device__ ssize_t gread_group(G g, int fd, int64_t offset, size_t size, 
     int64_t err = 0;
     uint32_t ok = 0; /* pages from the first that the round holds */
     for (; ok < np; ok++) {
+      if (gpufs_round_noframe(g, &r, ok)) break;
       int64_t st = gpufs_round_status(g, &r, ok);
-      if (st == GPUFS_NOFRAME) break;
       if (st < 0) {
         err = st;
         break;
@@ -141,8 +141,7 @@ static __device__ ssize_t gread_group(G g, int fd, int64_t offset, size_t size, 
 
 __device__ ssize_t gread(int fd, int64_t offset, size_t size, void *buf)
 {
-  __shared__ struct gpufs_block_scratch sh;
-  return gread_group(gpufs_block_group{&sh}, fd, offset, size, buf);
+  return gread_group(gpufs_block_group{}, fd, offset, size, buf);
 }
 
 __device__ ssize_t gread_warp(int fd, int64_t offset, size_t size, void *buf)

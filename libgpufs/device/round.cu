@@ -28,20 +28,12 @@ __device__ int64_t gpufs_round_fetch(const struct gpufs_fdinfo *fi, uint64_t p0,
     /* a peer holds the page: copy it from there in C, no request */
     const uint64_t key = gpufs_key(fi->cid, p0 + j);
     for (uint32_t m = d->peers; m != 0 && r->peer_frame == GPUFS_NIL; m &= m - 1) {
-      const struct gpufs_dev *p = &gpufs_devs[__ffs((int)m) - 1];
-      uint32_t st = 0;
-      uint32_t f = gpufs_chain_find(&p->cache, key, fi->version, &st);
-      if (f == GPUFS_NIL) continue;
-      if (st != GPUFS_PG_VALID) { /* loading there: never wait on another instance */
-        gpufs_frame_unpin(&p->cache, f);
-        continue;
-      }
-      r->peer = p;
-      r->peer_frame = f;
+      r->peer = &gpufs_devs[__ffs((int)m) - 1];
+      r->peer_frame = gpufs_peer_find(&r->peer->cache, key, fi->version);
     }
     if (r->peer_frame != GPUFS_NIL) {
       fetch = false;
-      gpufs_add_relaxed_u64_dev(&d->cache.rings[ring].peer_hits, 1ull);
+      gpufs_add_relaxed_u64_dev(&d->cache.stats[ring].peer_hits, 1ull);
     }
   }
   /* relaxed: the pin's acquire (gpufs_frame_pin) made the peer's len visible */
@@ -55,7 +47,7 @@ __device__ int64_t gpufs_round_fetch(const struct gpufs_fdinfo *fi, uint64_t p0,
   if (j == 0) {
     t0 = gpufs_q_reserve(&d->q, (uint32_t)__popc(loaders));
     const uint32_t ahead = nwant < 32 ? (uint32_t)__popc(loaders >> nwant) : 0;
-    if (ahead) gpufs_add_relaxed_u64_dev(&d->cache.rings[ring].ra_pages, (uint64_t)ahead);
+    if (ahead) gpufs_add_relaxed_u64_dev(&d->cache.stats[ring].ra_pages, (uint64_t)ahead);
   }
   t0 = __shfl_sync(GPUFS_FULL_MASK, t0, 0);
   if (!fetch) return peer_len;
@@ -65,10 +57,8 @@ __device__ int64_t gpufs_round_fetch(const struct gpufs_fdinfo *fi, uint64_t p0,
   int64_t res = gpufs_q_wait_free(&d->q, r->ticket);
   if (res == 0) {
     r->owned = true;
-    gpufs_st_relaxed_u32_sys(&s->op, GPUFS_OP_READ);
-    gpufs_st_relaxed_u32_sys((uint32_t *)&s->hfid, (uint32_t)fi->hfid);
-    gpufs_st_relaxed_u64_sys(&s->offset, (p0 + j) * S);
-    gpufs_st_relaxed_u32_sys(&s->len, S);
+    const struct gpufs_req req = {GPUFS_OP_READ, fi->hfid, (p0 + j) * S, S, 0};
+    gpufs_q_fill(s, &req);
     gpufs_q_post(&d->q, r->ticket);
   }
   /* Only the lane with the round's last ticket polls host memory at first:
@@ -103,8 +93,8 @@ __device__ int64_t gpufs_round_settle(const struct gpufs_dev *d, struct gpufs_ro
   }
   case GPUFS_GET_HIT:
     return gpufs_ld_relaxed_u32_dev(&d->cache.frames[r->frame].len);
-  case GPUFS_GET_NOFRAME:
-    return GPUFS_NOFRAME;
+  case GPUFS_GET_NOFRAME: /* gpufs_round_noframe tells the caller */
+    return 0;
   default:
     return 0;
   }

@@ -19,9 +19,10 @@
  *   D  meta:  release the slots and peer frames, publish loaded frames
  *             VALID (or failed), wait for pages other groups are loading.
  *
- * After gpufs_round_load every thread can read page j's frame and status
- * (>= 0: the frame holds the page, the host's bytes then zeros; -errno; or
- * GPUFS_NOFRAME) with gpufs_round_frame/_status;
+ * After gpufs_round_load every thread can read page j's frame, whether it
+ * got one (gpufs_round_noframe) and its status (>= 0: the frame holds the
+ * page, the host's bytes then zeros; or -errno) with
+ * gpufs_round_frame/_noframe/_status;
  * the caller uses the pages and then calls gpufs_round_unpin.
  *
  * A group completes its own loads (A-D) before it waits for anyone else's
@@ -36,7 +37,6 @@
 #include "libgpufs/device/group.cuh"
 #include "libgpufs/device/internal.cuh"
 
-#define GPUFS_NOFRAME INT64_MIN /* page status: no frame could be had */
 
 /* gpufs_fd_get for a group: its first thread reads the descriptor and every
  * thread gets the same answer, so a concurrent gwrite (size) or gclose
@@ -90,7 +90,9 @@ struct gpufs_round {
   uint64_t t_end; /* SM cycles when the round's pages were ready */
 };
 
-/* Phase A for one meta lane: the host's result for a page it loads (bytes
+/* Phase A; the whole meta warp calls it, converged (it ballots and
+ * shuffles), one lane per page.  Each lane gets the host's (or peer's)
+ * result for a page it loads (bytes
  * or -errno), 0 otherwise.  Pages from nwant on are readahead: loaded only
  * when missing, never waited for, not kept pinned otherwise.  Pages whose
  * bit is set in nofetch are not read from the host when they are missing:
@@ -100,11 +102,12 @@ __device__ int64_t gpufs_round_fetch(const struct gpufs_fdinfo *fi, uint64_t p0,
                                      uint32_t nwant, uint32_t ring, uint32_t nofetch,
                                      struct gpufs_round *r);
 
-/* Phase D for one meta lane: the page's status. */
+/* Phase D for one meta lane (any subset of the meta warp may call it; it
+ * synchronizes nothing): the page's status. */
 __device__ int64_t gpufs_round_settle(const struct gpufs_dev *d, struct gpufs_round *r);
 
 /* Pages a round may take in ring `ring`: at most a quarter of the ring, so
- * that groups sharing a small ring all make progress. */
+ * that groups sharing a small ring all make progress.  Any thread. */
 __device__ __forceinline__ uint32_t gpufs_round_max(const struct gpufs_dev *d, uint32_t ring)
 {
   uint32_t cap = d->cache.rings[ring].count / 4;
@@ -118,7 +121,9 @@ __device__ __forceinline__ uint32_t gpufs_round_max(const struct gpufs_dev *d, u
  * A page not fetched (nofetch) starts as zeros, or, with fill, as the
  * caller's bytes: page p's from fill + (p * page_size - fill_off).  A writer
  * that covers the page whole passes its buffer, so that the page is never
- * published holding anything but the file's new bytes. */
+ * published holding anything but the file's new bytes.
+ * Every thread of the group calls it with equal arguments; synchronizes the
+ * group (two or three barriers). */
 template <typename G>
 __device__ __forceinline__ void gpufs_round_load(G g, const struct gpufs_fdinfo *fi, uint64_t p0,
                                                  uint32_t np, uint32_t nextra, uint32_t ring,
@@ -183,7 +188,7 @@ __device__ __forceinline__ void gpufs_round_load(G g, const struct gpufs_fdinfo 
   }
   g.sync();
   if (g.rank() == 0) {
-    uint64_t *pc = d->cache.rings[ring].phase_cycles;
+    uint64_t *pc = d->cache.stats[ring].phase_cycles;
     gpufs_add_relaxed_u64_dev(&pc[0], t1 - t0);
     gpufs_add_relaxed_u64_dev(&pc[1], t2 - t1);
     gpufs_add_relaxed_u64_dev(&pc[2], gpufs_cycles() - t2);
@@ -191,21 +196,35 @@ __device__ __forceinline__ void gpufs_round_load(G g, const struct gpufs_fdinfo 
   r->t_end = gpufs_cycles();
 }
 
-/* Page j's frame and status after gpufs_round_load; every thread calls. */
+/* Page j's frame and status after gpufs_round_load.  Every thread of the
+ * group calls them with the same j (a warp group shuffles); they
+ * synchronize nothing. */
 template <typename G>
 __device__ __forceinline__ uint32_t gpufs_round_frame(G g, const struct gpufs_round *r, uint32_t j)
 {
   return g.get32(GPUFS_V32_FRAME, r->frame, j);
 }
 
+/* Bytes the frame holds of the file (>= 0) or -errno; 0 for a page with
+ * no frame. */
 template <typename G>
 __device__ __forceinline__ int64_t gpufs_round_status(G g, const struct gpufs_round *r, uint32_t j)
 {
   return (int64_t)g.get64(GPUFS_V64_STATUS, (uint64_t)r->status, j);
 }
 
+/* Page j got no frame (its ring had none free): the caller stops there and
+ * retries the page in a later round. */
+template <typename G>
+__device__ __forceinline__ bool gpufs_round_noframe(G g, const struct gpufs_round *r, uint32_t j)
+{
+  return (int32_t)g.get32(GPUFS_V32_KIND, (uint32_t)r->kind, j) == GPUFS_GET_NOFRAME;
+}
+
 /* Drop the round's pins; with keep_first, page 0 stays pinned (gmmap).
- * The time since the pages were ready counts as the round's copy phase. */
+ * The time since the pages were ready counts as the round's copy phase.
+ * Every thread of the group calls it; synchronizes the group first (every
+ * thread's use of the pages is done before the unpins). */
 template <typename G>
 __device__ __forceinline__ void gpufs_round_unpin(G g, const struct gpufs_dev *d,
                                                   const struct gpufs_round *r, bool keep_first,
@@ -215,7 +234,7 @@ __device__ __forceinline__ void gpufs_round_unpin(G g, const struct gpufs_dev *d
   if (g.meta() && r->frame != GPUFS_NIL && !(keep_first && gpufs_lane() == 0))
     gpufs_frame_unpin(&d->cache, r->frame);
   if (g.rank() == 0) {
-    struct gpufs_ring *rg = &d->cache.rings[ring];
+    struct gpufs_ring_stats *rg = &d->cache.stats[ring];
     gpufs_add_relaxed_u64_dev(&rg->phase_cycles[3], gpufs_cycles() - r->t_end);
     gpufs_add_relaxed_u64_dev(&rg->rounds, 1ull);
   }
@@ -223,7 +242,8 @@ __device__ __forceinline__ void gpufs_round_unpin(G g, const struct gpufs_dev *d
 
 /* A round in which not even its first page got a frame: pause and say
  * whether to retry (0), or give up with -ENOMEM after alloc_timeout_us, or
- * -ESHUTDOWN.  *since is the caller's, 0 before the first stall. */
+ * -ESHUTDOWN.  *since is the caller's, 0 before the first stall.  Every
+ * thread of the group calls it; synchronizes the group (a broadcast). */
 template <typename G>
 __device__ __forceinline__ int64_t gpufs_round_stalled(G g, const struct gpufs_dev *d,
                                                        uint64_t *since)
@@ -234,7 +254,10 @@ __device__ __forceinline__ int64_t gpufs_round_stalled(G g, const struct gpufs_d
     if (*since == 0) *since = now;
     if (gpufs_q_stopped(&d->q)) verdict = -GPUFS_ESHUTDOWN;
     else if (now - *since > (uint64_t)d->alloc_timeout_us * 1000) verdict = -GPUFS_ENOMEM;
-    else __nanosleep(2000);
+    else {
+      uint32_t ns = 2000;
+      gpufs_pause(&ns, ns);
+    }
   }
   return g.bcast(verdict);
 }

@@ -15,8 +15,7 @@
 
 static __global__ void sync_kernel(uint32_t instance, int *results)
 {
-  __shared__ struct gpufs_block_scratch sh;
-  gpufs_block_group g{&sh};
+  gpufs_block_group g{};
   const struct gpufs_dev *d = gpufs_instance(instance);
   const int fd = (int)blockIdx.x;
   if (d == NULL) { /* not published on this GPU: nothing to sync */

@@ -72,8 +72,9 @@ static __device__ ssize_t gwrite_group(G g, int fd, int64_t offset, size_t size,
                         st >= 0;
       if (mine) filled |= 1u << j;
       if (stop) continue;
-      if (st == GPUFS_NOFRAME || st < 0) {
-        if (st != GPUFS_NOFRAME) err = st;
+      const bool noframe = gpufs_round_noframe(g, &r, j);
+      if (noframe || st < 0) {
+        if (!noframe) err = st;
         stop = true;
         continue;
       }
@@ -123,8 +124,7 @@ static __device__ ssize_t gwrite_group(G g, int fd, int64_t offset, size_t size,
 
 __device__ ssize_t gwrite(int fd, int64_t offset, size_t size, const void *buf)
 {
-  __shared__ struct gpufs_block_scratch sh;
-  return gwrite_group(gpufs_block_group{&sh}, fd, offset, size, buf);
+  return gwrite_group(gpufs_block_group{}, fd, offset, size, buf);
 }
 
 __device__ ssize_t gwrite_warp(int fd, int64_t offset, size_t size, const void *buf)
@@ -176,8 +176,7 @@ static __device__ int gfsync_group(G g, int fd)
 
 __device__ int gfsync(int fd)
 {
-  __shared__ struct gpufs_block_scratch sh;
-  return gfsync_group(gpufs_block_group{&sh}, fd);
+  return gfsync_group(gpufs_block_group{}, fd);
 }
 
 __device__ int gfsync_warp(int fd) { return gfsync_group(gpufs_warp_group{}, fd); }
@@ -213,8 +212,7 @@ static __device__ int gftruncate_group(G g, int fd, int64_t length)
 
 __device__ int gftruncate(int fd, int64_t length)
 {
-  __shared__ struct gpufs_block_scratch sh;
-  return gftruncate_group(gpufs_block_group{&sh}, fd, length);
+  return gftruncate_group(gpufs_block_group{}, fd, length);
 }
 
 __device__ int gftruncate_warp(int fd, int64_t length)

@@ -100,10 +100,8 @@ __device__ void gpufs_wb_post(const struct gpufs_dev *d, int32_t hfid, uint32_t 
 {
   struct gpufs_slot *s = gpufs_q_slot(&d->q, w->ticket);
   if (w->owned) {
-    gpufs_st_relaxed_u32_sys(&s->op, GPUFS_OP_WRITE);
-    gpufs_st_relaxed_u32_sys((uint32_t *)&s->hfid, (uint32_t)hfid);
-    gpufs_st_relaxed_u64_sys(&s->offset, w->page_start + w->a);
-    gpufs_st_relaxed_u32_sys(&s->len, w->b - w->a);
+    const struct gpufs_req req = {GPUFS_OP_WRITE, hfid, w->page_start + w->a, w->b - w->a, 0};
+    gpufs_q_fill(s, &req);
     gpufs_q_post(&d->q, w->ticket);
   }
   /* as in gpufs_round_fetch: the lane of the last ticket polls first */
@@ -119,7 +117,7 @@ __device__ void gpufs_wb_post(const struct gpufs_dev *d, int32_t hfid, uint32_t 
   } /* else stopped: a worker may still read the slot; never hand it on */
   w->owned = false;
   if (res == (int64_t)(w->b - w->a)) {
-    gpufs_add_relaxed_u64_dev(&d->cache.rings[ring].writebacks, 1ull);
+    gpufs_add_relaxed_u64_dev(&d->cache.stats[ring].writebacks, 1ull);
     return;
   }
   w->failed = true;

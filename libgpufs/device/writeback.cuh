@@ -183,7 +183,7 @@ __device__ int64_t gpufs_stall(G g, const struct gpufs_dev *d, uint32_t ring, ui
     /* relaxed: only a hint; gpufs_fd_hold checks the descriptor */
     if (f < c->nframes && (gpufs_ld_relaxed_u32_dev(&c->frames[f].state) & GPUFS_PG_DIRTY)) {
       fd = gpufs_ld_relaxed_u32_dev(&c->frames[f].wfile);
-      gpufs_add_relaxed_u64_dev(&rg->cleanings, 1ull);
+      gpufs_add_relaxed_u64_dev(&c->stats[ring].cleanings, 1ull);
     }
   }
   fd = g.bcast(fd);

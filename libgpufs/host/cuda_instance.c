@@ -118,6 +118,7 @@ void gpufs_instance_destroy(struct gpufs_instance *in)
   cudaFree(d->cache.heads);
   cudaFree(d->cache.locks);
   cudaFree(d->cache.rings);
+  cudaFree(d->cache.stats);
   cudaFree(d->cache.dirty);
   cudaFree(in->sync_results);
   cudaFree(d->ftab.files);
@@ -157,6 +158,8 @@ static int cache_init(struct gpufs_instance *in)
   CU(cudaMalloc((void **)&c->heads, (size_t)c->nbuckets * sizeof(uint32_t)));
   CU(cudaMalloc((void **)&c->locks, (size_t)c->nbuckets * sizeof(uint32_t)));
   CU(cudaMalloc((void **)&c->rings, (size_t)c->nrings * sizeof(*rings)));
+  CU(cudaMalloc((void **)&c->stats, (size_t)c->nrings * sizeof(struct gpufs_ring_stats)));
+  CU(cudaMemset(c->stats, 0, (size_t)c->nrings * sizeof(struct gpufs_ring_stats)));
   CU(cudaMemset(c->heads, 0xff, (size_t)c->nbuckets * sizeof(uint32_t))); /* GPUFS_NIL */
   CU(cudaMemset(c->locks, 0, (size_t)c->nbuckets * sizeof(uint32_t)));
   fr = calloc(c->nframes, sizeof(*fr));

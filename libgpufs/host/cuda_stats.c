@@ -71,13 +71,13 @@ int gpufs_instance_stats(const struct gpufs_instance *in, const struct gpufs_dae
                          struct gpufs_stats *st)
 {
   int rc = 0, khz = 0;
-  struct gpufs_ring *rings = NULL;
+  struct gpufs_ring_stats *rings = NULL;
   memset(st, 0, sizeof(*st));
   uint32_t n = in->dev.cache.nrings;
   rings = malloc(n * sizeof(*rings));
   if (!rings) return -ENOMEM;
   /* a side stream: the counters can be read while kernels run */
-  CU(cudaMemcpyAsync(rings, in->dev.cache.rings, n * sizeof(*rings), cudaMemcpyDeviceToHost,
+  CU(cudaMemcpyAsync(rings, in->dev.cache.stats, n * sizeof(*rings), cudaMemcpyDeviceToHost,
                      in->stats_stream));
   CU(cudaStreamSynchronize(in->stats_stream));
   CU(cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, in->device));

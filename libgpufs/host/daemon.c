@@ -11,12 +11,12 @@
  * A run is served in three steps, and only the last one touches a slot the
  * GPU may reuse:
  *
- *   slots[s..s+k)  --copy fields-->  tickets[0..k)   (the worker's own memory)
+ *   slots[s..s+k)  --gpufs_q_read_req-->  tickets[0..k)   (the worker's own memory)
  *       serve them, each by its op's row of op_table: reads and writes
  *       merged where they are contiguous (fileops.c), opens, closes, stats
  *   DMA path: one to_device call (the queue's) for the span the run's
  *   READs filled
- *   then, per ticket: result and out[] into the slot, gpufs_q_complete
+ *   then, per ticket: gpufs_q_put_reply into the slot, gpufs_q_complete
  *
  * Batching is opportunistic: a worker takes what is posted and never waits
  * for more.  An idle worker spins a little (low latency under load), then
@@ -62,7 +62,7 @@ struct worker {
    * lines: workers do not share one. */
   _Alignas(64) struct gpufs_daemon_stats stats[GPUFS_DAEMON_MAX_QUEUES];
   struct gpufs_daemon *d;
-  struct gpufs_req *tickets; /* room for the largest run of any queue */
+  struct gpufs_ticket *tickets; /* room for the largest run of any queue */
   pthread_t thread;
   uint32_t id;
   uint32_t next; /* the queue this worker tries first next time */
@@ -163,69 +163,69 @@ int gpufs_daemon_get_queue_stats(struct gpufs_daemon *d, uint32_t q, struct gpuf
 /* One operation's server: it serves tickets t[0..n) of a run, the first in
  * slot s of fo's queue, and fills in their results and out[].  n is 1 but
  * for an op whose row merges. */
-typedef void (*serve_fn)(const struct gpufs_fileops *fo, struct gpufs_req *t, uint32_t n,
+typedef void (*serve_fn)(const struct gpufs_fileops *fo, struct gpufs_ticket *t, uint32_t n,
                          uint32_t s, struct gpufs_daemon_stats *acc);
 
-static void op_open(const struct gpufs_fileops *fo, struct gpufs_req *t, uint32_t n, uint32_t s,
+static void op_open(const struct gpufs_fileops *fo, struct gpufs_ticket *t, uint32_t n, uint32_t s,
                     struct gpufs_daemon_stats *acc)
 {
   (void)n;
   const char *path = gpufs_req_path(fo, t, s);
   if (!path) return;
   struct gpufs_hostfile_id id;
-  int hfid = gpufs_hostfiles_open(fo->files, path, (int)t->arg, (mode_t)t->offset, fo->queue,
-                                  &id);
-  t->result = hfid;
+  int hfid = gpufs_hostfiles_open(fo->files, path, (int)t->req.arg, (mode_t)t->req.offset,
+                                  fo->queue, &id);
+  t->reply.result = hfid;
   if (hfid < 0) return;
-  t->out[0] = id.size;
-  t->out[1] = id.cid;
-  t->out[2] = id.version;
+  t->reply.out[0] = id.size;
+  t->reply.out[1] = id.cid;
+  t->reply.out[2] = id.version;
   acc->opens++;
 }
 
-static void op_close(const struct gpufs_fileops *fo, struct gpufs_req *t, uint32_t n, uint32_t s,
+static void op_close(const struct gpufs_fileops *fo, struct gpufs_ticket *t, uint32_t n, uint32_t s,
                      struct gpufs_daemon_stats *acc)
 {
   (void)n, (void)s, (void)acc;
-  t->result = gpufs_hostfiles_close(fo->files, t->hfid);
+  t->reply.result = gpufs_hostfiles_close(fo->files, t->req.hfid);
 }
 
-static void op_fstat(const struct gpufs_fileops *fo, struct gpufs_req *t, uint32_t n, uint32_t s,
+static void op_fstat(const struct gpufs_fileops *fo, struct gpufs_ticket *t, uint32_t n, uint32_t s,
                      struct gpufs_daemon_stats *acc)
 {
   (void)n, (void)s, (void)acc;
   struct stat st;
-  int rc = gpufs_hostfiles_fstat(fo->files, t->hfid, &st);
-  t->result = rc;
+  int rc = gpufs_hostfiles_fstat(fo->files, t->req.hfid, &st);
+  t->reply.result = rc;
   if (rc < 0) return;
-  t->out[0] = (uint64_t)st.st_size;
-  t->out[1] = (uint64_t)st.st_mode;
-  t->out[2] = (uint64_t)gpufs_timespec_ns(st.st_mtim);
-  t->out[3] = (uint64_t)st.st_ino;
+  t->reply.out[0] = (uint64_t)st.st_size;
+  t->reply.out[1] = (uint64_t)st.st_mode;
+  t->reply.out[2] = (uint64_t)gpufs_timespec_ns(st.st_mtim);
+  t->reply.out[3] = (uint64_t)st.st_ino;
 }
 
-static void op_fsync(const struct gpufs_fileops *fo, struct gpufs_req *t, uint32_t n, uint32_t s,
+static void op_fsync(const struct gpufs_fileops *fo, struct gpufs_ticket *t, uint32_t n, uint32_t s,
                      struct gpufs_daemon_stats *acc)
 {
   (void)n, (void)s, (void)acc;
   gpufs_serve_fsync(fo, t);
 }
 
-static void op_truncate(const struct gpufs_fileops *fo, struct gpufs_req *t, uint32_t n,
+static void op_truncate(const struct gpufs_fileops *fo, struct gpufs_ticket *t, uint32_t n,
                         uint32_t s, struct gpufs_daemon_stats *acc)
 {
   (void)n, (void)s, (void)acc;
   gpufs_serve_truncate(fo, t);
 }
 
-static void op_unlink(const struct gpufs_fileops *fo, struct gpufs_req *t, uint32_t n,
+static void op_unlink(const struct gpufs_fileops *fo, struct gpufs_ticket *t, uint32_t n,
                       uint32_t s, struct gpufs_daemon_stats *acc)
 {
   (void)n, (void)acc;
   gpufs_serve_unlink(fo, t, s);
 }
 
-static void op_fadvise(const struct gpufs_fileops *fo, struct gpufs_req *t, uint32_t n,
+static void op_fadvise(const struct gpufs_fileops *fo, struct gpufs_ticket *t, uint32_t n,
                        uint32_t s, struct gpufs_daemon_stats *acc)
 {
   (void)n, (void)s, (void)acc;
@@ -251,12 +251,12 @@ static const struct {
 };
 
 /* Serve the tickets from t[0] that one server call takes; how many. */
-static uint32_t serve_op(const struct gpufs_fileops *fo, struct gpufs_req *t, uint32_t avail,
+static uint32_t serve_op(const struct gpufs_fileops *fo, struct gpufs_ticket *t, uint32_t avail,
                          uint32_t s, struct gpufs_daemon_stats *acc)
 {
-  const uint32_t op = t[0].op;
+  const uint32_t op = t[0].req.op;
   if (op >= sizeof(op_table) / sizeof(op_table[0]) || !op_table[op].serve) {
-    t[0].result = -GPUFS_ENOSYS;
+    t[0].reply.result = -GPUFS_ENOSYS;
     return 1;
   }
   const uint32_t n = op_table[op].merges ? gpufs_merge_len(t, avail, fo->stride) : 1;
@@ -267,40 +267,39 @@ static uint32_t serve_op(const struct gpufs_fileops *fo, struct gpufs_req *t, ui
 /* DMA path: one copy for the span from the first READ with bytes to the end
  * of the last one's.  Slots in between belong to this run too, so copying
  * their bytes is harmless, and one call costs less than several. */
-static void transfer_run(const struct worker *w, const struct served *sv, struct gpufs_req *t,
+static void transfer_run(const struct worker *w, const struct served *sv, struct gpufs_ticket *t,
                          uint32_t k, uint32_t s, struct gpufs_daemon_stats *acc)
 {
   const struct gpufs_daemon_queue *q = sv->q;
   uint32_t lo = k, hi = 0;
   for (uint32_t r = 0; r < k; r++) {
-    if (t[r].op == GPUFS_OP_READ && t[r].result > 0) {
+    if (t[r].req.op == GPUFS_OP_READ && t[r].reply.result > 0) {
       if (lo == k) lo = r;
       hi = r;
     }
   }
   if (lo == k) return;
   uint64_t off = (uint64_t)(s + lo) * q->stride;
-  uint64_t end = (uint64_t)(s + hi) * q->stride + (uint64_t)t[hi].result;
+  uint64_t end = (uint64_t)(s + hi) * q->stride + (uint64_t)t[hi].reply.result;
   int rc = q->to_device(q->ctx, w->id, off, end - off);
   acc->transfers++;
   if (rc == 0) return;
   for (uint32_t r = lo; r <= hi; r++)
-    if (t[r].op == GPUFS_OP_READ && t[r].result > 0) t[r].result = rc < 0 ? rc : -GPUFS_EIO;
+    if (t[r].req.op == GPUFS_OP_READ && t[r].reply.result > 0)
+      t[r].reply.result = rc < 0 ? rc : -GPUFS_EIO;
 }
 
 /* Publish the results of tickets [from, to) of a run of queue qi; returns
  * to.  The worker's counters are flushed first, so a client that sees a
  * completion also sees it counted. */
-static uint32_t complete_tickets(struct worker *w, uint32_t qi, const struct gpufs_req *t,
+static uint32_t complete_tickets(struct worker *w, uint32_t qi, const struct gpufs_ticket *t,
                                  uint32_t s, uint64_t first, uint32_t from, uint32_t to,
                                  struct gpufs_daemon_stats *acc)
 {
   struct gpufs_slot *slots = w->d->queues[qi].q->slots;
   for (uint32_t r = from; r < to; r++) {
-    struct gpufs_slot *sl = &slots[s + r];
-    if (t[r].result < 0) acc->errors++;
-    sl->result = t[r].result;
-    memcpy(sl->out, t[r].out, sizeof(sl->out));
+    if (t[r].reply.result < 0) acc->errors++;
+    gpufs_q_put_reply(&slots[s + r], &t[r].reply);
   }
   stats_flush(w, qi, acc);
   memset(acc, 0, sizeof(*acc));
@@ -316,17 +315,15 @@ static void serve_run(struct worker *w, uint32_t qi, uint64_t first, uint32_t k)
   const struct served *sv = &w->d->queues[qi];
   const struct gpufs_fileops *fo = &sv->fo;
   const struct gpufs_slot *slots = sv->q->slots;
-  struct gpufs_req *t = w->tickets;
+  struct gpufs_ticket *t = w->tickets;
   uint32_t s = (uint32_t)(first % sv->q->nslots);
   struct gpufs_daemon_stats acc = {0};
   acc.batches = 1;
   acc.requests = k;
 
-  /* Plain reads: gpufs_q_claim's acquire of req_seq made them visible. */
   for (uint32_t r = 0; r < k; r++) {
-    const struct gpufs_slot *sl = &slots[s + r];
-    t[r] = (struct gpufs_req){.op = sl->op, .hfid = sl->hfid, .offset = sl->offset,
-                           .len = sl->len, .arg = sl->arg};
+    gpufs_q_read_req(&slots[s + r], &t[r].req);
+    t[r].reply = (struct gpufs_reply){0};
   }
   /* Pull path: a ticket is completed as soon as its own pread is done, so
    * the GPU starts copying while the worker preads the rest of the run.
@@ -477,7 +474,7 @@ int gpufs_daemon_start(const struct gpufs_daemon_params *p, struct gpufs_daemon 
                       : -GPUFS_ENOMEM;
   if (rc == 0) {
     for (uint32_t i = 0; i < p->nthreads && rc == 0; i++) {
-      d->workers[i].tickets = calloc(tickets, sizeof(struct gpufs_req));
+      d->workers[i].tickets = calloc(tickets, sizeof(struct gpufs_ticket));
       if (!d->workers[i].tickets) rc = -GPUFS_ENOMEM;
     }
   }

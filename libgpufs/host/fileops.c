@@ -46,17 +46,18 @@ void gpufs_io_defaults(struct gpufs_io_ops *io)
 /* -errno of the call that just failed; -EIO if a hook forgot errno. */
 static int io_errno(void) { return errno > 0 ? -errno : -EIO; }
 
-static int req_valid(const struct gpufs_req *t, uint32_t stride)
+static int req_valid(const struct gpufs_ticket *t, uint32_t stride)
 {
-  return t->len <= stride && t->offset <= (uint64_t)INT64_MAX - t->len;
+  return t->req.len <= stride && t->req.offset <= (uint64_t)INT64_MAX - t->req.len;
 }
 
-uint32_t gpufs_merge_len(const struct gpufs_req *t, uint32_t avail, uint32_t stride)
+uint32_t gpufs_merge_len(const struct gpufs_ticket *t, uint32_t avail, uint32_t stride)
 {
   uint32_t n = 1;
   if (!req_valid(&t[0], stride)) return 1;
-  while (n < avail && t[n].op == t[0].op && t[n].hfid == t[0].hfid && t[n - 1].len == stride &&
-         t[n].offset == t[n - 1].offset + stride && req_valid(&t[n], stride))
+  while (n < avail && t[n].req.op == t[0].req.op && t[n].req.hfid == t[0].req.hfid &&
+         t[n - 1].req.len == stride && t[n].req.offset == t[n - 1].req.offset + stride &&
+         req_valid(&t[n], stride))
     n++;
   return n;
 }
@@ -90,30 +91,30 @@ static uint64_t move_full(const struct gpufs_fileops *fo, int write, int fd, uin
   return done;
 }
 
-static void serve_moves(const struct gpufs_fileops *fo, int write, struct gpufs_req *t, uint32_t n,
-                        uint32_t s, struct gpufs_daemon_stats *acc)
+static void serve_moves(const struct gpufs_fileops *fo, int write, struct gpufs_ticket *t,
+                        uint32_t n, uint32_t s, struct gpufs_daemon_stats *acc)
 {
   if (!req_valid(&t[0], fo->stride)) {
-    t[0].result = -EINVAL;
+    t[0].reply.result = -EINVAL;
     return;
   }
-  int fd = gpufs_hostfiles_pin(fo->files, t[0].hfid);
+  int fd = gpufs_hostfiles_pin(fo->files, t[0].req.hfid);
   if (fd < 0) {
-    for (uint32_t j = 0; j < n; j++) t[j].result = fd;
+    for (uint32_t j = 0; j < n; j++) t[j].reply.result = fd;
     return;
   }
   /* A run this long comes from a sequential reader (readahead, or large
    * calls): ask the host to read the file ahead too, once per open file,
    * unless the GPU's caller gave advice of its own (gfadvise). */
-  if (!write && n >= GPUFS_HOST_SEQ_RUN && gpufs_hostfiles_advise_once(fo->files, t[0].hfid))
+  if (!write && n >= GPUFS_HOST_SEQ_RUN && gpufs_hostfiles_advise_once(fo->files, t[0].req.hfid))
     fo->io->fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-  uint64_t total = (uint64_t)(n - 1) * fo->stride + t[n - 1].len;
+  uint64_t total = (uint64_t)(n - 1) * fo->stride + t[n - 1].req.len;
   int err = 0;
   uint64_t got = 0;
   struct stat before;
   int have_before = write && fstat(fd, &before) == 0;
   if (total > 0)
-    got = move_full(fo, write, fd, fo->staging + (uint64_t)s * fo->stride, total, t[0].offset,
+    got = move_full(fo, write, fd, fo->staging + (uint64_t)s * fo->stride, total, t[0].req.offset,
                     acc, &err);
   /* Each ticket gets what an unmerged call would have: its bytes (fewer at
    * EOF for a read, none past it), or the error if the failure hit them.
@@ -123,106 +124,108 @@ static void serve_moves(const struct gpufs_fileops *fo, int write, struct gpufs_
   uint64_t moved = got;
   for (uint32_t j = 0; j < n; j++) {
     uint64_t rel = (uint64_t)j * fo->stride;
-    if (err < 0 && rel + t[j].len > got) {
+    if (err < 0 && rel + t[j].req.len > got) {
       int e1 = 0;
       const uint64_t at = got > rel ? got - rel : 0; /* the ticket's bytes that came */
       uint8_t *buf = fo->staging + (uint64_t)s * fo->stride + rel + at;
-      const uint64_t more = move_full(fo, write, fd, buf, t[j].len - at, t[j].offset + at, acc, &e1);
+      const uint64_t more =
+          move_full(fo, write, fd, buf, t[j].req.len - at, t[j].req.offset + at, acc, &e1);
       moved += more;
-      t[j].result = e1 < 0 ? e1 : (int64_t)(at + more);
+      t[j].reply.result = e1 < 0 ? e1 : (int64_t)(at + more);
     } else {
-      t[j].result = got > rel ? (int64_t)(got - rel < t[j].len ? got - rel : t[j].len) : 0;
+      const uint64_t len = t[j].req.len;
+      t[j].reply.result = got > rel ? (int64_t)(got - rel < len ? got - rel : len) : 0;
     }
   }
   got = moved;
   if (have_before && got > 0) gpufs_hostfiles_refresh(fo->files, fd, &before, fo->queue);
-  gpufs_hostfiles_unpin(fo->files, t[0].hfid);
+  gpufs_hostfiles_unpin(fo->files, t[0].req.hfid);
   acc->merged += n - 1;
   if (write) acc->bytes_written += got;
   else acc->bytes_read += got;
 }
 
-void gpufs_serve_reads(const struct gpufs_fileops *fo, struct gpufs_req *t, uint32_t n,
+void gpufs_serve_reads(const struct gpufs_fileops *fo, struct gpufs_ticket *t, uint32_t n,
                        uint32_t s, struct gpufs_daemon_stats *acc)
 {
   serve_moves(fo, 0, t, n, s, acc);
 }
 
-void gpufs_serve_writes(const struct gpufs_fileops *fo, struct gpufs_req *t, uint32_t n,
+void gpufs_serve_writes(const struct gpufs_fileops *fo, struct gpufs_ticket *t, uint32_t n,
                         uint32_t s, struct gpufs_daemon_stats *acc)
 {
   serve_moves(fo, 1, t, n, s, acc);
 }
 
-/* The descriptor of t's file, pinned; or -1 with t->result set (an offset
+/* The descriptor of t's file, pinned; or -1 with t->reply.result set (an offset
  * past INT64_MAX: -EINVAL; a file not open: -EBADF). */
-static int pin_for(const struct gpufs_fileops *fo, struct gpufs_req *t)
+static int pin_for(const struct gpufs_fileops *fo, struct gpufs_ticket *t)
 {
-  if (t->offset > (uint64_t)INT64_MAX) {
-    t->result = -EINVAL;
+  if (t->req.offset > (uint64_t)INT64_MAX) {
+    t->reply.result = -EINVAL;
     return -1;
   }
-  int fd = gpufs_hostfiles_pin(fo->files, t->hfid);
-  if (fd < 0) t->result = fd;
+  int fd = gpufs_hostfiles_pin(fo->files, t->req.hfid);
+  if (fd < 0) t->reply.result = fd;
   return fd < 0 ? -1 : fd;
 }
 
-void gpufs_serve_fsync(const struct gpufs_fileops *fo, struct gpufs_req *t)
+void gpufs_serve_fsync(const struct gpufs_fileops *fo, struct gpufs_ticket *t)
 {
   int fd = pin_for(fo, t);
   if (fd < 0) return;
   errno = 0;
-  t->result = fo->io->fsync(fd) == 0 ? 0 : io_errno();
-  gpufs_hostfiles_unpin(fo->files, t->hfid);
+  t->reply.result = fo->io->fsync(fd) == 0 ? 0 : io_errno();
+  gpufs_hostfiles_unpin(fo->files, t->req.hfid);
 }
 
-void gpufs_serve_truncate(const struct gpufs_fileops *fo, struct gpufs_req *t)
+void gpufs_serve_truncate(const struct gpufs_fileops *fo, struct gpufs_ticket *t)
 {
   int fd = pin_for(fo, t);
   if (fd < 0) return;
   errno = 0;
-  t->result = fo->io->ftruncate(fd, (off_t)t->offset) == 0 ? 0 : io_errno();
-  if (t->result == 0) {
-    t->out[0] = gpufs_hostfiles_renew(fo->files, fd);
-    if (t->out[0] == 0) t->result = -EIO;
+  t->reply.result = fo->io->ftruncate(fd, (off_t)t->req.offset) == 0 ? 0 : io_errno();
+  if (t->reply.result == 0) {
+    t->reply.out[0] = gpufs_hostfiles_renew(fo->files, fd);
+    if (t->reply.out[0] == 0) t->reply.result = -EIO;
   }
-  gpufs_hostfiles_unpin(fo->files, t->hfid);
+  gpufs_hostfiles_unpin(fo->files, t->req.hfid);
 }
 
-const char *gpufs_req_path(const struct gpufs_fileops *fo, struct gpufs_req *t, uint32_t s)
+const char *gpufs_req_path(const struct gpufs_fileops *fo, struct gpufs_ticket *t, uint32_t s)
 {
   const char *path = (const char *)fo->staging + (uint64_t)s * fo->stride;
   const char *nul = memchr(path, '\0', fo->stride);
   if (!nul) {
-    t->result = -ENAMETOOLONG;
+    t->reply.result = -ENAMETOOLONG;
     return NULL;
   }
-  if ((uint64_t)(nul - path) != t->len) {
-    t->result = -EINVAL;
+  if ((uint64_t)(nul - path) != t->req.len) {
+    t->reply.result = -EINVAL;
     return NULL;
   }
   return path;
 }
 
-void gpufs_serve_unlink(const struct gpufs_fileops *fo, struct gpufs_req *t, uint32_t s)
+void gpufs_serve_unlink(const struct gpufs_fileops *fo, struct gpufs_ticket *t, uint32_t s)
 {
   const char *path = gpufs_req_path(fo, t, s);
   if (!path) return;
   struct stat st;
   int known = lstat(path, &st) == 0;
   errno = 0;
-  t->result = fo->io->unlink(path) == 0 ? 0 : io_errno();
-  if (t->result == 0 && known && st.st_nlink <= 1)
+  t->reply.result = fo->io->unlink(path) == 0 ? 0 : io_errno();
+  if (t->reply.result == 0 && known && st.st_nlink <= 1)
     gpufs_hostfiles_forget(fo->files, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
 }
 
-void gpufs_serve_fadvise(const struct gpufs_fileops *fo, struct gpufs_req *t)
+void gpufs_serve_fadvise(const struct gpufs_fileops *fo, struct gpufs_ticket *t)
 {
   int fd = pin_for(fo, t);
   if (fd < 0) return;
   /* posix_fadvise returns the error number instead of setting errno */
-  int e = fo->io->fadvise(fd, (off_t)t->offset, (off_t)t->len, (int)t->arg);
-  t->result = -e;
-  if (e == 0) gpufs_hostfiles_advise_once(fo->files, t->hfid); /* the caller's advice stands */
-  gpufs_hostfiles_unpin(fo->files, t->hfid);
+  int e = fo->io->fadvise(fd, (off_t)t->req.offset, (off_t)t->req.len, (int)t->req.arg);
+  t->reply.result = -e;
+  if (e == 0) gpufs_hostfiles_advise_once(fo->files, t->req.hfid); /* the caller's advice stands */
+  gpufs_hostfiles_unpin(fo->files, t->req.hfid);
 }

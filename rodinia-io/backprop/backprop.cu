@@ -54,11 +54,14 @@ __device__ __forceinline__ uint64_t bp_chunk_rows(const struct bp_dev *d, uint64
  * t, t + 512, ... of the chunk in float (fma), each warp its lanes in float
  * (a 5-level tree), thread j the warps' sums of unit j + 1 in double: the
  * order verify's tolerance assumes.  Every thread of a BACKPROP_THREADS
- * block calls it; synchronizes the block.
+ * block calls it; synchronizes the block.  warp_sum: the kernel's shared
+ * sums (declared in the kernel, not here: a device function's __shared__
+ * array is laid out for the whole program, ahead of libgpufs's block
+ * scratch in every kernel; group.cuh).
  */
-__device__ void bp_forward_chunk(const struct bp_dev d, uint64_t c)
+__device__ void bp_forward_chunk(const struct bp_dev d, uint64_t c,
+                                 float (*warp_sum)[BACKPROP_HIDDEN])
 {
-  __shared__ float warp_sum[BP_WARPS][BACKPROP_HIDDEN];
   const uint64_t lo = c * BACKPROP_CHUNK_ROWS, hi = lo + bp_chunk_rows(&d, c);
   float s[BACKPROP_HIDDEN];
 #pragma unroll
@@ -120,7 +123,8 @@ __device__ void bp_adjust_chunk(const struct bp_dev d, uint64_t c, const float *
 /* Memory versions: block b sums chunk c0 + b. */
 __global__ void __launch_bounds__(BACKPROP_THREADS) bp_forward(const struct bp_dev d, uint64_t c0)
 {
-  bp_forward_chunk(d, c0 + blockIdx.x);
+  __shared__ float warp_sum[BP_WARPS][BACKPROP_HIDDEN];
+  bp_forward_chunk(d, c0 + blockIdx.x, warp_sum);
 }
 
 /* Memory versions: block b adjusts chunk c0 + b. */
@@ -175,6 +179,7 @@ __device__ __forceinline__ void bp_close(int fd, int *rc)
 __global__ void __launch_bounds__(BACKPROP_THREADS, 1)
 bp_forward_gpufs(const struct bp_dev d, const char *in_path, const char *w_path, int *err)
 {
+  __shared__ float warp_sum[BP_WARPS][BACKPROP_HIDDEN];
   const int fi = gopen(in_path, GPUFS_O_RDONLY);
   const int fw = gopen(w_path, GPUFS_O_RDONLY);
   int rc = fi < 0 ? fi : fw < 0 ? fw : 0;
@@ -187,7 +192,7 @@ bp_forward_gpufs(const struct bp_dev d, const char *in_path, const char *w_path,
       rc = rio_gread_range(fw, lo * BP_ROW_BYTES, rows * BP_ROW_BYTES, d.w + lo * BACKPROP_COLS,
                            RIO_GREAD_CALL);
     if (rc == 0)
-      bp_forward_chunk(d, c);
+      bp_forward_chunk(d, c, warp_sum);
   }
   bp_close(fw, &rc);
   bp_close(fi, &rc);

@@ -67,12 +67,14 @@ struct matvec_args {
  * (fma), and adds them to share g's partial row in double.
  * Every thread of a MATVEC_THREADS block calls it, with equal arguments;
  * synchronizes the block (also at the end, so that the caller may refill
- * rows and the block's next call may reuse its shared weights).
+ * rows and the block's next call may reuse its shared weights).  wt: the
+ * kernel's MATVEC_MAX_BLOCK_ROWS shared floats (declared in the kernel: a
+ * device function's __shared__ array is laid out for the whole program,
+ * ahead of libgpufs's block scratch in every kernel; group.cuh).
  */
 __device__ __forceinline__ void matvec_row_block(const struct matvec_args &a, const float *rows, uint64_t row0,
-                                                 uint32_t nr, uint64_t g)
+                                                 uint32_t nr, uint64_t g, float *wt)
 {
-  __shared__ float wt[MATVEC_MAX_BLOCK_ROWS];
   const uint64_t q4 = a.sh.n / 4; /* float4s per row */
   const float4 *r4 = (const float4 *)rows;
   if (a.x) {
@@ -129,6 +131,7 @@ __device__ __forceinline__ void matvec_row_block(const struct matvec_args &a, co
 __global__ void __launch_bounds__(MATVEC_THREADS) matvec_memory_kernel(const struct matvec_args a, uint64_t rb0,
                                                                         uint64_t rb1)
 {
+  __shared__ float wt[MATVEC_MAX_BLOCK_ROWS];
   uint64_t lo, hi, part, row0, nr;
   matvec_share(&a.sh, blockIdx.x, &lo, &hi);
   lo = lo > rb0 ? lo : rb0;
@@ -136,7 +139,7 @@ __global__ void __launch_bounds__(MATVEC_THREADS) matvec_memory_kernel(const str
   for (uint64_t rb = lo; rb < hi; rb++) {
     matvec_rows_of(&a.sh, rb, &part, &row0, &nr);
     const float *mat = part ? a.mat[1] : a.mat[0]; /* not a.mat[part]: keeps a out of local memory */
-    matvec_row_block(a, mat + row0 * a.sh.n, part * a.sh.n + row0, (uint32_t)nr, blockIdx.x);
+    matvec_row_block(a, mat + row0 * a.sh.n, part * a.sh.n + row0, (uint32_t)nr, blockIdx.x, wt);
   }
 }
 
@@ -150,6 +153,7 @@ __global__ void __launch_bounds__(MATVEC_THREADS) matvec_memory_kernel(const str
 __global__ void __launch_bounds__(MATVEC_THREADS, 1)
     matvec_gpufs_kernel(const struct matvec_args a, const char *path0, const char *path1, float *stage, int *err)
 {
+  __shared__ float wt[MATVEC_MAX_BLOCK_ROWS];
   const uint64_t row = a.sh.n * sizeof(float);
   float *buf = stage + blockIdx.x * a.sh.block_rows * a.sh.n;
   const int fd0 = gopen(path0, GPUFS_O_RDONLY);
@@ -163,7 +167,7 @@ __global__ void __launch_bounds__(MATVEC_THREADS, 1)
     if (rc)
       break; /* rc is the block's: every thread leaves */
     /* gread returned: its bytes are visible to the whole block */
-    matvec_row_block(a, buf, part * a.sh.n + row0, (uint32_t)nr, blockIdx.x);
+    matvec_row_block(a, buf, part * a.sh.n + row0, (uint32_t)nr, blockIdx.x, wt);
   }
   if (fd0 >= 0) {
     const int r = gclose(fd0);

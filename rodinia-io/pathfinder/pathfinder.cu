@@ -94,11 +94,14 @@ __device__ void pf_load(const int32_t *src, int32_t *row, const struct pf_span s
 /*
  * One step of the block's tile: p rows from src (the row before them) and
  * rows (the p wall rows, device memory, one after the other) into dst.
- * Every thread of the block calls it; synchronizes the block.
+ * Every thread of the block calls it; synchronizes the block.  buf: the
+ * kernel's shared rows (declared in the kernel, not here: a __shared__ array
+ * of a device function is laid out for the whole program and would push
+ * libgpufs's block scratch behind it in every kernel).
  */
-__device__ void pf_pyramid(const int32_t *src, const int32_t *rows, int32_t *dst, uint64_t cols, int p)
+__device__ void pf_pyramid(const int32_t *src, const int32_t *rows, int32_t *dst, uint64_t cols, int p,
+                           int32_t (*buf)[PF_SPAN])
 {
-  __shared__ int32_t buf[2][PF_SPAN];
   const struct pf_span s = pf_span_of(cols, p);
   pf_load(src, buf[0], s);
   for (int k = 1; k <= p; k++)
@@ -114,7 +117,8 @@ __device__ void pf_pyramid(const int32_t *src, const int32_t *rows, int32_t *dst
 __global__ void __launch_bounds__(PF_THREADS)
 pf_step(const int32_t *src, const int32_t *wall, int32_t *dst, uint64_t cols, uint64_t r0, int p)
 {
-  pf_pyramid(src, wall + r0 * cols, dst, cols, p);
+  __shared__ int32_t buf[2][PF_SPAN];
+  pf_pyramid(src, wall + r0 * cols, dst, cols, p, buf);
 }
 
 /* The gpufs versions open both files once, before the steps, and close
@@ -181,8 +185,9 @@ pf_step_gpufs(const int32_t *src, const int32_t *cur, int32_t *dst, uint64_t col
     pf_gread_slice(fds[1], next_off, next_bytes, next, &rc);
   if (threadIdx.x == 0)
     rio_dev_error(err, rc);
+  __shared__ int32_t buf[2][PF_SPAN];
   if (p > 0)
-    pf_pyramid(src, cur, dst, cols, p);
+    pf_pyramid(src, cur, dst, cols, p, buf);
 }
 
 /* ---------------- the versions (host) ---------------- */

@@ -256,7 +256,7 @@ void run_stress(const stress_params &p)
   }
   uint64_t evictions = 0;
   for (uint32_t r = 0; r < p.nrings; r++) {
-    const gpufs_ring &g = hc.rings[r];
+    const gpufs_ring_stats &g = hc.stats[r];
     EXPECT_EQ(g.misses, per_ring[r].loads_ok + per_ring[r].loads_failed) << "ring " << r;
     EXPECT_EQ(g.hits, per_ring[r].hits) << "ring " << r;
     EXPECT_LE(g.evictions, g.misses) << "ring " << r;
@@ -267,7 +267,7 @@ void run_stress(const stress_params &p)
     evictions += g.evictions;
   }
   uint64_t nofree = 0;
-  for (uint32_t r = 0; r < p.nrings; r++) nofree += hc.rings[r].nofree;
+  for (uint32_t r = 0; r < p.nrings; r++) nofree += hc.stats[r].nofree;
   EXPECT_EQ(nofree, tot.nofree);
 
   /* the run exercised what it claims to */

@@ -72,9 +72,9 @@ TEST(CacheBasic, LoadThenHit)
   EXPECT_NE(f3, f);
   EXPECT_NE(f2, f3);
 
-  EXPECT_EQ(hc.rings[0].misses, 3u);
-  EXPECT_EQ(hc.rings[0].hits, 2u);
-  EXPECT_EQ(hc.rings[0].evictions, 0u);
+  EXPECT_EQ(hc.stats[0].misses, 3u);
+  EXPECT_EQ(hc.stats[0].hits, 2u);
+  EXPECT_EQ(hc.stats[0].evictions, 0u);
 }
 
 TEST(CacheBasic, WaitersSeeTheLoad)
@@ -120,8 +120,8 @@ TEST(CacheBasic, WaitersSeeTheLoad)
   gpufs_frame_unpin(c, g);
   gpufs_frame_unpin(c, f);
   EXPECT_EQ(hc.word(f), (uint32_t)GPUFS_PG_VALID << GPUFS_PG_SHIFT);
-  EXPECT_EQ(hc.rings[0].misses, 1u);
-  EXPECT_EQ(hc.rings[0].hits, 0u); /* waits are neither */
+  EXPECT_EQ(hc.stats[0].misses, 1u);
+  EXPECT_EQ(hc.stats[0].hits, 0u); /* waits are neither */
 }
 
 TEST(CacheBasic, VersionMismatchMisses)
@@ -211,8 +211,8 @@ TEST(CacheBasic, FailedLoadWakesWaitersWithError)
   std::set<uint32_t> seen;
   for (uint32_t i = 0; i < 7; i++) seen.insert(load_unpinned(c, gpufs_key(2, i), 1, 0));
   EXPECT_EQ(seen.count(f), 1u);
-  EXPECT_EQ(hc.rings[0].evictions, 0u);
-  EXPECT_EQ(hc.rings[0].misses, 9u);
+  EXPECT_EQ(hc.stats[0].evictions, 0u);
+  EXPECT_EQ(hc.stats[0].misses, 9u);
 }
 
 TEST(CacheBasic, WaitGivesUpWhenStopped)
@@ -245,11 +245,11 @@ TEST(CacheBasic, EvictsLeastRecentlyAllocatedNeverPinnedOrLoading)
   uint32_t g = GPUFS_NIL;
 
   for (uint32_t i = 0; i < 8; i++) EXPECT_EQ(load_unpinned(c, K(i), 1, 0), i);
-  EXPECT_EQ(hc.rings[0].evictions, 0u);
+  EXPECT_EQ(hc.stats[0].evictions, 0u);
 
   /* full: key 8 takes the frame allocated first (key 0's) */
   EXPECT_EQ(load_unpinned(c, K(8), 1, 0), 0u);
-  EXPECT_EQ(hc.rings[0].evictions, 1u);
+  EXPECT_EQ(hc.stats[0].evictions, 1u);
   EXPECT_FALSE(chained(hc, K(0), 0));
   EXPECT_TRUE(chained(hc, K(8), 0));
   /* key 0 is gone: it loads again, into key 1's frame */
@@ -299,8 +299,8 @@ TEST(CacheBasic, EvictsLeastRecentlyAllocatedNeverPinnedOrLoading)
   gpufs_frame_unpin(c, g);
 
   /* every allocation after the first 8 frames evicted one VALID frame */
-  EXPECT_EQ(hc.rings[0].misses, 8u + 3u + 1u + 12u + 14u);
-  EXPECT_EQ(hc.rings[0].evictions, hc.rings[0].misses - 8u);
+  EXPECT_EQ(hc.stats[0].misses, 8u + 3u + 1u + 12u + 14u);
+  EXPECT_EQ(hc.stats[0].evictions, hc.stats[0].misses - 8u);
 }
 
 TEST(CacheBasic, NoFrameWhenTheRingIsPinned)
@@ -328,8 +328,8 @@ TEST(CacheBasic, NoFrameWhenTheRingIsPinned)
   EXPECT_EQ(gpufs_cache_get(c, K(101), 1, 0, &g), GPUFS_GET_NOFRAME);
   for (uint32_t f = 0; f < 8; f++) EXPECT_EQ(hc.word(f), words[f]) << "frame " << f;
   EXPECT_EQ(hc.heads, heads);
-  EXPECT_EQ(hc.rings[0].nofree, 2u);
-  EXPECT_EQ(hc.rings[0].misses, 4u);
+  EXPECT_EQ(hc.stats[0].nofree, 2u);
+  EXPECT_EQ(hc.stats[0].misses, 4u);
 
   /* a cached page still hits; the other ring still allocates */
   ASSERT_EQ(gpufs_cache_get(c, K(0), 1, 0, &g), GPUFS_GET_HIT);
@@ -344,7 +344,7 @@ TEST(CacheBasic, NoFrameWhenTheRingIsPinned)
   gpufs_frame_unpin(c, held[1]);
   ASSERT_EQ(gpufs_cache_get(c, K(101), 1, 0, &g), GPUFS_GET_LOAD);
   EXPECT_EQ(g, held[1]);
-  EXPECT_EQ(hc.rings[0].evictions, 1u);
+  EXPECT_EQ(hc.stats[0].evictions, 1u);
   gpufs_frame_failed(c, g, kLoadErr);
   gpufs_frame_unpin(c, g);
   for (uint32_t i : {0u, 2u, 3u}) {
@@ -406,8 +406,8 @@ TEST(CacheBasic, LongChainFallsBackToTheLock)
   EXPECT_EQ(bad_word(c, g, gpufs_key(1, 0), 1, kPage), -1);
   gpufs_frame_unpin(c, g);
   EXPECT_EQ(hc.word(n), (uint32_t)GPUFS_PG_FREE << GPUFS_PG_SHIFT); /* put back */
-  EXPECT_EQ(hc.rings[0].misses, n);
-  EXPECT_EQ(hc.rings[0].hits, 1u);
+  EXPECT_EQ(hc.stats[0].misses, n);
+  EXPECT_EQ(hc.stats[0].hits, 1u);
   /* a shallow page is found without the lock */
   EXPECT_EQ(gpufs_chain_find(c, gpufs_key(1, n - 1), 1, &st), n - 1);
   EXPECT_EQ(st, (uint32_t)GPUFS_PG_VALID);

@@ -2,8 +2,9 @@
  * cpu_client.cpp - the CPU producer of the request queue (see cpu_client.h).
  *
  * It follows the GPU side of the protocol in queue.h step by step: reserve,
- * wait_free, fill, post, wait_done, copy out, release.  Everything it needs
- * from a slot is copied before the slot is released.
+ * wait_free, fill (gpufs_q_fill), post, wait_done, copy out, release; a
+ * single request with no bytes to read back is gpufs_q_call, as on the GPU.
+ * Everything it needs from a slot is copied before the slot is released.
  */
 #include "cpu_client.h"
 
@@ -124,24 +125,20 @@ int64_t client_post(CpuQueue &q, Request *reqs, uint32_t n, bool reverse)
   for (uint32_t i = 0; i < n; i++) {
     uint64_t t = first + i;
     if (gpufs_q_wait_free(&q.ref, t) != 0) return -GPUFS_ESHUTDOWN;
-    gpufs_slot *s = gpufs_q_slot(&q.ref, t);
     const Request &r = reqs[i];
-    s->op = r.op;
-    s->hfid = r.hfid;
-    s->offset = r.offset;
-    s->len = r.len;
-    s->arg = r.arg;
+    gpufs_req w = r;
     uint8_t *stg = q.staging + (size_t)gpufs_q_index(&q.ref, t) * q.stride;
     if (r.op == GPUFS_OP_WRITE) memcpy(stg, r.data.data(), std::min<size_t>(r.data.size(), q.stride));
     if (r.op == GPUFS_OP_OPEN || r.op == GPUFS_OP_UNLINK) {
       if (r.unterminated) {
         memset(stg, 'a', q.stride);
-        s->len = q.stride;
+        w.len = q.stride;
       } else {
         memcpy(stg, r.path.c_str(), r.path.size() + 1);
-        s->len = (uint32_t)r.path.size();
+        w.len = (uint32_t)r.path.size();
       }
     }
+    gpufs_q_fill(gpufs_q_slot(&q.ref, t), &w);
     if (!reverse) gpufs_q_post(&q.ref, t);
   }
   if (reverse)
@@ -154,10 +151,8 @@ int client_finish(CpuQueue &q, uint64_t first, Request *reqs, uint32_t n)
   for (uint32_t i = 0; i < n; i++) {
     uint64_t t = first + i;
     if (gpufs_q_wait_done(&q.ref, t) != 0) return -GPUFS_ESHUTDOWN;
-    const gpufs_slot *s = gpufs_q_slot(&q.ref, t);
     Request &r = reqs[i];
-    r.result = s->result;
-    memcpy(r.out, s->out, sizeof(r.out));
+    gpufs_q_read_reply(gpufs_q_slot(&q.ref, t), &r);
     if (r.op == GPUFS_OP_READ) {
       r.data.clear();
       if (r.result > 0) {
@@ -177,50 +172,44 @@ int client_run(CpuQueue &q, Request *reqs, uint32_t n, bool reverse)
   return client_finish(q, (uint64_t)first, reqs, n);
 }
 
-static int64_t run_one(CpuQueue &q, Request &r)
+/* gpufs_q_call of r with payload (a path: sent with its NUL); out[] the
+ * reply's (zeros at a stop) if out. */
+static int64_t call_one(CpuQueue &q, const gpufs_req &r, const std::string *payload,
+                        uint64_t out[4])
 {
-  int rc = client_run(q, &r, 1);
-  return rc < 0 ? rc : r.result;
+  gpufs_reply rep{};
+  const uint32_t n = payload ? (uint32_t)payload->size() + 1 : 0;
+  int64_t rc = gpufs_q_call(&q.ref, &r, payload ? payload->c_str() : nullptr, n, &rep);
+  if (out) memcpy(out, rep.out, sizeof(rep.out));
+  return rc;
 }
 
 int64_t client_open(CpuQueue &q, const std::string &path, uint32_t flags, uint64_t out[4],
                     uint32_t mode)
 {
-  Request r;
-  r.op = GPUFS_OP_OPEN;
-  r.path = path;
-  r.arg = flags;
-  r.offset = mode;
-  int64_t rc = run_one(q, r);
-  if (out) memcpy(out, r.out, sizeof(r.out));
-  return rc;
+  const gpufs_req r = {GPUFS_OP_OPEN, -1, mode, (uint32_t)path.size(), flags};
+  return call_one(q, r, &path, out);
 }
 
 int64_t client_close(CpuQueue &q, int32_t hfid)
 {
-  Request r;
-  r.op = GPUFS_OP_CLOSE;
-  r.hfid = hfid;
-  return run_one(q, r);
+  const gpufs_req r = {GPUFS_OP_CLOSE, hfid, 0, 0, 0};
+  return call_one(q, r, nullptr, nullptr);
 }
 
 int64_t client_fstat(CpuQueue &q, int32_t hfid, uint64_t out[4])
 {
-  Request r;
-  r.op = GPUFS_OP_FSTAT;
-  r.hfid = hfid;
-  int64_t rc = run_one(q, r);
-  if (out) memcpy(out, r.out, sizeof(r.out));
-  return rc;
+  const gpufs_req r = {GPUFS_OP_FSTAT, hfid, 0, 0, 0};
+  return call_one(q, r, nullptr, out);
 }
 
 int64_t client_read(CpuQueue &q, int32_t hfid, uint64_t offset, uint32_t len,
                     std::vector<uint8_t> *data)
 {
   Request r = read_req(hfid, offset, len);
-  int64_t rc = run_one(q, r);
+  int rc = client_run(q, &r, 1);
   if (data) *data = std::move(r.data);
-  return rc;
+  return rc < 0 ? rc : r.result;
 }
 
 static uint64_t mix64(uint64_t x)

@@ -50,18 +50,14 @@ struct CpuQueue {
   std::atomic<uint64_t> dma_bad{0}; /* calls outside the staging area */
 };
 
-/* One request and, once served, its answer. */
-struct Request {
-  uint32_t op = GPUFS_OP_NONE;
-  int32_t hfid = -1;
-  uint64_t offset = 0;
-  uint32_t len = 0;
-  uint32_t arg = 0;
+/* One request (the fields a GPU producer fills: gpufs_req; OPEN and UNLINK
+ * post their path's length as len), its payload and, once served, its
+ * answer (gpufs_reply). */
+struct Request : gpufs_req, gpufs_reply {
+  Request() : gpufs_req{GPUFS_OP_NONE, -1, 0, 0, 0}, gpufs_reply{0, {0, 0, 0, 0}} {}
+
   std::string path;         /* OPEN, UNLINK: copied with its NUL into staging */
   bool unterminated = false; /* OPEN, UNLINK: fill the whole staging with 'a', no NUL */
-
-  int64_t result = 0;
-  uint64_t out[4] = {0, 0, 0, 0};
   std::vector<uint8_t> data; /* READ: the result bytes served; WRITE: the bytes to write */
 };
 
@@ -86,7 +82,10 @@ int client_finish(CpuQueue &q, uint64_t first, Request *reqs, uint32_t n);
 /* post + finish. */
 int client_run(CpuQueue &q, Request *reqs, uint32_t n, bool reverse = false);
 
-/* One-request conveniences; each returns the request's result. */
+/* One-request conveniences; each returns the request's result, or
+ * -GPUFS_ESHUTDOWN.  All but client_read (whose bytes are copied out of
+ * staging before the slot is given back: client_run) are gpufs_q_call;
+ * client_open's path is shorter than the stride. */
 int64_t client_open(CpuQueue &q, const std::string &path, uint32_t flags, uint64_t out[4],
                     uint32_t mode = 0);
 int64_t client_close(CpuQueue &q, int32_t hfid);

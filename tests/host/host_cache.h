@@ -20,6 +20,7 @@ struct host_cache {
   std::vector<uint32_t> heads;
   std::vector<uint32_t> locks;
   std::vector<struct gpufs_ring> rings;
+  std::vector<struct gpufs_ring_stats> stats;
   std::vector<uint32_t> dirty;
   struct gpufs_cache c;
 
@@ -40,6 +41,7 @@ struct host_cache {
     heads.assign(nbuckets, GPUFS_NIL);
     locks.assign(nbuckets, 0u);
     rings.assign(nrings, gpufs_ring{});
+    stats.assign(nrings, gpufs_ring_stats{});
     c.dwords = page_size / GPUFS_DIRTY_GRAIN / 32;
     dirty.assign((size_t)nframes * c.dwords, 0u);
     for (uint32_t r = 0; r < nrings; r++) {
@@ -52,6 +54,7 @@ struct host_cache {
     c.heads = heads.data();
     c.locks = locks.data();
     c.rings = rings.data();
+    c.stats = stats.data();
     c.dirty = dirty.data();
     c.nframes = nframes;
     c.page_size = page_size;

@@ -7,7 +7,9 @@
  * runs, serve, complete).  Every field of a slot and its staging is written
  * and read with plain accesses, so a slot used by two owners at once shows
  * up as a wrong value or as a ThreadSanitizer race.  Small slot counts make
- * wrap-around and waiting for a free slot the common case.
+ * wrap-around and waiting for a free slot the common case.  The one-request
+ * helpers (gpufs_q_fill, gpufs_q_read_req, gpufs_q_call) are checked field
+ * by field and against the real daemon.
  */
 #include <gtest/gtest.h>
 
@@ -25,7 +27,11 @@
 #include <utility>
 #include <vector>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+
 #include "libgpufs/common/queue.h"
+#include "tests/host/daemon_fixture.h"
 #include "tests/host/stress_util.h"
 
 namespace {
@@ -236,6 +242,92 @@ TEST(QueueStop, WaitFreeGivesUp)
   hq.stop();
   w17.join();
   EXPECT_EQ(rc17.load(), -GPUFS_ESHUTDOWN);
+}
+
+/* ------------------------------------------------------------------ */
+/* One request: gpufs_req, gpufs_q_fill, gpufs_q_call                   */
+/* ------------------------------------------------------------------ */
+
+TEST(QueueReq, FillAndReadReqRoundTripEveryField)
+{
+  host_queue hq(4, kStride);
+  const uint64_t t = gpufs_q_reserve(&hq.q, 1);
+  ASSERT_EQ(gpufs_q_wait_free(&hq.q, t), 0);
+  gpufs_slot *s = gpufs_q_slot(&hq.q, t);
+  s->result = 77;
+  for (int i = 0; i < 4; i++) s->out[i] = 100 + i;
+  /* every bit pattern distinct, hfid negative, len and offset past 31 bits */
+  const gpufs_req r = {GPUFS_OP_FADVISE, -7, 0x0123456789abcdefull, 0xfedcba98u, 0x13579bdfu};
+  gpufs_q_fill(s, &r);
+  EXPECT_EQ(s->req_seq, 0u); /* not posted yet */
+  EXPECT_EQ(s->done_seq, 0u);
+  EXPECT_EQ(s->result, 77);   /* the reply is left alone */
+  EXPECT_EQ(s->out[3], 103u);
+  gpufs_q_post(&hq.q, t);
+  uint64_t first;
+  ASSERT_EQ(gpufs_q_claim(&hq.hdr, hq.slots.data(), 4, 4, &first), 1u);
+  ASSERT_EQ(first, t);
+  gpufs_req got;
+  memset(&got, 0xee, sizeof(got));
+  gpufs_q_read_req(s, &got);
+  EXPECT_EQ(got.op, (uint32_t)GPUFS_OP_FADVISE);
+  EXPECT_EQ(got.hfid, -7);
+  EXPECT_EQ(got.offset, 0x0123456789abcdefull);
+  EXPECT_EQ(got.len, 0xfedcba98u);
+  EXPECT_EQ(got.arg, 0x13579bdfu);
+  const gpufs_reply rep = {-GPUFS_EINVAL, {~0ull, 1, 1ull << 63, 42}};
+  gpufs_q_put_reply(s, &rep);
+  gpufs_q_complete(s, t);
+  ASSERT_EQ(gpufs_q_wait_done(&hq.q, t), 0);
+  gpufs_reply back;
+  gpufs_q_read_reply(s, &back);
+  EXPECT_EQ(back.result, -GPUFS_EINVAL);
+  for (int i = 0; i < 4; i++) EXPECT_EQ(back.out[i], rep.out[i]) << "out[" << i << "]";
+  gpufs_q_release(&hq.q, t);
+}
+
+/* gpufs_q_call against the real daemon: OPEN with its path as payload,
+ * FSTAT, a bad descriptor, and -ESHUTDOWN once the daemon has stopped. */
+TEST(QueueReq, CallIsAnsweredByTheDaemonAndGivesUpAfterStop)
+{
+  watchdog wd("gpufs_q_call");
+  TempDir dir;
+  const std::string path = dir.file("call");
+  const uint64_t size = 12345;
+  ASSERT_EQ(0, write_pattern_file(path, size, 3));
+  struct stat st;
+  ASSERT_EQ(0, stat(path.c_str(), &st));
+  CpuQueue q(8, 4096, false);
+  gpufs_daemon_params p = q.params(2, 8, 8);
+  gpufs_daemon *d = nullptr;
+  ASSERT_EQ(0, gpufs_daemon_start(&p, &d));
+
+  gpufs_reply rep{};
+  const gpufs_req r_open = {GPUFS_OP_OPEN, -1, 0, (uint32_t)path.size(), O_RDONLY};
+  const int64_t h = gpufs_q_call(&q.ref, &r_open, path.c_str(), (uint32_t)path.size() + 1, &rep);
+  ASSERT_GE(h, 0);
+  EXPECT_EQ(rep.result, h);
+  EXPECT_EQ(rep.out[0], size);
+  for (int i = 0; i < 20; i++) { /* more calls than slots: each gives its slot back */
+    const gpufs_req r_fstat = {GPUFS_OP_FSTAT, (int32_t)h, 0, 0, 0};
+    rep = gpufs_reply{};
+    ASSERT_EQ(0, gpufs_q_call(&q.ref, &r_fstat, nullptr, 0, &rep)) << i;
+    EXPECT_EQ(rep.out[0], size);
+    EXPECT_EQ(rep.out[1], (uint64_t)st.st_mode);
+    EXPECT_EQ(rep.out[3], (uint64_t)st.st_ino);
+  }
+  const gpufs_req r_bad = {GPUFS_OP_FSTAT, (int32_t)h + 1, 0, 0, 0};
+  EXPECT_EQ(-GPUFS_EBADF, gpufs_q_call(&q.ref, &r_bad, nullptr, 0, &rep));
+  EXPECT_EQ(rep.result, -GPUFS_EBADF);
+  const gpufs_req r_close = {GPUFS_OP_CLOSE, (int32_t)h, 0, 0, 0};
+  EXPECT_EQ(0, gpufs_q_call(&q.ref, &r_close, nullptr, 0, &rep));
+
+  gpufs_daemon_stop(d);
+  rep = gpufs_reply{5, {6, 7, 8, 9}};
+  const gpufs_req r_again = {GPUFS_OP_FSTAT, (int32_t)h, 0, 0, 0};
+  EXPECT_EQ(-GPUFS_ESHUTDOWN, gpufs_q_call(&q.ref, &r_again, nullptr, 0, &rep));
+  EXPECT_EQ(rep.result, 5); /* untouched */
+  EXPECT_EQ(rep.out[3], 9u);
 }
 
 /* ------------------------------------------------------------------ */

@@ -26,15 +26,6 @@ int gpufs_cuda_fail(cudaError_t e, const char *what)
   return e == cudaErrorMemoryAllocation ? -ENOMEM : -EIO;
 }
 
-#define CU(call)                                                                              \
-  do {                                                                                        \
-    cudaError_t e_ = (call);                                                                  \
-    if (e_ != cudaSuccess) {                                                                  \
-      rc = gpufs_cuda_fail(e_, #call);                                                        \
-      goto fail;                                                                              \
-    }                                                                                         \
-  } while (0)
-
 int gpufs_instance_enter(const struct gpufs_instance *in)
 {
   int old = -1;

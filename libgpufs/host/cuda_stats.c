@@ -13,15 +13,6 @@
 #include "libgpufs/host/detail.h"
 #include "libgpufs/host/instance.h"
 
-#define CU(call)                                                                              \
-  do {                                                                                        \
-    cudaError_t e_ = (call);                                                                  \
-    if (e_ != cudaSuccess) {                                                                  \
-      rc = gpufs_cuda_fail(e_, #call);                                                        \
-      goto fail;                                                                              \
-    }                                                                                         \
-  } while (0)
-
 /* Chain lengths of a snapshot of the hash table (kernels may be changing
  * it: every walk is bounded, the figures are approximate then). */
 static int chain_stats(const struct gpufs_cache *c, cudaStream_t stream, struct gpufs_stats *st)

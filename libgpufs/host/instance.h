@@ -101,6 +101,18 @@ void gpufs_stats_add(struct gpufs_stats *sum, const struct gpufs_stats *one);
 /* A CUDA error as -errno, with the detail set. */
 int gpufs_cuda_fail(cudaError_t e, const char *what);
 
+/* In a function with `int rc` and a `fail:` label: run a CUDA call; on an
+ * error set rc (gpufs_cuda_fail) and go to fail. */
+#define CU(call)                                                                              \
+  do {                                                                                        \
+    cudaError_t e_ = (call);                                                                  \
+    if (e_ != cudaSuccess) {                                                                  \
+      rc = gpufs_cuda_fail(e_, #call);                                                        \
+      goto fail;                                                                              \
+    }                                                                                         \
+  } while (0)
+
+
 #ifdef __cplusplus
 }
 #endif

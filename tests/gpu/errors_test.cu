@@ -344,3 +344,57 @@ TEST_F(ErrorsTest, StoppedDuringRead)
   cudaFree(bufs);
   cudaFree(r);
 }
+
+/* One block opens path on ref's instance and reads 32 pages from page 0. */
+__global__ void read_on(gpufs_ref ref, const char *path, uint32_t page, uint8_t *buf, int64_t *r)
+{
+  int fd = gopen(ref, path, GPUFS_O_RDONLY);
+  ssize_t n = fd < 0 ? fd : gread(fd, 0, 32ull * page, buf);
+  if (threadIdx.x == 0) *r = n;
+}
+
+/* Two instances, a kernel on each waiting in gread for the host (one
+ * daemon, blocked preads), and the host stops libgpufs: both reads return
+ * -ESHUTDOWN, the stop returns, nothing hangs. */
+TEST_F(ErrorsTest, StoppedDuringReadOnTwoInstances)
+{
+  REQUIRE_GPU();
+  static const struct gpufs_io_ops ops = {plain_open, blocking_pread, close, NULL, NULL, NULL, NULL, NULL};
+  g_release_reads = 0;
+  gpufs_test_set_io_ops(&ops);
+  struct gpufs_config c = small_config(4096, 16ull << 20);
+  c.ndevices = 2;
+  c.devices[0] = c.devices[1] = 0;
+  ASSERT_EQ(0, gpufs_start(&c)) << gpufs_error_detail();
+  started = true;
+  gpufs_test_set_io_ops(NULL);
+  std::string f = dir.make("slow2", 32 * 4096, 14);
+  dpath p(f);
+  uint8_t *bufs;
+  int64_t *r;
+  ASSERT_EQ(cudaSuccess, cudaMalloc(&bufs, 2 * 32 * 4096));
+  ASSERT_EQ(cudaSuccess, cudaMalloc(&r, 2 * sizeof(int64_t)));
+  ASSERT_EQ(cudaSuccess, cudaMemset(r, 0, 2 * sizeof(int64_t)));
+  cudaStream_t s[2];
+  for (int i = 0; i < 2; i++) {
+    gpufs_ref ref;
+    ASSERT_EQ(0, gpufs_get_ref(i, &ref));
+    ASSERT_EQ(cudaSuccess, cudaStreamCreateWithFlags(&s[i], cudaStreamNonBlocking));
+    read_on<<<1, 64, 0, s[i]>>>(ref, p.d, 4096, bufs + i * 32 * 4096, r + i);
+  }
+  usleep(300 * 1000);
+  std::thread releaser([] {
+    usleep(700 * 1000);
+    g_release_reads = 1;
+  });
+  EXPECT_EQ(0, gpufs_stop());
+  started = false;
+  releaser.join();
+  int64_t h[2];
+  ASSERT_EQ(cudaSuccess, cudaMemcpy(h, r, sizeof(h), cudaMemcpyDeviceToHost));
+  EXPECT_EQ(-GPUFS_ESHUTDOWN, h[0]) << "instance 0";
+  EXPECT_EQ(-GPUFS_ESHUTDOWN, h[1]) << "instance 1";
+  for (int i = 0; i < 2; i++) cudaStreamDestroy(s[i]);
+  cudaFree(bufs);
+  cudaFree(r);
+}

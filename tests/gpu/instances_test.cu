@@ -8,7 +8,7 @@
  */
 #include <vector>
 
-#include "tests/gpu/gpu_util.h"
+#include "tests/gpu/instances_util.h"
 
 /* One block opens path on ref's instance (or the default with use_ref
  * false), reads [0, size) into buf, leaves descriptor and result. */
@@ -80,43 +80,8 @@ static __global__ void inst_raw(int fd, uint8_t *buf, int64_t *out)
   }
 }
 
-static std::vector<uint8_t> file_bytes(const std::string &path)
-{
-  std::vector<uint8_t> v;
-  FILE *f = fopen(path.c_str(), "rb");
-  if (!f) return v;
-  uint8_t b[65536];
-  size_t n;
-  while ((n = fread(b, 1, sizeof(b), f)) > 0) v.insert(v.end(), b, b + n);
-  fclose(f);
-  return v;
-}
-
-class InstancesTest : public ::testing::Test {
+class InstancesTest : public InstancesFixture {
 protected:
-  tdir dir;
-  bool started = false;
-  void SetUp() override { REQUIRE_GPU(); }
-  void TearDown() override
-  {
-    if (started) EXPECT_EQ(0, gpufs_stop()) << gpufs_error_detail();
-  }
-  /* n instances, all on device 0. */
-  void start(uint32_t n, uint32_t page = 4096, uint64_t cache = 64ull << 20)
-  {
-    struct gpufs_config c = small_config(page, cache);
-    c.nrings = 1; /* one block's calls use one ring: let it hold every file here */
-    c.ndevices = n;
-    for (uint32_t i = 0; i < n; i++) c.devices[i] = 0;
-    ASSERT_EQ(0, gpufs_start(&c)) << gpufs_error_detail();
-    started = true;
-  }
-  gpufs_ref ref(int i)
-  {
-    gpufs_ref r{~0u};
-    EXPECT_EQ(0, gpufs_get_ref(i, &r));
-    return r;
-  }
   /* Read the whole file on ref's instance; checks every byte against
    * expect.  The descriptor is returned. */
   int64_t read_check(gpufs_ref r, bool use_ref, const std::string &path,
@@ -273,71 +238,68 @@ TEST_F(InstancesTest, DisjointGrainWritersOnBothInstances)
   cudaFree(out);
 }
 
-TEST_F(InstancesTest, GpufsSyncWritesBackEveryInstance)
+/* Files a and b, size bytes each, open and dirty (new bytes na, nb), a on
+ * instance 0 and b on instance 1: nothing written back yet. */
+struct TwoDirtyFiles {
+  std::string fa, fb;
+  std::vector<uint8_t> na, nb;
+};
+
+static void two_dirty_files(tdir &dir, uint64_t size, TwoDirtyFiles *w, gpufs_ref r0, gpufs_ref r1)
 {
-  const uint64_t size = 64u << 10;
-  std::string fa = dir.make("a", size, 1), fb = dir.make("b", size, 2);
-  start(2);
-  std::vector<uint8_t> na(size), nb(size);
-  for (uint64_t i = 0; i < size; i++) na[i] = tpat(71, i), nb[i] = tpat(72, i);
+  w->fa = dir.make("a", size, 1);
+  w->fb = dir.make("b", size, 2);
+  w->na.resize(size);
+  w->nb.resize(size);
+  for (uint64_t i = 0; i < size; i++) w->na[i] = tpat(71, i), w->nb[i] = tpat(72, i);
   uint8_t *sa, *sb;
-  int64_t *out, h[4];
+  int64_t *out, h[8];
   CUDA_OK(cudaMalloc(&sa, size));
   CUDA_OK(cudaMalloc(&sb, size));
-  CUDA_OK(cudaMemcpy(sa, na.data(), size, cudaMemcpyHostToDevice));
-  CUDA_OK(cudaMemcpy(sb, nb.data(), size, cudaMemcpyHostToDevice));
-  CUDA_OK(cudaMalloc(&out, 8 * sizeof(int64_t)));
-  dpath da(fa), db(fb);
-  /* both files left open and dirty, one on each instance */
-  inst_write_open<<<1, 256>>>(ref(0), da.d, size, sa, out);
-  inst_write_open<<<1, 256>>>(ref(1), db.d, size, sb, out + 4);
+  CUDA_OK(cudaMemcpy(sa, w->na.data(), size, cudaMemcpyHostToDevice));
+  CUDA_OK(cudaMemcpy(sb, w->nb.data(), size, cudaMemcpyHostToDevice));
+  CUDA_OK(cudaMalloc(&out, sizeof(h)));
+  dpath da(w->fa), db(w->fb);
+  inst_write_open<<<1, 256>>>(r0, da.d, size, sa, out);
+  inst_write_open<<<1, 256>>>(r1, db.d, size, sb, out + 4);
   CUDA_OK(cudaDeviceSynchronize());
-  CUDA_OK(cudaMemcpy(h, out, 2 * sizeof(int64_t), cudaMemcpyDeviceToHost));
+  CUDA_OK(cudaMemcpy(h, out, sizeof(h), cudaMemcpyDeviceToHost));
+  cudaFree(sa);
+  cudaFree(sb);
+  cudaFree(out);
   ASSERT_GE(h[0], 0);
   EXPECT_EQ((int64_t)size, h[1]);
-  CUDA_OK(cudaMemcpy(h, out + 4, 2 * sizeof(int64_t), cudaMemcpyDeviceToHost));
-  ASSERT_GE(h[0], 1 << 16);
-  EXPECT_EQ((int64_t)size, h[1]);
-  EXPECT_NE(na, file_bytes(fa)); /* still only in the caches */
+  ASSERT_GE(h[4], 1 << 16) << "instance 1's descriptor";
+  EXPECT_EQ((int64_t)size, h[5]);
+  EXPECT_NE(w->na, file_bytes(w->fa)) << "still only in the caches";
+  EXPECT_NE(w->nb, file_bytes(w->fb));
+}
+
+TEST_F(InstancesTest, GpufsSyncWritesBackEveryInstance)
+{
+  start(2);
+  TwoDirtyFiles w;
+  two_dirty_files(dir, 64u << 10, &w, ref(0), ref(1));
   struct gpufs_stats st;
   ASSERT_EQ(0, gpufs_get_stats(&st));
   EXPECT_GE(st.dirty, 2u);
   ASSERT_EQ(0, gpufs_sync()) << gpufs_error_detail();
-  EXPECT_EQ(na, file_bytes(fa));
-  EXPECT_EQ(nb, file_bytes(fb));
+  EXPECT_EQ(w.na, file_bytes(w.fa));
+  EXPECT_EQ(w.nb, file_bytes(w.fb));
   ASSERT_EQ(0, gpufs_get_stats(&st));
   EXPECT_EQ(0u, st.dirty);
-  cudaFree(sa);
-  cudaFree(sb);
-  cudaFree(out);
 }
 
 TEST_F(InstancesTest, StopWritesBackEveryInstance)
 {
-  const uint64_t size = 96u << 10;
-  std::string fa = dir.make("sa", size, 11), fb = dir.make("sb", size, 12);
   start(2);
-  std::vector<uint8_t> na(size), nb(size);
-  for (uint64_t i = 0; i < size; i++) na[i] = tpat(81, i), nb[i] = tpat(82, i);
-  uint8_t *sa, *sb;
-  int64_t *out;
-  CUDA_OK(cudaMalloc(&sa, size));
-  CUDA_OK(cudaMalloc(&sb, size));
-  CUDA_OK(cudaMemcpy(sa, na.data(), size, cudaMemcpyHostToDevice));
-  CUDA_OK(cudaMemcpy(sb, nb.data(), size, cudaMemcpyHostToDevice));
-  CUDA_OK(cudaMalloc(&out, 8 * sizeof(int64_t)));
-  dpath da(fa), db(fb);
-  inst_write_open<<<1, 256>>>(ref(0), da.d, size, sa, out);
-  inst_write_open<<<1, 256>>>(ref(1), db.d, size, sb, out + 4);
-  CUDA_OK(cudaDeviceSynchronize());
+  TwoDirtyFiles w;
+  two_dirty_files(dir, 96u << 10, &w, ref(0), ref(1));
   started = false;
   EXPECT_EQ(0, gpufs_stop()) << gpufs_error_detail();
   EXPECT_EQ(0, gpufs_instance_count());
-  EXPECT_EQ(na, file_bytes(fa));
-  EXPECT_EQ(nb, file_bytes(fb));
-  cudaFree(sa);
-  cudaFree(sb);
-  cudaFree(out);
+  EXPECT_EQ(w.na, file_bytes(w.fa));
+  EXPECT_EQ(w.nb, file_bytes(w.fb));
 }
 
 TEST_F(InstancesTest, BadRefsAndDescriptors)

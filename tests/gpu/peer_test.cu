@@ -6,7 +6,7 @@
  */
 #include <vector>
 
-#include "tests/gpu/gpu_util.h"
+#include "tests/gpu/instances_util.h"
 
 /* One block opens path read-only on ref's instance and reads [off, off+n). */
 static __global__ void peer_read(gpufs_ref ref, const char *path, int64_t off, uint64_t n,
@@ -44,49 +44,8 @@ static std::vector<uint8_t> pattern(uint64_t seed, uint64_t n)
   return v;
 }
 
-static std::vector<uint8_t> disk(const std::string &path)
-{
-  std::vector<uint8_t> v;
-  FILE *f = fopen(path.c_str(), "rb");
-  if (!f) return v;
-  uint8_t b[65536];
-  size_t n;
-  while ((n = fread(b, 1, sizeof(b), f)) > 0) v.insert(v.end(), b, b + n);
-  fclose(f);
-  return v;
-}
-
-static size_t ndiff(const uint8_t *a, const uint8_t *b, size_t n)
-{
-  size_t d = 0;
-  for (size_t i = 0; i < n; i++) d += a[i] != b[i];
-  return d;
-}
-
-class PeerTest : public ::testing::Test {
+class PeerTest : public InstancesFixture {
 protected:
-  tdir dir;
-  bool started = false;
-  void SetUp() override { REQUIRE_GPU(); }
-  void TearDown() override
-  {
-    if (started) EXPECT_EQ(0, gpufs_stop()) << gpufs_error_detail();
-  }
-  void start(uint32_t n, uint32_t page = 4096, uint64_t cache = 64ull << 20)
-  {
-    struct gpufs_config c = small_config(page, cache);
-    c.nrings = 1; /* one block's calls use one ring: let it hold every file here */
-    c.ndevices = n;
-    for (uint32_t i = 0; i < n; i++) c.devices[i] = 0;
-    ASSERT_EQ(0, gpufs_start(&c)) << gpufs_error_detail();
-    started = true;
-  }
-  gpufs_ref ref(int i)
-  {
-    gpufs_ref r{~0u};
-    EXPECT_EQ(0, gpufs_get_ref(i, &r));
-    return r;
-  }
   /* Read [off, off+n) on instance i and check it against want[off..]. */
   void gpu_read(int i, const std::string &path, uint64_t off, uint64_t n,
                 const std::vector<uint8_t> &want)
@@ -133,7 +92,7 @@ TEST_F(PeerTest, SecondInstanceIsServedFromTheFirst)
 {
   const uint64_t size = (6u << 20) + 777;
   std::string f = dir.make("peer", size, 21);
-  std::vector<uint8_t> want = disk(f);
+  std::vector<uint8_t> want = file_bytes(f);
   start(2);
   gpu_read(0, f, 0, size, want);
   gpu_read(1, f, 0, size, want);
@@ -153,7 +112,7 @@ TEST_F(PeerTest, OddRangesAcrossBothCaches)
 {
   const uint64_t size = 300000;
   std::string f = dir.make("odd", size, 22);
-  std::vector<uint8_t> want = disk(f);
+  std::vector<uint8_t> want = file_bytes(f);
   start(3);
   gpu_read(0, f, 5, 100000, want);      /* pages 0 .. 24 in instance 0 */
   gpu_read(1, f, 150001, 90000, want);  /* pages 36 .. 58 in instance 1 */
@@ -170,7 +129,7 @@ TEST_F(PeerTest, StalePagesOfAPeerAreNotServed)
 {
   const uint64_t size = 128u << 10;
   std::string f = dir.make("stale", size, 23);
-  std::vector<uint8_t> old = disk(f);
+  std::vector<uint8_t> old = file_bytes(f);
   start(2);
   gpu_read(1, f, 0, size, old); /* instance 1 holds the old bytes */
   /* the CPU rewrites the file: the next opens see a new version */
@@ -187,11 +146,11 @@ TEST_F(PeerTest, HostReadServedFromDirtyGpuPages)
 {
   const uint64_t size = 1u << 20;
   std::string f = dir.make("dirty", size, 25);
-  std::vector<uint8_t> old = disk(f);
+  std::vector<uint8_t> old = file_bytes(f);
   start(2);
   std::vector<uint8_t> neu = pattern(26, size);
   gpu_write(1, f, 0, neu, false); /* open and dirty on instance 1 */
-  ASSERT_EQ(old, disk(f)) << "not written back yet";
+  ASSERT_EQ(old, file_bytes(f)) << "not written back yet";
   /* pageable buffer */
   std::vector<uint8_t> got(size + 10, 0xee);
   ASSERT_EQ((ssize_t)size, gpufs_pread(f.c_str(), got.data(), size + 10, 0));
@@ -202,14 +161,14 @@ TEST_F(PeerTest, HostReadServedFromDirtyGpuPages)
   ASSERT_EQ((ssize_t)(size - 4097 - 1000), gpufs_pread(f.c_str(), pin, size - 4097 - 1000, 4097));
   EXPECT_EQ(0u, ndiff(pin, neu.data() + 4097, size - 4097 - 1000));
   cudaFreeHost(pin);
-  ASSERT_EQ(old, disk(f)) << "a host read writes nothing back";
+  ASSERT_EQ(old, file_bytes(f)) << "a host read writes nothing back";
 }
 
 TEST_F(PeerTest, HostReadSeesBytesPastTheHostEnd)
 {
   const uint64_t size = 10000;
   std::string f = dir.make("grow", size, 27);
-  std::vector<uint8_t> whole = disk(f);
+  std::vector<uint8_t> whole = file_bytes(f);
   start(1);
   std::vector<uint8_t> more = pattern(28, 20000);
   gpu_write(0, f, size, more, false); /* the file grows on the GPU only */
@@ -229,10 +188,10 @@ TEST_F(PeerTest, HostReadOfFilesTheGpuDoesNotHold)
   start(2);
   std::vector<uint8_t> got(size);
   ASSERT_EQ((ssize_t)size, gpufs_pread(never.c_str(), got.data(), size, 0));
-  EXPECT_EQ(disk(never), got);
+  EXPECT_EQ(file_bytes(never), got);
   /* cached on the GPU, then changed by the CPU: the file's bytes, not the
    * GPU's stale ones */
-  gpu_read(0, changed, 0, size, disk(changed));
+  gpu_read(0, changed, 0, size, file_bytes(changed));
   std::vector<uint8_t> neu = pattern(31, size);
   FILE *fp = fopen(changed.c_str(), "r+b");
   ASSERT_NE(nullptr, fp);
@@ -256,6 +215,6 @@ TEST_F(PeerTest, HostReadErrors)
   EXPECT_EQ(0, gpufs_pread(f.c_str(), b, 0, 0));
   EXPECT_EQ(0, gpufs_pread(f.c_str(), b, 16, 5000));
   EXPECT_EQ(8, gpufs_pread(f.c_str(), b, 16, 4992));
-  std::vector<uint8_t> want = disk(f);
+  std::vector<uint8_t> want = file_bytes(f);
   EXPECT_EQ(0u, ndiff(b, want.data() + 4992, 8));
 }

@@ -119,6 +119,17 @@ Request read_req(int32_t hfid, uint64_t offset, uint32_t len)
   return r;
 }
 
+Request write_req(int32_t hfid, uint64_t offset, const std::vector<uint8_t> &bytes)
+{
+  Request r;
+  r.op = GPUFS_OP_WRITE;
+  r.hfid = hfid;
+  r.offset = offset;
+  r.len = (uint32_t)bytes.size();
+  r.data = bytes;
+  return r;
+}
+
 int64_t client_post(CpuQueue &q, Request *reqs, uint32_t n, bool reverse)
 {
   uint64_t first = gpufs_q_reserve(&q.ref, n);

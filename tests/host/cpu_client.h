@@ -67,6 +67,8 @@ gpufs_daemon_params multi_params(const std::vector<CpuQueue *> &queues, uint32_t
                                  uint32_t max_batch, uint32_t max_open_files);
 
 Request read_req(int32_t hfid, uint64_t offset, uint32_t len);
+/* A WRITE of bytes at offset (at most one stride). */
+Request write_req(int32_t hfid, uint64_t offset, const std::vector<uint8_t> &bytes);
 
 /* Take n consecutive tickets (n <= nslots), fill their slots and post them.
  * reverse posts the last first, so that a worker sees the whole run at once

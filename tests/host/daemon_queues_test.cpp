@@ -331,17 +331,6 @@ TEST_F(DaemonQueues, SameFileSameCidThroughEveryQueue)
   EXPECT_EQ(0, client_close(*qs[1], (int32_t)hb));
 }
 
-Request write_req(int32_t hfid, uint64_t offset, const std::vector<uint8_t> &bytes)
-{
-  Request r;
-  r.op = GPUFS_OP_WRITE;
-  r.hfid = hfid;
-  r.offset = offset;
-  r.len = (uint32_t)bytes.size();
-  r.data = bytes;
-  return r;
-}
-
 /* Open, write bytes in place (the size does not change), close: through
  * queue q.  The version the open got. */
 uint64_t write_through(CpuQueue &q, const std::string &path, uint64_t off,

@@ -32,17 +32,6 @@ std::vector<uint8_t> file_bytes(const std::string &path)
   return v;
 }
 
-Request write_req(int32_t hfid, uint64_t offset, const std::vector<uint8_t> &bytes)
-{
-  Request r;
-  r.op = GPUFS_OP_WRITE;
-  r.hfid = hfid;
-  r.offset = offset;
-  r.len = (uint32_t)bytes.size();
-  r.data = bytes;
-  return r;
-}
-
 Request simple_req(uint32_t op, int32_t hfid, uint64_t offset = 0)
 {
   Request r;

@@ -9,7 +9,7 @@
  *     pages it holds into the piece's pinned memory (the caller's buffer
  *     itself when it is pinned, else a bounce buffer) and marks them
  *   the host preads each run of missing pages into the caller's buffer
- *   (bounce: the cached pages are copied over)
+ *   (bounce: the cached pages are copied over, by several threads)
  *
  * The size is the larger of the host file's and what the instances' open
  * descriptors of it say (their writes past the end are the file's).  A
@@ -17,6 +17,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -50,6 +51,50 @@ static int pread_full(int fd, uint8_t *buf, uint64_t n, uint64_t off)
     n -= (uint64_t)r;
   }
   return 0;
+}
+
+/* A copy out of the bounce buffer into pageable memory: with one thread
+ * gpufs_pread into pageable memory ran at 4.8 GB/s (H100 host, against
+ * 49.9 into pinned memory); a few threads share the work. */
+#define COPY_THREADS 8
+#define COPY_MIN (4ull << 20) /* bytes each thread gets at least */
+
+struct copy_part {
+  uint8_t *dst;
+  const uint8_t *src;
+  uint64_t n;
+};
+
+static void *copy_part_main(void *arg)
+{
+  struct copy_part *c = arg;
+  memcpy(c->dst, c->src, c->n);
+  return NULL;
+}
+
+/* memcpy with up to COPY_THREADS threads (the caller's among them). */
+static void copy_parallel(uint8_t *dst, const uint8_t *src, uint64_t n)
+{
+  uint64_t k = n / COPY_MIN;
+  if (k > COPY_THREADS) k = COPY_THREADS;
+  if (k < 2) {
+    memcpy(dst, src, n);
+    return;
+  }
+  struct copy_part part[COPY_THREADS];
+  pthread_t th[COPY_THREADS];
+  int started[COPY_THREADS] = {0};
+  const uint64_t each = (n + k - 1) / k;
+  for (uint64_t i = 0; i < k; i++) {
+    const uint64_t lo = i * each, hi = lo + each < n ? lo + each : n;
+    part[i] = (struct copy_part){dst + lo, src + lo, hi - lo};
+    /* a thread that cannot start leaves its part to the caller */
+    if (i > 0) started[i] = pthread_create(&th[i], NULL, copy_part_main, &part[i]) == 0;
+  }
+  for (uint64_t i = 0; i < k; i++)
+    if (!started[i]) copy_part_main(&part[i]);
+  for (uint64_t i = 1; i < k; i++)
+    if (started[i]) pthread_join(th[i], NULL);
 }
 
 /* Device scratch of one instance for a piece: have[] and the size word. */
@@ -144,7 +189,7 @@ static int read_piece(struct gpufs_instances *all, const struct gpufs_hostfile_i
     const uint64_t lo = (p0 + p) * S > off ? (p0 + p) * S : off;
     const uint64_t hi = (p0 + q) * S < off + n ? (p0 + q) * S : off + n;
     if (!have[p]) rc = pread_full(fd, out + (lo - off), hi - lo, lo);
-    else if (!direct) memcpy(out + (lo - off), bounce + (lo - off), hi - lo);
+    else if (!direct) copy_parallel(out + (lo - off), bounce + (lo - off), hi - lo);
     p = q;
   }
   free(have);

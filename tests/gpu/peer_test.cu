@@ -164,6 +164,23 @@ TEST_F(PeerTest, HostReadServedFromDirtyGpuPages)
   ASSERT_EQ(old, file_bytes(f)) << "a host read writes nothing back";
 }
 
+/* Large enough that the copy out of the bounce buffer is split over
+ * threads, with an odd offset and length. */
+TEST_F(PeerTest, LargeHostReadIntoPageableMemory)
+{
+  const uint64_t size = 40u << 20;
+  std::string f = dir.make("large", size, 33);
+  std::vector<uint8_t> old = file_bytes(f);
+  start(1, 65536, 64ull << 20);
+  std::vector<uint8_t> neu = pattern(34, size);
+  gpu_write(0, f, 0, neu, false);
+  const uint64_t off = 12345, n = size - off - 777;
+  std::vector<uint8_t> got(n, 0xee);
+  ASSERT_EQ((ssize_t)n, gpufs_pread(f.c_str(), got.data(), n, (int64_t)off));
+  EXPECT_EQ(0u, ndiff(got.data(), neu.data() + off, n)) << "the GPU's (dirty) bytes";
+  EXPECT_EQ(old, file_bytes(f)) << "a host read writes nothing back";
+}
+
 TEST_F(PeerTest, HostReadSeesBytesPastTheHostEnd)
 {
   const uint64_t size = 10000;

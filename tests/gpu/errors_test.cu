@@ -295,6 +295,20 @@ static ssize_t blocking_pread(int fd, void *buf, size_t len, off_t off)
   return pread(fd, buf, len, off);
 }
 
+/* The kernels are waiting in gread (blocked preads): stop libgpufs while
+ * the preads stay blocked for another 0.7 s.  gpufs_stop's result. */
+static int stop_while_reads_block(void)
+{
+  usleep(300 * 1000);
+  std::thread releaser([] {
+    usleep(700 * 1000);
+    g_release_reads = 1;
+  });
+  int rc = gpufs_stop();
+  releaser.join();
+  return rc;
+}
+
 __global__ void read_many(int fd, uint32_t page, uint8_t *bufs, int64_t *r)
 {
   /* 32 pages a block: every meta lane loads; more requests than slots, so
@@ -329,14 +343,8 @@ TEST_F(ErrorsTest, StoppedDuringRead)
   ASSERT_EQ(cudaSuccess, cudaMalloc(&bufs, 8 * 32 * 4096));
   ASSERT_EQ(cudaSuccess, cudaMalloc(&r, 8 * sizeof(int64_t)));
   read_many<<<8, 64>>>(fd, 4096, bufs, r);
-  usleep(300 * 1000);
-  std::thread releaser([] {
-    usleep(700 * 1000);
-    g_release_reads = 1;
-  });
-  EXPECT_EQ(0, gpufs_stop());
+  EXPECT_EQ(0, stop_while_reads_block());
   started = false;
-  releaser.join();
   int64_t h[8];
   ASSERT_EQ(cudaSuccess, cudaMemcpy(h, r, sizeof(h), cudaMemcpyDeviceToHost));
   for (int b = 0; b < 8; b++) EXPECT_EQ(-GPUFS_ESHUTDOWN, h[b]) << "block " << b;
@@ -382,14 +390,8 @@ TEST_F(ErrorsTest, StoppedDuringReadOnTwoInstances)
     ASSERT_EQ(cudaSuccess, cudaStreamCreateWithFlags(&s[i], cudaStreamNonBlocking));
     read_on<<<1, 64, 0, s[i]>>>(ref, p.d, 4096, bufs + i * 32 * 4096, r + i);
   }
-  usleep(300 * 1000);
-  std::thread releaser([] {
-    usleep(700 * 1000);
-    g_release_reads = 1;
-  });
-  EXPECT_EQ(0, gpufs_stop());
+  EXPECT_EQ(0, stop_while_reads_block());
   started = false;
-  releaser.join();
   int64_t h[2];
   ASSERT_EQ(cudaSuccess, cudaMemcpy(h, r, sizeof(h), cudaMemcpyDeviceToHost));
   EXPECT_EQ(-GPUFS_ESHUTDOWN, h[0]) << "instance 0";

@@ -98,11 +98,15 @@ struct gpufs_stats {
 int gpufs_start(const struct gpufs_config *cfg);
 
 /* Stop every instance: first writes back the dirty pages of files still
- * open (as gpufs_sync, given up to 10 s while kernels run); then GPU calls
- * still waiting on the host return -ESHUTDOWN; waits for running kernels on
- * the instances' GPUs, joins the daemon, frees everything.  Returns 0; -EIO when dirty bytes could
- * not be written back (gpufs_error_detail says how many pages: nothing is
- * dropped silently).  Safe to call twice and without a start (returns 0). */
+ * open (as gpufs_sync, given up to stop_timeout_ms, 10 s by default, while
+ * kernels run); then GPU calls still waiting on the host return
+ * -ESHUTDOWN; joins the daemon (a worker stuck in a host call, such as
+ * open(2) of a FIFO, is given up on after stop_timeout_ms: -EIO, the
+ * detail names the call, and what it uses stays allocated), waits for
+ * running kernels on the instances' GPUs, frees everything.  Returns 0;
+ * -EIO when dirty bytes could not be written back (gpufs_error_detail says
+ * how many pages: nothing is dropped silently) or a worker was given up
+ * on.  Safe to call twice and without a start (returns 0). */
 int gpufs_stop(void);
 
 /* Write back every dirty page of every file open on any instance and fsync

@@ -48,6 +48,10 @@ struct gpufs_config {
                                of devices[]; 0: one, on `device`   (e.g. "0,1";
                                "0,0": two instances on one GPU) */
   int devices[GPUFS_MAX_INSTANCES]; /* CUDA device ordinals */
+  uint32_t stop_timeout_ms; /* gpufs_stop's limit for the write-  GPUFS_STOP_TIMEOUT_MS
+                               back of running kernels' files and
+                               for a daemon worker stuck in a host
+                               call (0: 10 s) */
 };
 
 /* Limits the checks enforce. */

@@ -210,7 +210,7 @@ int gpufs_sync(void)
   return rc;
 }
 
-#define STOP_SYNC_MS 10000 /* how long gpufs_stop lets the write-back run */
+#define STOP_TIMEOUT_MS 10000 /* stop_timeout_ms 0 */
 
 int gpufs_stop(void)
 {
@@ -223,6 +223,8 @@ int gpufs_stop(void)
     pthread_mutex_unlock(&rt_lock);
     return 0;
   }
+  const uint32_t limit =
+      r->all.in[0]->cfg.stop_timeout_ms ? r->all.in[0]->cfg.stop_timeout_ms : STOP_TIMEOUT_MS;
   /* write back what files left open hold, while the daemon still serves;
    * a kernel that never ends must not keep us here, and with nothing dirty
    * no kernel is launched (it could wait behind a kernel stuck on the
@@ -230,12 +232,13 @@ int gpufs_stop(void)
   for (uint32_t i = 0; i < r->all.n; i++) {
     struct gpufs_instance *in = r->all.in[i];
     int old = gpufs_instance_enter(in);
-    if (gpufs_instance_dirty(in) != 0) sync_instance(in, STOP_SYNC_MS);
+    if (gpufs_instance_dirty(in) != 0) sync_instance(in, (int)limit);
     gpufs_instance_leave(old);
   }
   /* waiting device calls see STOPPED and return -ESHUTDOWN; then the
    * kernels can finish and the memory they use can go */
-  gpufs_daemon_stop(r->daemon);
+  char why[512] = "";
+  const int stuck = gpufs_daemon_stop_within(r->daemon, limit, why, sizeof(why)) != 0;
   int rc = 0;
   int64_t dirty = 0;
   for (uint32_t i = 0; i < r->all.n; i++) {
@@ -251,6 +254,17 @@ int gpufs_stop(void)
     gpufs_set_detail("%lld pages held bytes that could not be written back",
                      (long long)(dirty < 0 ? -1 : dirty));
     rc = -EIO;
+  }
+  if (stuck) {
+    /* the stuck worker uses the daemon, the queues' memory and, when it
+     * leaves, the instances (worker_fini): all of it stays; kernels
+     * launched later find no instance */
+    gpufs_set_detail("%s after %u ms; its memory stays allocated", why, limit);
+    int dev[GPUFS_MAX_INSTANCES];
+    for (uint32_t i = 0; i < r->all.n; i++) dev[i] = r->all.in[i]->device;
+    clear_devices(dev, r->all.n);
+    pthread_mutex_unlock(&rt_lock);
+    return -EIO;
   }
   runtime_free(r);
   pthread_mutex_unlock(&rt_lock);

@@ -28,6 +28,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -66,6 +67,11 @@ struct worker {
   pthread_t thread;
   uint32_t id;
   uint32_t next; /* the queue this worker tries first next time */
+  /* The operation this worker is inside (0: none), for a stop that gives
+   * up on it: written by the worker, read by the stopper, relaxed (a
+   * report, nothing is read through it but the slot's path, whose memory
+   * a stuck daemon keeps). */
+  uint32_t busy_op, busy_queue, busy_slot;
 };
 
 struct gpufs_daemon {
@@ -330,7 +336,11 @@ static void serve_run(struct worker *w, uint32_t qi, uint64_t first, uint32_t k)
    * DMA path: only after the run's one copy to the device. */
   uint32_t done = 0;
   for (uint32_t r = 0; r < k;) {
+    gpufs_st_relaxed_u32_dev(&w->busy_queue, qi);
+    gpufs_st_relaxed_u32_dev(&w->busy_slot, s + r);
+    gpufs_st_relaxed_u32_dev(&w->busy_op, t[r].req.op);
     r += serve_op(fo, &t[r], k - r, s + r, &acc);
+    gpufs_st_relaxed_u32_dev(&w->busy_op, GPUFS_OP_NONE);
     if (!sv->q->to_device) done = complete_tickets(w, qi, t, s, first, done, r, &acc);
   }
   if (sv->q->to_device) {
@@ -521,18 +531,61 @@ int gpufs_daemon_start(const struct gpufs_daemon_params *p, struct gpufs_daemon 
   return 0;
 }
 
-void gpufs_daemon_stop(struct gpufs_daemon *d)
+/* What stuck worker w is inside, into why. */
+static void describe_stuck(const struct gpufs_daemon *d, const struct worker *w, char *why,
+                           size_t len)
 {
-  if (!d) return;
+  static const char *const names[] = {"", "open", "close", "read", "fstat", "write",
+                                      "fsync", "truncate", "unlink", "fadvise"};
+  const uint32_t op = gpufs_ld_relaxed_u32_dev((uint32_t *)&w->busy_op);
+  const uint32_t qi = gpufs_ld_relaxed_u32_dev((uint32_t *)&w->busy_queue);
+  const uint32_t s = gpufs_ld_relaxed_u32_dev((uint32_t *)&w->busy_slot);
+  const char *name = op < sizeof(names) / sizeof(names[0]) ? names[op] : "?";
+  if ((op == GPUFS_OP_OPEN || op == GPUFS_OP_UNLINK) && qi < d->p.nqueues) {
+    const struct gpufs_daemon_queue *q = &d->p.queues[qi];
+    const char *path = (const char *)q->staging + (uint64_t)s * q->stride;
+    snprintf(why, len, "a daemon worker is still in %s(\"%.*s\")", name,
+             (int)strnlen(path, q->stride), path);
+  } else {
+    snprintf(why, len, "a daemon worker is still in a host %s call", name[0] ? name : "file");
+  }
+}
+
+int gpufs_daemon_stop_within(struct gpufs_daemon *d, uint32_t timeout_ms, char *why, size_t len)
+{
+  if (!d) return 0;
   /* release, system scope: orders the stop after everything this thread
    * did to the queues before it.  Waiters read the state relaxed
    * (gpufs_q_stopped), so it publishes nothing to them: they only give up
    * with -ESHUTDOWN and must not read the slot afterwards. */
   for (uint32_t i = 0; i < d->p.nqueues; i++)
     gpufs_st_release_u32_sys(&d->p.queues[i].hdr->state, GPUFS_Q_STOPPED);
-  /* relaxed: a plain signal to the workers; pthread_join below orders
+  /* relaxed: a plain signal to the workers; the joins below order
    * everything they did before this thread frees their memory */
   gpufs_st_relaxed_u32_dev(&d->stop, 1);
-  for (uint32_t i = 0; i < d->nstarted; i++) pthread_join(d->workers[i].thread, NULL);
+  if (timeout_ms == 0) {
+    for (uint32_t i = 0; i < d->nstarted; i++) pthread_join(d->workers[i].thread, NULL);
+    daemon_free(d);
+    return 0;
+  }
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  until.tv_sec += timeout_ms / 1000;
+  until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+  if (until.tv_nsec >= 1000000000L) {
+    until.tv_sec++;
+    until.tv_nsec -= 1000000000L;
+  }
+  uint32_t stuck = 0;
+  for (uint32_t i = 0; i < d->nstarted; i++) {
+    if (pthread_timedjoin_np(d->workers[i].thread, NULL, &until) == 0) continue;
+    /* it holds d, its host file table and the queues: all stay */
+    if (stuck++ == 0 && why) describe_stuck(d, &d->workers[i], why, len);
+    pthread_detach(d->workers[i].thread);
+  }
+  if (stuck) return -ETIMEDOUT;
   daemon_free(d);
+  return 0;
 }
+
+void gpufs_daemon_stop(struct gpufs_daemon *d) { gpufs_daemon_stop_within(d, 0, NULL, 0); }

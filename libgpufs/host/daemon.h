@@ -68,6 +68,15 @@ int gpufs_daemon_start(const struct gpufs_daemon_params *p, struct gpufs_daemon 
  * closes every host file and frees the daemon.  NULL is a no-op. */
 void gpufs_daemon_stop(struct gpufs_daemon *d);
 
+/* gpufs_daemon_stop that waits at most timeout_ms (0: no limit) for the
+ * workers.  0: stopped and freed.  -ETIMEDOUT: some worker is still inside
+ * a host call (open(2) of a FIFO, a hung file system); why (len bytes, may
+ * be NULL) names it.  The daemon, its host file table, and the queues the
+ * caller passed in stay in use by that worker: the caller must keep them
+ * (and whatever worker_fini reaches) allocated for good.  The worker
+ * completes its ticket and exits on its own once the call returns. */
+int gpufs_daemon_stop_within(struct gpufs_daemon *d, uint32_t timeout_ms, char *why, size_t len);
+
 /* The host file table's answer for the file st describes
  * (gpufs_hostfiles_ident): 0 and *id, or -ENOENT. */
 struct gpufs_hostfile_id;

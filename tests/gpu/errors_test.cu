@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <sys/types.h>
 #include <atomic>
+#include <chrono>
 #include <thread>
 
 #include "libgpufs/host/cuda_glue.h"
@@ -399,4 +400,50 @@ TEST_F(ErrorsTest, StoppedDuringReadOnTwoInstances)
   for (int i = 0; i < 2; i++) cudaStreamDestroy(s[i]);
   cudaFree(bufs);
   cudaFree(r);
+}
+
+/* A worker stuck in a host call (open(2) of a FIFO without a writer) does
+ * not hold gpufs_stop past stop_timeout_ms: it returns -EIO naming the
+ * call, the kernel's gopen gives up with -ESHUTDOWN, and libgpufs starts
+ * again afterwards. */
+TEST_F(ErrorsTest, StopGivesUpOnAStuckHostCall)
+{
+  REQUIRE_GPU();
+  std::string fifo = dir.path + "/stuck-fifo";
+  ASSERT_EQ(0, mkfifo(fifo.c_str(), 0600));
+  dir.files.push_back(fifo);
+  struct gpufs_config c = small_config(4096, 16ull << 20);
+  c.stop_timeout_ms = 500;
+  ASSERT_EQ(0, gpufs_start(&c)) << gpufs_error_detail();
+  dpath p(fifo);
+  int *dfd;
+  ASSERT_EQ(cudaSuccess, cudaMalloc(&dfd, sizeof(int)));
+  ASSERT_EQ(cudaSuccess, cudaMemset(dfd, 0, sizeof(int)));
+  cudaStream_t s;
+  ASSERT_EQ(cudaSuccess, cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  open_for_test<<<1, 32, 0, s>>>(p.d, dfd);
+  usleep(300 * 1000); /* the worker is inside open(2) now */
+  auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(-EIO, gpufs_stop());
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_LT(secs, 5.0) << "stop waited past its limit";
+  EXPECT_NE(nullptr, strstr(gpufs_error_detail(), "stuck-fifo")) << gpufs_error_detail();
+  int fd = 0;
+  ASSERT_EQ(cudaSuccess, cudaStreamSynchronize(s));
+  ASSERT_EQ(cudaSuccess, cudaMemcpy(&fd, dfd, sizeof(int), cudaMemcpyDeviceToHost));
+  EXPECT_EQ(-GPUFS_ESHUTDOWN, fd);
+  /* let the stuck worker finish: it leaves by itself */
+  int wfd = open(fifo.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+  EXPECT_GE(wfd, 0) << strerror(errno);
+  usleep(100 * 1000);
+  if (wfd >= 0) close(wfd);
+  ASSERT_EQ(0, gpufs_start(&c)) << gpufs_error_detail();
+  started = true;
+  std::string f = dir.make("after", 4096, 3);
+  dpath pf(f);
+  open_for_test<<<1, 32>>>(pf.d, dfd);
+  ASSERT_EQ(cudaSuccess, cudaMemcpy(&fd, dfd, sizeof(int), cudaMemcpyDeviceToHost));
+  EXPECT_GE(fd, 0) << "a new start serves again";
+  cudaStreamDestroy(s);
+  cudaFree(dfd);
 }

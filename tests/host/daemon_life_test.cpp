@@ -213,4 +213,59 @@ TEST(DaemonLife, StopReleasesAWaitingClient)
   EXPECT_EQ(-GPUFS_ESHUTDOWN, client_rc);
 }
 
+/* The same blocked worker, stopped with a limit: the stop gives up on it
+ * after the limit, says which call it is stuck in, and leaves the daemon
+ * to it; once the FIFO gets a writer the worker finishes its ticket and
+ * leaves by itself (the queue stays alive until then). */
+TEST(DaemonLife, StopWithinGivesUpOnAStuckWorker)
+{
+  TempDir dir;
+  std::string fifo = dir.file("stuck-fifo");
+  ASSERT_EQ(0, mkfifo(fifo.c_str(), 0600));
+  CpuQueue q(kSlots, kStride, false);
+  gpufs_daemon_params p = q.params(2, 16, 8);
+  g_finis = 0;
+  p.worker_fini = count_fini;
+  gpufs_daemon *d = nullptr;
+  ASSERT_EQ(0, gpufs_daemon_start(&p, &d));
+  Request r;
+  r.op = GPUFS_OP_OPEN;
+  r.path = fifo;
+  r.arg = O_RDONLY;
+  int64_t first = client_post(q, &r, 1);
+  ASSERT_GE(first, 0);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (gpufs_ld_relaxed_u64_sys(&q.hdr->host_head) <= (uint64_t)first &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ASSERT_GT(gpufs_ld_relaxed_u64_sys(&q.hdr->host_head), (uint64_t)first) << "never claimed";
+
+  char why[512] = "";
+  auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(-ETIMEDOUT, gpufs_daemon_stop_within(d, 300, why, sizeof(why)));
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_GE(secs, 0.25);
+  EXPECT_LT(secs, 5.0) << "the limit was not kept";
+  EXPECT_NE(nullptr, strstr(why, "open")) << why;
+  EXPECT_NE(nullptr, strstr(why, "stuck-fifo")) << why;
+  EXPECT_EQ((uint32_t)GPUFS_Q_STOPPED, gpufs_ld_relaxed_u32_sys(&q.hdr->state));
+  EXPECT_EQ(-GPUFS_ESHUTDOWN, gpufs_q_wait_done(&q.ref, (uint64_t)first));
+  EXPECT_EQ(1, g_finis.load()) << "the idle worker left, the stuck one did not";
+
+  /* release the stuck worker: it completes the ticket and leaves */
+  int wfd = -1;
+  while ((wfd = open(fifo.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC)) < 0 && errno == ENXIO &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_GE(wfd, 0) << strerror(errno);
+  while (g_finis.load() < 2 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_EQ(2, g_finis.load()) << "the stuck worker never left";
+  EXPECT_EQ((uint64_t)first + 1, gpufs_ld_relaxed_u64_sys(&q.slots[first % kSlots].done_seq))
+      << "its ticket was completed";
+  if (wfd >= 0) close(wfd);
+  /* the worker's last steps after worker_fini: give them time before q goes */
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+}
+
 } // namespace

@@ -159,6 +159,23 @@ TEST(DaemonLife, StopUnderLoad)
   EXPECT_EQ(0, bad.load());
 }
 
+/* Post an OPEN of fifo (no writer: the worker that takes it blocks in
+ * open(2)) and wait until a worker claimed it; *first is its ticket. */
+void post_fifo_open(CpuQueue &q, const std::string &fifo, int64_t *first)
+{
+  Request r;
+  r.op = GPUFS_OP_OPEN;
+  r.path = fifo;
+  r.arg = O_RDONLY;
+  *first = client_post(q, &r, 1);
+  ASSERT_GE(*first, 0);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (gpufs_ld_relaxed_u64_sys(&q.hdr->host_head) <= (uint64_t)*first &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ASSERT_GT(gpufs_ld_relaxed_u64_sys(&q.hdr->host_head), (uint64_t)*first) << "never claimed";
+}
+
 /* A client waits for a request no worker can finish (the only worker is
  * blocked opening a FIFO that has no writer): stopping the daemon makes the
  * wait give up with -ESHUTDOWN.  The FIFO is opened for writing only after
@@ -173,17 +190,10 @@ TEST(DaemonLife, StopReleasesAWaitingClient)
   gpufs_daemon *d = nullptr;
   ASSERT_EQ(0, gpufs_daemon_start(&p, &d));
 
-  Request r;
-  r.op = GPUFS_OP_OPEN;
-  r.path = fifo;
-  r.arg = O_RDONLY;
-  int64_t first = client_post(q, &r, 1);
+  int64_t first = -1;
+  ASSERT_NO_FATAL_FAILURE(post_fifo_open(q, fifo, &first));
   ASSERT_GE(first, 0);
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  while (gpufs_ld_relaxed_u64_sys(&q.hdr->host_head) <= (uint64_t)first &&
-         std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  ASSERT_GT(gpufs_ld_relaxed_u64_sys(&q.hdr->host_head), (uint64_t)first) << "never claimed";
 
   std::atomic<bool> client_done{false};
   int client_rc = 0;
@@ -228,17 +238,10 @@ TEST(DaemonLife, StopWithinGivesUpOnAStuckWorker)
   p.worker_fini = count_fini;
   gpufs_daemon *d = nullptr;
   ASSERT_EQ(0, gpufs_daemon_start(&p, &d));
-  Request r;
-  r.op = GPUFS_OP_OPEN;
-  r.path = fifo;
-  r.arg = O_RDONLY;
-  int64_t first = client_post(q, &r, 1);
+  int64_t first = -1;
+  ASSERT_NO_FATAL_FAILURE(post_fifo_open(q, fifo, &first));
   ASSERT_GE(first, 0);
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  while (gpufs_ld_relaxed_u64_sys(&q.hdr->host_head) <= (uint64_t)first &&
-         std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  ASSERT_GT(gpufs_ld_relaxed_u64_sys(&q.hdr->host_head), (uint64_t)first) << "never claimed";
 
   char why[512] = "";
   auto t0 = std::chrono::steady_clock::now();

@@ -2,6 +2,7 @@
 benchmark's JSON rows needs (the last run of a rows file, geometric means).
 Standard library only; used by rodinia-io/plot.py and samples/collage/plot.py.
 """
+import json
 import math
 from xml.sax.saxutils import escape
 
@@ -13,6 +14,12 @@ def last_run(rows):
         return []
     date = rows[-1].get("date")
     return [r for r in rows if r.get("date") == date]
+
+
+def load_last_run(path):
+    """The rows of the last run in a JSON-lines rows file."""
+    with open(path) as f:
+        return last_run([json.loads(line) for line in f if line.strip()])
 
 
 def geomean(vals):

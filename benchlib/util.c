@@ -202,3 +202,11 @@ int bench_parallel_for(uint64_t n, uint64_t chunk, int threads,
   atomic_init(&f.failed, 0);
   return bench_parallel(threads, bench_pfor_worker, &f);
 }
+
+void bench_fmt_value(char *buf, size_t len, double v, const char *fmt)
+{
+  if (isnan(v))
+    snprintf(buf, len, "-");
+  else
+    snprintf(buf, len, fmt, v);
+}

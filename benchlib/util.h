@@ -5,6 +5,7 @@
 #ifndef BENCH_UTIL_H
 #define BENCH_UTIL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -47,6 +48,10 @@ int bench_mkdirs(const char *dir);
 
 /* "4K", "64K", "1M", "8G", or plain bytes when not a whole unit, into buf. */
 const char *bench_fmt_size(uint64_t bytes, char *buf, int len);
+
+/* v printed with fmt (one double conversion) into buf, or "-" for NaN (not
+ * measured): a table cell. */
+void bench_fmt_value(char *buf, size_t len, double v, const char *fmt);
 
 #ifdef __cplusplus
 }

@@ -13,12 +13,11 @@ When the file holds several runs, only the last one (the last row's
 failed rows are left out.  Standard library only; the SVG is written by
 hand.
 """
-import json
 import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "benchlib"))
-from svgbars import chart, geomean, last_run  # noqa: E402
+from svgbars import chart, geomean, load_last_run  # noqa: E402
 
 VERSIONS = ("expert", "gpufs-4k", "gpufs-64k")
 COLORS = {"expert": "#2ca02c", "gpufs-4k": "#1f77b4", "gpufs-64k": "#ff7f0e"}
@@ -28,8 +27,7 @@ def main(argv):
     if len(argv) != 3:
         sys.stderr.write(__doc__)
         return 2
-    with open(argv[1]) as f:
-        rows = last_run([json.loads(line) for line in f if line.strip()])
+    rows = load_last_run(argv[1])
     rows = [r for r in rows if "full_cache_ratio" not in r and r.get("status") != "failed"]
     if not rows:
         sys.stderr.write("%s: no rows\n" % argv[1])

@@ -16,6 +16,7 @@
 #include <cuda_runtime.h>
 
 #include "benchlib/report.h"
+#include "benchlib/util.h"
 #include "rodinia-io/harness/driver.h"
 #include "rodinia-io/harness/options.h"
 #include "rodinia-io/harness/rio.h"
@@ -78,14 +79,6 @@ static void rio_row(const struct rio_bench_result *br, const struct rio_result *
   bench_report_add(&row);
 }
 
-static void rio_fmt(char *buf, size_t len, double v, const char *fmt)
-{
-  if (isnan(v))
-    snprintf(buf, len, "-");
-  else
-    snprintf(buf, len, fmt, v);
-}
-
 /* The table, then the geometric means over the benchmarks per version. */
 static void rio_table(const struct rio_bench_result *res, int n, const struct rio_options *o)
 {
@@ -106,11 +99,11 @@ static void rio_table(const struct rio_bench_result *res, int n, const struct ri
       const double s_cpu = rio_speedup(&br->r[RIO_CPU_IO], r);
       const double s_ex = rio_speedup(&br->r[RIO_EXPERT], r);
       const double s_io = rio_io_speedup(&br->r[RIO_CPU_IO], r);
-      rio_fmt(e2e, sizeof(e2e), r->ok ? r->e2e_s : NAN, "%.4f");
-      rio_fmt(io, sizeof(io), r->ok ? r->io_s : NAN, "%.4f");
-      rio_fmt(gbps, sizeof(gbps), r->ok ? r->io_gbps : NAN, "%.2f");
-      rio_fmt(sc, sizeof(sc), s_cpu, "%.2fx");
-      rio_fmt(se, sizeof(se), s_ex, "%.2fx");
+      bench_fmt_value(e2e, sizeof(e2e), r->ok ? r->e2e_s : NAN, "%.4f");
+      bench_fmt_value(io, sizeof(io), r->ok ? r->io_s : NAN, "%.4f");
+      bench_fmt_value(gbps, sizeof(gbps), r->ok ? r->io_gbps : NAN, "%.2f");
+      bench_fmt_value(sc, sizeof(sc), s_cpu, "%.2fx");
+      bench_fmt_value(se, sizeof(se), s_ex, "%.2fx");
       printf("%-11s %-10s %9s %9s %8s %9s %9s %-10s %s\n", br->bench->name, rio_version_name(r->v), e2e,
              io, gbps, sc, se, r->ok ? (r->overlapped ? "yes" : "no") : "-",
              r->ok ? "yes" : "NO");
@@ -138,8 +131,8 @@ static void rio_table(const struct rio_bench_result *res, int n, const struct ri
         if (!r->ran)
           continue;
         const double x = rio_speedup(&br->r[r->v], r);
-        rio_fmt(e2e, sizeof(e2e), r->ok ? r->e2e_s : NAN, "%.4f");
-        rio_fmt(sc, sizeof(sc), x, "%.2fx");
+        bench_fmt_value(e2e, sizeof(e2e), r->ok ? r->e2e_s : NAN, "%.4f");
+        bench_fmt_value(sc, sizeof(sc), x, "%.2fx");
         printf("%-11s %-10s %7lluM %9.2f %9s %9s %s\n", br->bench->name, rio_version_name(r->v),
                (unsigned long long)(r->cache >> 20), br->input_bytes / 1e9, e2e, sc, r->ok ? "yes" : "NO");
         if (!r->ok)
@@ -158,9 +151,9 @@ static void rio_table(const struct rio_bench_result *res, int n, const struct ri
     const int v = o->versions[k];
     if (v == RIO_CPU_IO)
       continue;
-    rio_fmt(sc, sizeof(sc), n_cpu[v] ? exp(lg_cpu[v] / n_cpu[v]) : NAN, "%.2fx");
-    rio_fmt(se, sizeof(se), n_ex[v] && v != RIO_EXPERT ? exp(lg_ex[v] / n_ex[v]) : NAN, "%.2fx");
-    rio_fmt(gbps, sizeof(gbps), n_io[v] ? exp(lg_io[v] / n_io[v]) : NAN, "%.2fx");
+    bench_fmt_value(sc, sizeof(sc), n_cpu[v] ? exp(lg_cpu[v] / n_cpu[v]) : NAN, "%.2fx");
+    bench_fmt_value(se, sizeof(se), n_ex[v] && v != RIO_EXPERT ? exp(lg_ex[v] / n_ex[v]) : NAN, "%.2fx");
+    bench_fmt_value(gbps, sizeof(gbps), n_io[v] ? exp(lg_io[v] / n_io[v]) : NAN, "%.2fx");
     printf("  %-10s %8s cpu-io  %8s expert   I/O %8s cpu-io\n", rio_version_name((enum rio_version)v), sc,
            se, gbps);
   }

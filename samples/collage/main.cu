@@ -298,24 +298,16 @@ static void collage_row(const struct collage_ctx *c, const struct collage_image 
   bench_report_add(&row);
 }
 
-static void collage_fmt(char *buf, size_t len, double v, const char *fmt)
-{
-  if (isnan(v))
-    snprintf(buf, len, "-");
-  else
-    snprintf(buf, len, fmt, v);
-}
-
 static void collage_table_line(const struct collage_image *in, enum collage_version v, const struct collage_result *r,
                                const struct collage_result *res, const char *tag)
 {
   char us[16], xc[16], xg[16], sec[16];
-  collage_fmt(sec, sizeof(sec), r->ok ? r->best_s : NAN, "%.3f");
-  collage_fmt(us, sizeof(us), collage_per_block_us(r), "%.2f");
-  collage_fmt(xc, sizeof(xc), collage_speedup(&res[COLLAGE_CPU], r), "%.2fx");
-  collage_fmt(xg, sizeof(xg), collage_speedup(&res[COLLAGE_CPU_GPU], r), "%.2fx");
+  bench_fmt_value(sec, sizeof(sec), r->ok ? r->best_s : NAN, "%.3f");
+  bench_fmt_value(us, sizeof(us), collage_per_block_us(r), "%.2f");
+  bench_fmt_value(xc, sizeof(xc), collage_speedup(&res[COLLAGE_CPU], r), "%.2fx");
+  bench_fmt_value(xg, sizeof(xg), collage_speedup(&res[COLLAGE_CPU_GPU], r), "%.2fx");
   char cand[16], hits[24], pages[24];
-  collage_fmt(cand, sizeof(cand), r->st.blocks ? (double)r->st.candidates / r->st.blocks : NAN, "%.0f");
+  bench_fmt_value(cand, sizeof(cand), r->st.blocks ? (double)r->st.candidates / r->st.blocks : NAN, "%.0f");
   snprintf(hits, sizeof(hits), "-");
   snprintf(pages, sizeof(pages), "-");
   if (collage_is_gpufs(v) && r->ok) {

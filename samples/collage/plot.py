@@ -9,12 +9,11 @@ cache on the largest input; a dashed line at 1.  When the file holds
 several runs only the last one (the last row's "date") is drawn; failed
 rows are left out.  Standard library only.
 """
-import json
 import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "benchlib"))
-from svgbars import chart, last_run  # noqa: E402
+from svgbars import chart, load_last_run  # noqa: E402
 
 VERSIONS = ("cpu-gpu", "gpufs-block", "gpufs-warp", "gpufs-gread")
 COLORS = {"cpu-gpu": "#9467bd", "gpufs-block": "#ff7f0e", "gpufs-warp": "#1f77b4", "gpufs-gread": "#2ca02c"}
@@ -24,8 +23,7 @@ def main(argv):
     if len(argv) != 3:
         sys.stderr.write(__doc__)
         return 2
-    with open(argv[1]) as f:
-        rows = last_run([json.loads(line) for line in f if line.strip()])
+    rows = load_last_run(argv[1])
     rows = [r for r in rows if r.get("workload") == "collage" and r.get("status") != "failed"]
     if not rows:
         sys.stderr.write("%s: no collage rows\n" % argv[1])

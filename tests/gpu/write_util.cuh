@@ -269,4 +269,42 @@ static void wt_stream(int fd, uint64_t fsize, const wt_src &src, unsigned blocks
                             << wt_err(h[2 * b + 1]);
 }
 
+/* The parameterized write tests (write_test.cu, write_files_test.cu):
+ * (page size, transfer path); instantiated once, in write_test.cu. */
+
+class WriteTest : public ::testing::TestWithParam<std::tuple<uint32_t, uint32_t>> {
+protected:
+  tdir dir;
+  uint32_t page = 0;
+  bool started = false;
+  void SetUp() override
+  {
+    REQUIRE_GPU();
+    page = std::get<0>(GetParam());
+  }
+  void start(uint64_t cache, uint32_t rings = 16)
+  {
+    struct gpufs_config c = small_config(page, cache);
+    c.xfer = std::get<1>(GetParam());
+    c.nrings = rings;
+    c.alloc_timeout_ms = 10000;
+    ASSERT_EQ(0, gpufs_start(&c)) << gpufs_error_detail();
+    started = true;
+  }
+  void TearDown() override
+  {
+    if (started) EXPECT_EQ(0, gpufs_stop());
+  }
+  /* A path in the test directory that the test (or the GPU) creates. */
+  std::string newpath(const char *name)
+  {
+    std::string p = dir.path + "/" + name;
+    dir.files.push_back(p);
+    return p;
+  }
+  void disjoint_ranges(bool warp);
+  void read_own_writes(bool warp);
+  void map_write(bool msync);
+};
+
 #endif /* GPUFS_TESTS_GPU_WRITE_UTIL_CUH */

@@ -12,8 +12,9 @@
  *   3. checks them against bench_word, all threads striding over the words.
  * Every block opens the file with block-level gopen and closes it at the end.
  *
- * The write kernel turns this around: block b gopen()s a new file
- * (O_CREAT|O_WRONLY|O_TRUNC; the blocks share one descriptor), gwrite()s
+ * The write kernel turns this around: block b gopen()s a file the host
+ * emptied (O_CREAT|O_WRONLY: O_TRUNC would cut at every block's gopen; the
+ * blocks share one descriptor), gwrite()s
  * its stride from a device image of the pattern in io_size calls (the same
  * cap vote before each), then gfsync()s and gclose()s it.  The file is
  * checked on the host afterwards (bench_check_file), since what counts is
@@ -26,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <cuda/atomic>
 #include <cuda_runtime.h>
 
@@ -225,8 +227,8 @@ __global__ void __launch_bounds__(BENCH_BLOCK_THREADS, BENCH_RAND_BLOCKS_PER_SM)
 
 /* Whole block.  The blocks share one descriptor, and with its last gclose
  * the host file is closed: a block that gopen()ed after that would open it
- * again with O_TRUNC and cut away what the others wrote.  So no block drops
- * its reference before every block has taken one.  The release of each
+ * again (one more host open and close, in the timed kernel).  So no block
+ * drops its reference before every block has taken one.  The release of each
  * block's count (after its gopen returned) pairs with the acquire load here.
  * A grid that is not co-resident must not call this (blocks still to start
  * would never count); after BENCH_OPEN_WAIT_NS the block gives up with an
@@ -258,7 +260,7 @@ __global__ void __launch_bounds__(BENCH_BLOCK_THREADS, BENCH_SEQ_BLOCKS_PER_SM) 
   const uint64_t end = begin >= size ? begin : begin + stride < size ? begin + stride : size;
   const uint64_t t0 = bench_globaltimer();
   uint64_t off = begin;
-  const int fd = gopen(path, GPUFS_O_CREAT | GPUFS_O_WRONLY | GPUFS_O_TRUNC, 0644);
+  const int fd = gopen(path, GPUFS_O_CREAT | GPUFS_O_WRONLY, 0644);
 
   if (threadIdx.x == 0) {
     if (fd < 0)
@@ -455,6 +457,8 @@ int bench_gpufs_write(const struct bench_write_params *p, struct bench_write_res
   stride = (npieces + (uint64_t)p->blocks - 1) / (uint64_t)p->blocks * p->io_size;
   r->io.expected_bytes = p->file_size;
   memset(&h, 0, sizeof(h));
+  if (truncate(p->path, 0) != 0 && errno != ENOENT)
+    return -errno; /* the kernel's gopen has no O_TRUNC */
   hends = (unsigned long long *)calloc((size_t)p->blocks, sizeof(*hends));
   if (!hends)
     return -ENOMEM;

@@ -78,7 +78,8 @@ struct bench_read_result {
 int bench_gpufs_read(const struct bench_read_params *p, struct bench_read_result *r);
 
 struct bench_write_params {
-  const char *path;     /* the file to create (O_CREAT|O_WRONLY|O_TRUNC); must not be open */
+  const char *path;     /* the file to write, emptied first (truncate) or created
+                           (O_CREAT|O_WRONLY); must not be open */
   uint64_t file_size;   /* bytes to write: a multiple of 8 */
   uint64_t seed;        /* the pattern src holds */
   const void *src;      /* device memory: the pattern's first file_size bytes
@@ -104,7 +105,7 @@ struct bench_write_result {
                              gclose waited for every block's gopen (see workloads.cu) */
 };
 
-/* Run the write kernel: block b gopen()s path with O_CREAT|O_WRONLY|O_TRUNC,
+/* Run the write kernel: the host empties path; block b gopen()s it with O_CREAT|O_WRONLY,
  * gwrite()s [b * stride, (b + 1) * stride) of it from src in io_size calls
  * (stride: whole io_size pieces, as the seq reads), gfsync()s and gclose()s
  * it.  The kernel (gopen to gclose, the host's fsync included) is timed.

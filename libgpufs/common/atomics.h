@@ -133,4 +133,32 @@ GPUFS_HD void gpufs_pause(uint32_t *ns, uint32_t max_ns)
 /* gpufs_pause for the locks and state waits of the device calls. */
 #define GPUFS_PAUSE_MAX_NS 4096u
 
+/* A spin lock in one word of GPU memory (0 free, 1 held): test and
+ * test-and-set, pausing up to max_ns.  The hash buckets, the file table and
+ * the writable-mapping table use it.  Any one thread. */
+GPUFS_HD void gpufs_spin_lock(uint32_t *l, uint32_t max_ns)
+{
+  uint32_t ns = 32, exp = 0;
+  /* acquire: pairs with the release in gpufs_spin_unlock; what the last
+   * holder wrote under the lock is visible.  While it is held, wait with
+   * relaxed loads. */
+  while (!gpufs_cas_acquire_u32_dev(l, &exp, 1u)) {
+    while (gpufs_ld_relaxed_u32_dev(l) != 0) gpufs_pause(&ns, max_ns);
+    exp = 0;
+  }
+}
+
+/* One attempt: true when taken (acquire, as gpufs_spin_lock). */
+GPUFS_HD int gpufs_spin_trylock(uint32_t *l)
+{
+  uint32_t exp = 0;
+  return gpufs_ld_relaxed_u32_dev(l) == 0 && gpufs_cas_acquire_u32_dev(l, &exp, 1u);
+}
+
+GPUFS_HD void gpufs_spin_unlock(uint32_t *l)
+{
+  /* release: publishes the holder's writes; pairs with gpufs_spin_lock */
+  gpufs_st_release_u32_dev(l, 0u);
+}
+
 #endif /* GPUFS_COMMON_ATOMICS_H */

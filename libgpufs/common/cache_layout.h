@@ -37,7 +37,7 @@ struct gpufs_frame {
   uint32_t len;     /* valid bytes (VALID) */
   int32_t err;      /* negative errno (ERROR) */
   uint32_t dnext;   /* dirty list link (dirty.h) */
-  uint32_t wfile;   /* the descriptor whose dirty list holds the frame */
+  uint32_t wfile;   /* the node whose dirty list holds the frame */
   uint32_t wend;    /* end of the bytes gwrite put in the page (dirty.h) */
 };
 

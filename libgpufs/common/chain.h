@@ -9,24 +9,15 @@
 
 #include "frame.h"
 
+/* The lock of bucket b: inserts and unlinks of its chain. */
 GPUFS_HD void gpufs_bucket_lock(const struct gpufs_cache *c, uint32_t b)
 {
-  uint32_t ns = 32;
-  uint32_t exp = 0;
-  /* acquire: pairs with the release in gpufs_bucket_unlock; the chain as the
-   * last holder left it is visible.  While it is held, wait with relaxed
-   * loads (test and test-and-set). */
-  while (!gpufs_cas_acquire_u32_dev(&c->locks[b], &exp, 1u)) {
-    while (gpufs_ld_relaxed_u32_dev(&c->locks[b]) != 0) gpufs_pause(&ns, 1024);
-    exp = 0;
-  }
+  gpufs_spin_lock(&c->locks[b], 1024);
 }
 
 GPUFS_HD void gpufs_bucket_unlock(const struct gpufs_cache *c, uint32_t b)
 {
-  /* release: publishes this holder's chain edits; pairs with the acquire in
-   * gpufs_bucket_lock */
-  gpufs_st_release_u32_dev(&c->locks[b], 0u);
+  gpufs_spin_unlock(&c->locks[b]);
 }
 
 /* Remove frame f (whose key is stable: the caller owns it) from its chain. */

@@ -26,8 +26,10 @@ enum gpufs_gfile_state {
   GPUFS_GF_CLOSING = 4  /* last ref gone; its closer talks to the host */
 };
 
-/* One distinct open file, shared by every group that opened the same path
- * with the same flags.  The descriptor a kernel sees is the entry's index. */
+/* One descriptor: a (path, flags) that is open, shared by every group that
+ * opened that path with those flags.  The descriptor a kernel sees is the
+ * entry's index (and its instance, internal.cuh).  What the file's names
+ * share is its node. */
 struct gpufs_gfile {
   uint32_t state;   /* enum gpufs_gfile_state: changed under the table lock,
                        except OPENING -> OPEN/ERROR (release by the opener) */
@@ -35,15 +37,26 @@ struct gpufs_gfile {
                        that steers the GPU's readahead for the entry */
   int32_t hfid;     /* host file index */
   uint32_t cid;     /* cache identity of the file (same inode, same cid) */
-  uint32_t version; /* file version: at open, renewed by gftruncate */
+  uint32_t node;    /* its gpufs_gnode while OPEN or CLOSING, else GPUFS_NIL */
   uint32_t flags;
   int32_t err;
-  uint32_t flushing; /* write-backs of this file's lists in progress */
-  uint64_t size;    /* bytes: at open, then as this GPU's writes and truncates set it */
-  uint32_t dheads[GPUFS_DLISTS]; /* dirty lists (dirty.h), writable files only */
+  uint32_t flushing; /* write-backs in progress that use its hfid (holds) */
   uint32_t hash;    /* of the path (gopen compares it first) */
   uint32_t len;     /* of the path */
   uint64_t refs;    /* generation << 32 | opens not yet closed (files.cu) */
+};
+
+/* One host file (device and inode: its cid) open on the instance through
+ * one or more entries, whatever their paths and flags: what every name of
+ * the file shares (libgpufs/device/gnode.cu). */
+struct gpufs_gnode {
+  uint32_t cid;      /* 0: free; set and cleared under the table lock */
+  uint32_t links;    /* entries that name it (OPEN or CLOSING); under the lock */
+  uint32_t version;  /* at the first open, renewed by gftruncate and O_TRUNC */
+  uint32_t flushing; /* write-backs of its lists in progress (any entry) */
+  uint64_t size;     /* bytes: at the first open, then as this GPU's writes
+                        and truncations set it */
+  uint32_t dheads[GPUFS_DLISTS]; /* dirty lists (dirty.h) */
 };
 
 /* Entries are small and dense, so that gopen's scan under the table lock
@@ -61,6 +74,7 @@ struct gpufs_ftab_stats {
 struct gpufs_ftab {
   struct gpufs_ftab_stats *stats;
   struct gpufs_gfile *files;
+  struct gpufs_gnode *nodes; /* nfiles of them: at most one per entry */
   char *paths;    /* nfiles * GPUFS_PATH_MAX: entry i's path at i * GPUFS_PATH_MAX */
   uint32_t *lock; /* entry creation and state changes (files.cu) */
   uint32_t *writers; /* entries opened for writing and not yet FREE: changed
@@ -77,8 +91,29 @@ struct gpufs_ra_ref {
                          GPUFS_CHUNK; 0: readahead off */
 };
 
+/* The writable mappings that are live (libgpufs/device/wmap.cu): an open
+ * addressing table under its own lock, keyed by the mapping's address in
+ * the cache and its size. */
+struct gpufs_wmap {
+  uint64_t off;   /* byte offset of the mapping in cache.data, + 1; 0: empty */
+  uint32_t size;
+  uint32_t entry; /* the descriptor it holds a reference on */
+  uint32_t count; /* live mappings of this (address, size) */
+  uint32_t pad;
+};
+
+struct gpufs_wmaps {
+  struct gpufs_wmap *recs;
+  uint32_t *lock;
+  uint32_t *live;  /* records in use: changed under the lock; gmunmap and
+                      gmsync skip the table while 0 */
+  uint32_t cap;    /* power of two; at most cap / 2 records are used */
+  uint32_t pad;
+};
+
 struct gpufs_dev {
   struct gpufs_cache cache;
+  struct gpufs_wmaps maps;
   struct gpufs_queue_ref q;
   struct gpufs_ftab ftab;
   struct gpufs_ra_ref ra;

@@ -37,7 +37,7 @@
 #include "cache.h"
 #include "gpufs/config.h"
 
-#define GPUFS_DLISTS 16 /* dirty lists per open file */
+#define GPUFS_DLISTS 16 /* dirty lists per open file (its node) */
 
 GPUFS_HD uint32_t gpufs_ctz32(uint32_t x)
 {
@@ -84,7 +84,7 @@ GPUFS_HD int gpufs_dirty_flag(const struct gpufs_cache *c, uint32_t f)
   return (old & GPUFS_PG_DIRTY) == 0;
 }
 
-/* Push frame f on list *head, owned by descriptor wfile. */
+/* Push frame f on list *head, of node wfile (libgpufs/device/gnode.cu). */
 GPUFS_HD void gpufs_dlist_push(const struct gpufs_cache *c, uint32_t *head, uint32_t f,
                                uint32_t wfile)
 {
@@ -145,6 +145,16 @@ GPUFS_HD void gpufs_dirty_done(const struct gpufs_cache *c, uint32_t f)
    * flusher's acquire in gpufs_dirty_take */
   gpufs_and_acqrel_u32_dev(&c->frames[f].state, ~GPUFS_PG_WB);
   gpufs_frame_unpin(c, f);
+}
+
+/* Drop every dirty bit of frame f, which the caller took (gpufs_dirty_take):
+ * its bytes are not to be written back (the file was cut below them). */
+GPUFS_HD void gpufs_dirty_clear(const struct gpufs_cache *c, uint32_t f)
+{
+  uint32_t *bm = gpufs_frame_dirty(c, f);
+  /* acq_rel: as the flusher's exchanges (gpufs_dirty_cursor_init): bits a
+   * writer sets later come with a DIRTY set later, and a push */
+  for (uint32_t w = 0; w < c->dwords; w++) (void)gpufs_xchg_acqrel_u32_dev(&bm[w], 0u);
 }
 
 /* Walks the dirty runs of one frame, taking (zeroing) bitmap words as it

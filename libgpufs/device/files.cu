@@ -26,39 +26,6 @@
 #include "libgpufs/common/refs.h"
 #include "libgpufs/device/writeback.cuh"
 
-/* Add ns since t0 to one of gopen's time counters. */
-static __device__ void ftab_time(uint64_t *counter, uint64_t t0)
-{
-  gpufs_add_relaxed_u64_dev(counter, gpufs_now_ns() - t0);
-}
-
-static __device__ void ftab_lock(const struct gpufs_ftab *t)
-{
-  const uint64_t t0 = gpufs_now_ns();
-  uint32_t ns = 32, exp = 0;
-  /* acquire: pairs with the release in ftab_unlock; the entries as the last
-   * holder left them are visible.  While held, wait with relaxed loads. */
-  while (!gpufs_cas_acquire_u32_dev(t->lock, &exp, 1u)) {
-    while (gpufs_ld_relaxed_u32_dev(t->lock) != 0) gpufs_pause(&ns, GPUFS_PAUSE_MAX_NS);
-    exp = 0;
-  }
-  ftab_time(&t->stats->lock_ns, t0);
-}
-
-/* One attempt at the lock; true when taken. */
-static __device__ bool ftab_trylock(const struct gpufs_ftab *t)
-{
-  uint32_t exp = 0;
-  /* acquire: as in ftab_lock */
-  return gpufs_ld_relaxed_u32_dev(t->lock) == 0 && gpufs_cas_acquire_u32_dev(t->lock, &exp, 1u);
-}
-
-static __device__ void ftab_unlock(const struct gpufs_ftab *t)
-{
-  /* release: publishes this holder's entry edits; pairs with ftab_lock */
-  gpufs_st_release_u32_dev(t->lock, 0u);
-}
-
 static __device__ bool path_eq(const char *a, const char *b)
 {
   for (uint32_t i = 0; i < GPUFS_PATH_MAX; i++) {
@@ -81,22 +48,24 @@ static __device__ bool entry_is(const struct gpufs_ftab *t, uint32_t i, uint32_t
          gpufs_ld_relaxed_u32_dev(&e->flags) == flags;
 }
 
-/* Drop a reference of a failed entry (ERROR); the last frees it. */
 /* An entry becomes FREE: by the table lock's holder.  An entry opened for
- * writing leaves the count of writable entries (ftab.writers). */
+ * writing leaves the count of writable entries (ftab.writers); a linked
+ * one leaves its node. */
 static __device__ void ftab_free_locked(const struct gpufs_ftab *t, struct gpufs_gfile *e)
 {
+  gpufs_node_unlink_locked(t, e);
   /* relaxed: the count changes only under the lock (its release publishes
    * it); gpufs_fd_hold_writer's lock-free read needs no ordering */
   if ((gpufs_ld_relaxed_u32_dev(&e->flags) & 3) != 0) gpufs_add_relaxed_u32_dev(t->writers, 0xffffffffu);
   gpufs_st_relaxed_u32_dev(&e->state, GPUFS_GF_FREE);
 }
 
+/* Drop a reference of a failed entry (ERROR); the last frees it. */
 static __device__ void ftab_unref(const struct gpufs_ftab *t, struct gpufs_gfile *e)
 {
-  ftab_lock(t);
+  gpufs_ftab_lock(t);
   if (gpufs_refs_drop_locked(&e->refs) == 1) ftab_free_locked(t, e);
-  ftab_unlock(t);
+  gpufs_ftab_unlock(t);
 }
 
 /* A joiner holds a reference on entry idx: wait for its opener. */
@@ -108,7 +77,7 @@ static __device__ int ftab_joined(const struct gpufs_ftab *t, int idx)
   /* acquire: pairs with the opener's release of OPEN or ERROR; hfid, size,
    * cid, version (or err) are visible after it */
   while ((st = gpufs_ld_acquire_u32_dev(&e->state)) == GPUFS_GF_OPENING) gpufs_pause(&ns, GPUFS_PAUSE_MAX_NS);
-  ftab_time(&t->stats->wait_ns, t0);
+  gpufs_ftab_time(&t->stats->wait_ns, t0);
   if (st == GPUFS_GF_OPEN) return idx;
   int err = e->err;
   ftab_unref(t, e);
@@ -140,6 +109,8 @@ static __device__ int gopen_one(const struct gpufs_dev *d, const char *path, int
   const struct gpufs_ftab *t = &d->ftab;
   if (path == NULL) return -GPUFS_EFAULT;
   if ((flags & 3) == 3 || (flags & ~GPUFS_O_KNOWN) != 0) return -GPUFS_EINVAL;
+  /* O_TRUNC cuts the file at every open: a descriptor that may write it */
+  if ((flags & GPUFS_O_TRUNC) && (flags & 3) == 0) return -GPUFS_EINVAL;
   const bool excl = (flags & (GPUFS_O_CREAT | GPUFS_O_EXCL)) == (GPUFS_O_CREAT | GPUFS_O_EXCL);
   uint32_t len = 0, hash = 2166136261u; /* FNV-1a */
   while (len < GPUFS_PATH_MAX && path[len] != '\0') hash = (hash ^ (uint8_t)path[len++]) * 16777619u;
@@ -154,12 +125,12 @@ static __device__ int gopen_one(const struct gpufs_dev *d, const char *path, int
   for (uint32_t ns = 64;; gpufs_pause(&ns, GPUFS_PAUSE_MAX_NS)) {
     int j = excl ? -1 : ftab_try_join(t, path, hash, len, (uint32_t)flags);
     if (j >= 0) {
-      ftab_time(&t->stats->lock_ns, tl);
+      gpufs_ftab_time(&t->stats->lock_ns, tl);
       return ftab_joined(t, j);
     }
-    if (ftab_trylock(t)) break;
+    if (gpufs_ftab_trylock(t)) break;
   }
-  ftab_time(&t->stats->lock_ns, tl);
+  gpufs_ftab_time(&t->stats->lock_ns, tl);
   int found = -1, free_slot = -1;
   for (uint32_t i = 0; i < t->nfiles && found < 0; i++) {
     struct gpufs_gfile *e = &t->files[i];
@@ -171,7 +142,7 @@ static __device__ int gopen_one(const struct gpufs_dev *d, const char *path, int
                gpufs_ld_relaxed_u32_dev(&e->len) == len &&
                path_eq(t->paths + (uint64_t)i * GPUFS_PATH_MAX, path)) {
       if (excl) { /* the file exists: it is open here */
-        ftab_unlock(t);
+        gpufs_ftab_unlock(t);
         return -GPUFS_EEXIST;
       }
       if (gpufs_ld_relaxed_u32_dev(&e->flags) == (uint32_t)flags) found = (int)i;
@@ -181,11 +152,11 @@ static __device__ int gopen_one(const struct gpufs_dev *d, const char *path, int
     /* an OPEN or OPENING entry has a reference, and a count goes to 0 only
      * under the lock */
     gpufs_refs_add(&t->files[found].refs);
-    ftab_unlock(t);
+    gpufs_ftab_unlock(t);
     return ftab_joined(t, found);
   }
   if (free_slot < 0) {
-    ftab_unlock(t);
+    gpufs_ftab_unlock(t);
     return -GPUFS_EMFILE;
   }
   struct gpufs_gfile *e = &t->files[free_slot];
@@ -198,19 +169,20 @@ static __device__ int gopen_one(const struct gpufs_dev *d, const char *path, int
   gpufs_st_relaxed_u32_dev(&e->flushing, 0u);
   gpufs_st_relaxed_u32_dev(&e->advice, (uint32_t)GPUFS_FADV_NORMAL);
   e->err = 0;
-  for (uint32_t k = 0; k < GPUFS_DLISTS; k++) gpufs_st_relaxed_u32_dev(&e->dheads[k], GPUFS_NIL);
+  e->node = GPUFS_NIL;
   gpufs_st_relaxed_u32_dev(&e->state, GPUFS_GF_OPENING);
   /* relaxed: under the lock, as in ftab_free_locked */
   if ((flags & 3) != 0) gpufs_add_relaxed_u32_dev(t->writers, 1u);
   gpufs_refs_renew(&e->refs); /* a new incarnation, one reference: ours */
-  ftab_unlock(t);
+  gpufs_ftab_unlock(t);
 
-  struct gpufs_call c = {GPUFS_OP_OPEN, -1, (uint64_t)(uint32_t)mode, len, (uint32_t)flags, path,
-                         len + 1};
+  /* O_TRUNC is done after the open, by gopen_trunc, at every open */
+  struct gpufs_call c = {GPUFS_OP_OPEN, -1, (uint64_t)(uint32_t)mode, len,
+                         (uint32_t)flags & ~(uint32_t)GPUFS_O_TRUNC, path, len + 1};
   uint64_t out[4];
   const uint64_t th = gpufs_now_ns();
   int64_t r = gpufs_host_call(d, &c, out);
-  ftab_time(&t->stats->host_ns, th);
+  gpufs_ftab_time(&t->stats->host_ns, th);
   if (r >= 0 && out[0] / d->cache.page_size >= (1ull << GPUFS_PAGE_BITS)) {
     struct gpufs_call cl = {GPUFS_OP_CLOSE, (int32_t)r, 0, 0, 0, NULL, 0};
     gpufs_host_call(d, &cl, out);
@@ -218,11 +190,12 @@ static __device__ int gopen_one(const struct gpufs_dev *d, const char *path, int
   }
   if (r >= 0) {
     e->hfid = (int32_t)r;
-    gpufs_st_relaxed_u64_dev(&e->size, out[0]);
     e->cid = (uint32_t)out[1];
-    gpufs_st_relaxed_u32_dev(&e->version, (uint32_t)out[2]);
-    /* release: publishes hfid, size, cid and version; pairs with the acquire
-     * of waiting openers above and of gpufs_fd_get */
+    gpufs_ftab_lock(t);
+    gpufs_node_link_locked(t, e, (uint32_t)out[1], out[0], (uint32_t)out[2]);
+    gpufs_ftab_unlock(t);
+    /* release: publishes hfid, cid and the node; pairs with the acquire of
+     * waiting openers above and of gpufs_fd_get */
     gpufs_st_release_u32_dev(&e->state, GPUFS_GF_OPEN);
     return free_slot;
   }
@@ -243,93 +216,22 @@ __device__ int gpufs_fd_get(int fd, struct gpufs_fdinfo *fi)
   if (gpufs_ld_acquire_u32_dev(&e->state) != GPUFS_GF_OPEN) return -GPUFS_EBADF;
   fi->hfid = e->hfid;
   fi->cid = e->cid;
+  fi->node = e->node;
+  if (fi->node >= d->ftab.nfiles) return -GPUFS_EBADF; /* closed meanwhile */
+  struct gpufs_gnode *nd = &d->ftab.nodes[fi->node];
   /* relaxed: version and size change (gftruncate, gwrite) while the file
    * is open; callers racing with those get either value */
-  fi->version = gpufs_ld_relaxed_u32_dev(&e->version);
+  fi->version = gpufs_ld_relaxed_u32_dev(&nd->version);
   fi->flags = e->flags;
   /* relaxed: a hint that gfadvise may change at any time */
   fi->advice = gpufs_ld_relaxed_u32_dev(&e->advice);
   fi->d = d;
   fi->fd = entry;
-  fi->size = gpufs_ld_relaxed_u64_dev(&e->size);
+  fi->size = gpufs_ld_relaxed_u64_dev(&nd->size);
   return 0;
 }
 
-__device__ int gpufs_fd_hold(const struct gpufs_dev *d, int fd)
-{
-  const struct gpufs_ftab *t = &d->ftab;
-  if (fd < 0 || (uint32_t)fd >= t->nfiles) return -GPUFS_EBADF;
-  struct gpufs_gfile *e = &t->files[fd];
-  ftab_lock(t);
-  /* acquire: pairs with the opener's release of OPEN, which is outside the
-   * lock: hfid and cid, which the holder reads next, are visible */
-  bool ok = gpufs_ld_acquire_u32_dev(&e->state) == GPUFS_GF_OPEN &&
-            (gpufs_ld_relaxed_u32_dev(&e->flags) & 3) != 0;
-  /* relaxed: the table lock orders it against the closer's CLOSING */
-  if (ok) gpufs_add_relaxed_u32_dev(&e->flushing, 1u);
-  ftab_unlock(t);
-  return ok ? 0 : -GPUFS_EBADF;
-}
-
-__device__ int gpufs_fd_hold_writer(const struct gpufs_dev *d, uint32_t cid)
-{
-  const struct gpufs_ftab *t = &d->ftab;
-  int fd = -1;
-  /* Read-only files are the common case of gmunmap: with no entry open for
-   * writing, or none of this file, leave without the lock (a writer opened
-   * while we look is unordered with this call: as if it came after).
-   * relaxed: the count only says whether to look. */
-  if (gpufs_ld_relaxed_u32_dev(t->writers) == 0) return -1;
-  bool maybe = false;
-  for (uint32_t i = 0; i < t->nfiles && !maybe; i++) {
-    struct gpufs_gfile *e = &t->files[i];
-    /* acquire: as below (cid is published with OPEN) */
-    maybe = gpufs_ld_acquire_u32_dev(&e->state) == GPUFS_GF_OPEN && e->cid == cid &&
-            (gpufs_ld_relaxed_u32_dev(&e->flags) & 3) != 0;
-  }
-  if (!maybe) return -1;
-  ftab_lock(t);
-  for (uint32_t i = 0; i < t->nfiles && fd < 0; i++) {
-    struct gpufs_gfile *e = &t->files[i];
-    /* acquire: as in gpufs_fd_hold (cid is published with OPEN) */
-    if (gpufs_ld_acquire_u32_dev(&e->state) == GPUFS_GF_OPEN && e->cid == cid &&
-        (gpufs_ld_relaxed_u32_dev(&e->flags) & 3) != 0) {
-      /* relaxed: the table lock orders it against the closer's CLOSING */
-      gpufs_add_relaxed_u32_dev(&e->flushing, 1u);
-      fd = (int)i;
-    }
-  }
-  ftab_unlock(t);
-  return fd;
-}
-
-__device__ void gpufs_fd_unhold(const struct gpufs_dev *d, int fd)
-{
-  /* release: this holder's write-back (its slot and frame accesses) is
-   * done; pairs with the acquire in gpufs_fd_wait_unheld */
-  gpufs_sub_release_u32_dev(&d->ftab.files[fd].flushing, 1u);
-}
-
-__device__ void gpufs_fd_wait_unheld(const struct gpufs_dev *d, int fd, uint32_t mine)
-{
-  uint32_t *w = &d->ftab.files[fd].flushing;
-  uint32_t ns = 64;
-  while (gpufs_ld_relaxed_u32_dev(w) > mine) gpufs_pause(&ns, GPUFS_PAUSE_MAX_NS);
-  /* acquire: pairs with gpufs_fd_unhold */
-  (void)gpufs_ld_acquire_u32_dev(w);
-}
-
-/* What gclose's first step found (or -EBADF, a negative errno). */
-enum gpufs_close_step {
-  GPUFS_CLOSE_SHARED = 0,     /* not the last reference: done */
-  GPUFS_CLOSE_LAST = 1,       /* the last: the entry is CLOSING; finish the close */
-  GPUFS_CLOSE_LAST_WRITER = 2 /* the last of a writable entry: write back, then finish */
-};
-
-/* gclose's first step, by one thread: drop a reference of entry fd of a
- * valid instance d.  GPUFS_CLOSE_SHARED, GPUFS_CLOSE_LAST (the entry is
- * CLOSING and the caller must finish), or -EBADF. */
-static __device__ int gclose_drop(const struct gpufs_dev *d, uint32_t fd)
+__device__ int gpufs_close_drop(const struct gpufs_dev *d, uint32_t fd)
 {
   const struct gpufs_ftab *t = &d->ftab;
   struct gpufs_gfile *e = &t->files[fd];
@@ -337,35 +239,58 @@ static __device__ int gclose_drop(const struct gpufs_dev *d, uint32_t fd)
   /* acquire: pairs with the opener's release of OPEN */
   if (gpufs_ld_acquire_u32_dev(&e->state) == GPUFS_GF_OPEN && gpufs_refs_drop(&e->refs))
     return GPUFS_CLOSE_SHARED;
-  ftab_lock(t);
+  gpufs_ftab_lock(t);
   uint32_t had = 0;
   if (gpufs_ld_relaxed_u32_dev(&e->state) == GPUFS_GF_OPEN) had = gpufs_refs_drop_locked(&e->refs);
   if (had == 1) gpufs_st_relaxed_u32_dev(&e->state, GPUFS_GF_CLOSING);
-  ftab_unlock(t);
+  gpufs_ftab_unlock(t);
   return had == 0 ? -GPUFS_EBADF : had == 1 ? GPUFS_CLOSE_LAST : GPUFS_CLOSE_SHARED;
 }
 
-/* The last close, after the write-back: err < 0 puts the reference back. */
-static __device__ int gclose_finish(const struct gpufs_dev *d, uint32_t fd, int64_t err)
+__device__ int gpufs_close_finish(const struct gpufs_dev *d, uint32_t fd, int64_t err)
 {
   const struct gpufs_ftab *t = &d->ftab;
   struct gpufs_gfile *e = &t->files[fd];
   if (err < 0) {
-    ftab_lock(t);
+    gpufs_ftab_lock(t);
     /* OPEN again with one reference, the caller's, under a new generation:
      * a joiner holding a word read before the close must fail its CAS (the
      * same word again would let it join in between, before OPEN) */
     gpufs_st_relaxed_u32_dev(&e->state, GPUFS_GF_OPEN);
     gpufs_refs_renew(&e->refs); /* after OPEN: joiners see both */
-    ftab_unlock(t);
+    gpufs_ftab_unlock(t);
     return (int)err;
   }
   struct gpufs_call c = {GPUFS_OP_CLOSE, e->hfid, 0, 0, 0, NULL, 0};
   uint64_t out[4];
   int64_t r = gpufs_host_call(d, &c, out);
-  ftab_lock(t);
+  gpufs_ftab_lock(t);
   ftab_free_locked(t, e);
-  ftab_unlock(t);
+  gpufs_ftab_unlock(t);
+  return (int)r;
+}
+
+/* O_TRUNC, at every gopen that asks for it (as open(2)), also one that
+ * joined an open descriptor: the file's dirty bytes are dropped (never
+ * written back), then the host cuts it to 0 after the write-backs in
+ * flight, and every descriptor of the file gets size 0 and a new version.
+ * The caller holds a reference on entry fd (writable: gopen_one refuses
+ * O_TRUNC with O_RDONLY).  On an error the reference is dropped again (a
+ * last one closes the entry: what is dirty belongs to other entries, which
+ * write it back).  fd or -errno.  One thread. */
+static __device__ int gopen_trunc(const struct gpufs_dev *d, uint32_t fd)
+{
+  int64_t r = gpufs_fd_hold(d, (int)fd);
+  if (r == 0) {
+    gpufs_node_drop_dirty(d, fd);
+    r = gpufs_node_truncate(d, fd, 0);
+    gpufs_fd_unhold(d, (int)fd);
+  }
+  if (r == 0) return (int)fd;
+  if (gpufs_close_drop(d, fd) == GPUFS_CLOSE_LAST) {
+    gpufs_fd_wait_unheld(d, (int)fd, 0);
+    gpufs_close_finish(d, fd, 0);
+  }
   return (int)r;
 }
 
@@ -376,24 +301,7 @@ static __device__ int gclose_group(G g, int kfd)
   uint32_t fd = 0;
   const struct gpufs_dev *d = gpufs_fd_instance(kfd, &fd); /* the same in every thread */
   if (d == NULL) return -GPUFS_EBADF;
-  int64_t r = 0;
-  g.sync();
-  if (g.rank() == 0) {
-    r = gclose_drop(d, fd);
-    /* a writer's lists: wait for holders, then nobody else flushes them */
-    if (r == GPUFS_CLOSE_LAST && (d->ftab.files[fd].flags & 3) != 0) {
-      gpufs_fd_wait_unheld(d, (int)fd, 0);
-      r = GPUFS_CLOSE_LAST_WRITER;
-    }
-  }
-  r = g.bcast(r);
-  if (r < 0 || r == GPUFS_CLOSE_SHARED) return (int)r;
-  int64_t err = 0;
-  if (r == GPUFS_CLOSE_LAST_WRITER) err = gpufs_wb_file(g, d, fd, g.id() % d->cache.nrings);
-  g.sync();
-  int64_t res = 0;
-  if (g.rank() == 0) res = gclose_finish(d, fd, err);
-  return (int)g.bcast(res);
+  return gpufs_close_group(g, d, fd);
 }
 
 static __device__ int gfstat_one(int fd, struct gstat *st)
@@ -434,7 +342,8 @@ static __device__ int gopen_timed(uint32_t instance, const char *path, int flags
   const struct gpufs_ftab *t = &d->ftab;
   const uint64_t t0 = gpufs_now_ns();
   int r = gopen_one(d, path, flags, mode);
-  ftab_time(&t->stats->total_ns, t0);
+  if (r >= 0 && (flags & GPUFS_O_TRUNC)) r = gopen_trunc(d, (uint32_t)r);
+  gpufs_ftab_time(&t->stats->total_ns, t0);
   gpufs_add_relaxed_u64_dev(&t->stats->calls, 1ull);
   return r < 0 ? r : gpufs_fd_make(d, (uint32_t)r);
 }

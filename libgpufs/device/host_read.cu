@@ -36,14 +36,13 @@ static __global__ void host_read_kernel(uint32_t instance, uint32_t cid, uint32_
   const uint64_t nwarps = (uint64_t)gridDim.x * blockDim.x / 32;
   const uint64_t p0 = off / S, p1 = (off + size - 1) / S;
   if (warp == 0) {
-    /* relaxed: a descriptor's size is a hint for the host's answer, which
+    /* relaxed: the open file's size is a hint for the host's answer, which
      * races with running writers anyway */
     uint64_t m = 0;
     for (uint32_t i = lane; i < d->ftab.nfiles; i += 32) {
-      struct gpufs_gfile *e = &d->ftab.files[i];
-      if (gpufs_ld_relaxed_u32_dev(&e->state) == GPUFS_GF_OPEN &&
-          gpufs_ld_relaxed_u32_dev(&e->cid) == cid) {
-        uint64_t s = gpufs_ld_relaxed_u64_dev(&e->size);
+      struct gpufs_gnode *nd = &d->ftab.nodes[i];
+      if (gpufs_ld_relaxed_u32_dev(&nd->cid) == cid) {
+        uint64_t s = gpufs_ld_relaxed_u64_dev(&nd->size);
         if (s > m) m = s;
       }
     }
@@ -91,4 +90,10 @@ extern "C" int gpufs_dev_host_read_launch(uint32_t instance, uint32_t cid, uint3
   host_read_kernel<<<(unsigned)blocks, HOST_READ_THREADS, 0, (cudaStream_t)stream>>>(
       instance, cid, version, off, size, dst, have, gpu_size);
   return cudaGetLastError() == cudaSuccess ? 0 : -GPUFS_EIO;
+}
+
+extern "C" int gpufs_dev_host_read_preload(void)
+{
+  struct cudaFuncAttributes a;
+  return cudaFuncGetAttributes(&a, host_read_kernel) == cudaSuccess ? 0 : -GPUFS_EIO;
 }

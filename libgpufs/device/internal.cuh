@@ -79,8 +79,22 @@ struct gpufs_fdinfo {
   uint32_t flags;  /* as given to gopen */
   uint32_t advice; /* GPUFS_FADV_NORMAL/RANDOM/SEQUENTIAL (gfadvise) */
   uint32_t fd;     /* its entry in d's file table */
+  uint32_t node;   /* its file's node (gpufs_gnode) */
   uint64_t size;   /* the file's size now, as this instance sees it */
 };
+
+/* The node of open entry `entry` (OPEN or CLOSING, or held). */
+__device__ __forceinline__ struct gpufs_gnode *gpufs_node_of(const struct gpufs_dev *d, uint32_t entry)
+{
+  return &d->ftab.nodes[d->ftab.files[entry].node];
+}
+
+/* The file table's lock (files.cu, gnode.cu): entry creation, state
+ * changes, node links.  Held only for short scans, never across a host
+ * call.  Any one thread. */
+__device__ void gpufs_ftab_lock(const struct gpufs_ftab *t);
+__device__ bool gpufs_ftab_trylock(const struct gpufs_ftab *t);
+__device__ void gpufs_ftab_unlock(const struct gpufs_ftab *t);
 
 /* 0 and *fi filled if fd (a kernel's descriptor) is open, else -EBADF.
  * Any thread may call it. */

@@ -9,15 +9,40 @@
  * cache: when every frame a group's ring holds is pinned, gmmap and gread
  * wait alloc_timeout_ms for one to be released and then fail with -ENOMEM.
  *
- * Writable mappings: there is no pristine copy of the page to diff against.
- * gmsync and gmunmap mark the range they are given dirty, for the writable
- * descriptor of the page's file that is open (any one: they share the
- * cache), and write-back then writes those grains.  A page of a file with
- * no writable descriptor open has nothing to write back.
+ * Writable mappings (PROT_WRITE, MAP_SHARED, a descriptor open O_RDWR) are
+ * recorded (wmap.cu) and hold a reference on their descriptor until
+ * gmunmap, so that their bytes can reach the file after the caller's
+ * gclose: the gmunmap that drops the last reference does the last close's
+ * write-back.  There is no pristine copy of the page to diff against:
+ * gmsync and gmunmap mark the range they are given dirty on the file's
+ * lists, and write-back then writes those grains.  Read-only mappings are
+ * not recorded and mark nothing.
  */
-#include "libgpufs/device/writeback.cuh"
+#include "libgpufs/common/refs.h"
+#include "libgpufs/device/wmap.cuh"
 
 #define ERR_PTR(e) ((void *)(intptr_t)(e))
+
+/* A writable mapping of entry fd at byte off of the cache (frame f,
+ * pinned for it) begins: record it and take a reference on the entry for
+ * it.  0, or -ENOMEM / -EBADF with the frame unpinned.  One thread. */
+static __device__ int wmap_begin(const struct gpufs_dev *d, uint32_t fd, uint64_t off, uint32_t size,
+                                 uint32_t f)
+{
+  int rc = gpufs_wmap_add(d, off, size, fd);
+  if (rc == 0) {
+    struct gpufs_gfile *e = &d->ftab.files[fd];
+    const uint64_t w = gpufs_refs_read(&e->refs);
+    /* acquire: pairs with the opener's release of OPEN.  The caller's own
+     * reference keeps the count >= 1 unless it races its own gclose */
+    if (gpufs_ld_acquire_u32_dev(&e->state) != GPUFS_GF_OPEN || !gpufs_refs_join(&e->refs, w)) {
+      (void)gpufs_wmap_find(d, off, size, true);
+      rc = -GPUFS_EBADF;
+    }
+  }
+  if (rc) gpufs_frame_unpin(&d->cache, f);
+  return rc;
+}
 
 template <typename G>
 static __device__ void *gmmap_group(G g, size_t size, int prot, int flags, int fd, int64_t offset)
@@ -53,7 +78,12 @@ static __device__ void *gmmap_group(G g, size_t size, int prot, int flags, int f
     }
     gpufs_round_unpin(g, d, &r, st >= 0, ring);
     if (st < 0) return ERR_PTR(st);
-    return gpufs_frame_data(&d->cache, f) + in_page;
+    uint8_t *p = gpufs_frame_data(&d->cache, f) + in_page;
+    if ((prot & GPUFS_PROT_WRITE) == 0) return p;
+    int64_t rc = 0;
+    if (g.rank() == 0) rc = wmap_begin(d, fi.fd, (uint64_t)(p - d->cache.data), (uint32_t)size, f);
+    rc = g.bcast(rc);
+    return rc ? ERR_PTR(rc) : p;
   }
 }
 
@@ -83,37 +113,47 @@ static __device__ uint32_t mapped_frame(const struct gpufs_dev *d, const void *a
   return f;
 }
 
-/* Mark [addr, addr+size) of mapped frame f dirty for its file's writable
- * descriptor, if one is open; with sync, write that file back.  Every
- * thread of the group calls it; the bytes were written before the call. */
+/* Mark [addr, addr+size) of mapped frame f dirty on the file of entry fd,
+ * which a writable mapping holds.  Every thread of the group calls it;
+ * synchronizes the group.  The bytes were stored before the call. */
 template <typename G>
-static __device__ int64_t mapping_mark(G g, const struct gpufs_dev *d, uint32_t f, const void *addr,
-                                       size_t size, bool sync)
+static __device__ void mapping_mark(G g, const struct gpufs_dev *d, uint32_t f, const void *addr,
+                                    size_t size, uint32_t fd)
 {
   const struct gpufs_cache *c = &d->cache;
   /* the group's stores through the mapping are visible GPU-wide before
    * gpufs_dirty_bits releases them */
   __threadfence();
   g.sync();
-  int64_t fd = -1;
   if (g.rank() == 0) {
-    /* relaxed: the frame is pinned by the mapping, its key is stable */
-    uint32_t cid = (uint32_t)(gpufs_ld_relaxed_u64_dev(&c->frames[f].key) >> GPUFS_PAGE_BITS);
-    fd = gpufs_fd_hold_writer(d, cid);
-    if (fd >= 0) {
-      uint32_t lo = (uint32_t)((const uint8_t *)addr - gpufs_frame_data(c, f));
-      gpufs_dirty_bits(c, f, lo, lo + (uint32_t)size);
-      if (gpufs_dirty_flag(c, f))
-        gpufs_dlist_push(c, gpufs_dlist(d, (uint32_t)fd, g.id()), f, (uint32_t)fd);
-    }
+    uint32_t lo = (uint32_t)((const uint8_t *)addr - gpufs_frame_data(c, f));
+    gpufs_dirty_bits(c, f, lo, lo + (uint32_t)size);
+    if (gpufs_dirty_flag(c, f))
+      gpufs_dlist_push(c, gpufs_dlist(d, fd, g.id()), f, d->ftab.files[fd].node);
   }
-  fd = g.bcast(fd);
-  if (fd < 0) return 0;
-  int64_t err = 0;
-  if (sync) err = gpufs_wb_file(g, d, (uint32_t)fd, g.id() % c->nrings);
   g.sync();
-  if (g.rank() == 0) gpufs_fd_unhold(d, (int)fd);
-  return err;
+}
+
+/* The mapping at addr (size bytes) of instance d: its frame (or
+ * GPUFS_NIL), and the entry it holds if it is writable (else GPUFS_NIL);
+ * with take, a writable one ends.  Every thread of the group calls it;
+ * synchronizes the group. */
+template <typename G>
+static __device__ uint32_t mapping_find(G g, const struct gpufs_dev *d, void *addr, size_t size,
+                                        bool take, uint32_t *entry)
+{
+  int64_t v = 0;
+  g.sync();
+  if (g.rank() == 0) {
+    uint32_t f = mapped_frame(d, addr, size);
+    uint32_t e = GPUFS_NIL;
+    if (f != GPUFS_NIL)
+      e = gpufs_wmap_find(d, (uint64_t)((const uint8_t *)addr - d->cache.data), (uint32_t)size, take);
+    v = (int64_t)((uint64_t)e << 32 | f);
+  }
+  v = g.bcast(v);
+  *entry = (uint32_t)((uint64_t)v >> 32);
+  return (uint32_t)v;
 }
 
 template <typename G>
@@ -121,34 +161,32 @@ static __device__ int gmunmap_group(G g, void *addr, size_t size)
 {
   if (!g.shape_ok()) return -GPUFS_EINVAL;
   const struct gpufs_dev *d = mapped_instance(addr); /* the same addr in every thread */
-  int64_t f = 0;
+  uint32_t fd = GPUFS_NIL;
+  const uint32_t f = mapping_find(g, d, addr, size, true, &fd);
+  if (f == GPUFS_NIL) return -GPUFS_EINVAL;
+  if (fd != GPUFS_NIL) mapping_mark(g, d, f, addr, size, fd);
   g.sync();
-  if (g.rank() == 0) f = mapped_frame(d, addr, size);
-  f = g.bcast(f);
-  if ((uint32_t)f == GPUFS_NIL) return -GPUFS_EINVAL;
-  mapping_mark(g, d, (uint32_t)f, addr, size, false);
-  g.sync();
-  if (g.rank() == 0) gpufs_frame_unpin(&d->cache, (uint32_t)f);
-  return 0;
+  if (g.rank() == 0) gpufs_frame_unpin(&d->cache, f);
+  /* the mapping's reference: the last one writes the file back */
+  return fd == GPUFS_NIL ? 0 : gpufs_close_group(g, d, fd);
 }
 
 template <typename G>
 static __device__ int gmsync_group(G g, void *addr, size_t size, int flags)
 {
   if (!g.shape_ok()) return -GPUFS_EINVAL;
+  bool one = ((flags & GPUFS_MS_SYNC) != 0) != ((flags & GPUFS_MS_ASYNC) != 0);
+  if (!one || (flags & ~(GPUFS_MS_SYNC | GPUFS_MS_ASYNC | GPUFS_MS_INVALIDATE)))
+    return -GPUFS_EINVAL;
   const struct gpufs_dev *d = mapped_instance(addr);
-  int64_t f = 0;
-  g.sync();
-  if (g.rank() == 0) {
-    bool one = ((flags & GPUFS_MS_SYNC) != 0) != ((flags & GPUFS_MS_ASYNC) != 0);
-    if (!one || (flags & ~(GPUFS_MS_SYNC | GPUFS_MS_ASYNC | GPUFS_MS_INVALIDATE)))
-      f = -GPUFS_EINVAL;
-    else if ((f = mapped_frame(d, addr, size)) == GPUFS_NIL)
-      f = -GPUFS_ENOMEM; /* as msync(2): the range is not mapped */
-  }
-  f = g.bcast(f);
-  if (f < 0) return (int)f;
-  return (int)mapping_mark(g, d, (uint32_t)f, addr, size, (flags & GPUFS_MS_SYNC) != 0);
+  uint32_t fd = GPUFS_NIL;
+  const uint32_t f = mapping_find(g, d, addr, size, false, &fd);
+  if (f == GPUFS_NIL) return -GPUFS_ENOMEM; /* as msync(2): the range is not mapped */
+  if (fd == GPUFS_NIL) return 0;           /* read-only: nothing to write */
+  mapping_mark(g, d, f, addr, size, fd);
+  if ((flags & GPUFS_MS_SYNC) == 0) return 0;
+  int64_t err = gpufs_wb_held(g, d, (int)fd, g.id() % d->cache.nrings);
+  return err == GPUFS_WB_NOT_HELD ? 0 : (int)err;
 }
 
 __device__ void *gmmap(void *addr, size_t size, int prot, int flags, int fd, int64_t offset)

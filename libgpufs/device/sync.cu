@@ -1,9 +1,10 @@
 /*
  * sync.cu - gpufs_sync's kernel: host code writes back every file.
  *
- * One block per file-table entry of one instance: a block whose entry is open for writing
- * holds it, writes back all its dirty lists, waits for other write-backs of
- * it and fsyncs it on the host.  It runs on the caller's stream, beside
+ * One block per file-table entry of one instance: a block whose entry is
+ * open for writing holds it, writes back its file's dirty lists (its
+ * node's: entries of one file share them), waits for other write-backs of
+ * the file and fsyncs it on the host.  It runs on the caller's stream, beside
  * kernels that may be using the files.
  */
 #include <cuda_runtime.h>
@@ -34,7 +35,7 @@ static __global__ void sync_kernel(uint32_t instance, int *results)
   int64_t err = gpufs_wb_file(g, d, (uint32_t)fd, ring);
   g.sync();
   if (g.rank() == 0) {
-    gpufs_fd_wait_unheld(d, fd, 1); /* others' write-backs in flight */
+    gpufs_node_wait_flushes(d, (uint32_t)fd); /* others' write-backs of the file */
     struct gpufs_call c = {GPUFS_OP_FSYNC, d->ftab.files[fd].hfid, 0, 0, 0, NULL, 0};
     uint64_t out[4];
     int64_t r = gpufs_host_call(d, &c, out);
@@ -47,4 +48,11 @@ extern "C" int gpufs_dev_sync_launch(uint32_t instance, uint32_t nfiles, int *re
 {
   sync_kernel<<<nfiles, SYNC_THREADS, 0, (cudaStream_t)stream>>>(instance, results);
   return cudaGetLastError() == cudaSuccess ? 0 : -GPUFS_EIO;
+}
+
+extern "C" int gpufs_dev_preload(void)
+{
+  struct cudaFuncAttributes a;
+  if (cudaFuncGetAttributes(&a, sync_kernel) != cudaSuccess) return -GPUFS_EIO;
+  return gpufs_dev_host_read_preload();
 }

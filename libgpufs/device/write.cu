@@ -39,8 +39,8 @@ static __device__ ssize_t gwrite_group(G g, int fd, int64_t offset, size_t size,
   const uint64_t end = (uint64_t)offset + size;
   const uint32_t ring = g.id() % d->cache.nrings;
   const uint32_t chunk = gpufs_round_max(d, ring);
-  struct gpufs_gfile *e = &d->ftab.files[fi.fd];
-  uint32_t *head = gpufs_dlist(d, fi.fd, g.id());
+  struct gpufs_gnode *nd = &d->ftab.nodes[fi.node];
+  uint32_t *head = &nd->dheads[g.id() % GPUFS_DLISTS];
   const uint8_t *in = (const uint8_t *)buf;
   uint64_t pos = (uint64_t)offset;
   uint64_t stall_since = 0;
@@ -95,7 +95,7 @@ static __device__ ssize_t gwrite_group(G g, int fd, int64_t offset, size_t size,
     uint64_t written_end = upto;
     for (uint32_t j = ndone; j < np; j++)
       if ((filled >> j) & 1u) written_end = (p0 + j + 1) * S; /* whole pages, inside the write */
-    if (g.rank() == 0 && written_end > pos) gpufs_max_relaxed_u64_dev(&e->size, written_end);
+    if (g.rank() == 0 && written_end > pos) gpufs_max_relaxed_u64_dev(&nd->size, written_end);
     __threadfence();
     g.sync();
     const uint32_t lane = gpufs_lane();
@@ -107,7 +107,7 @@ static __device__ ssize_t gwrite_group(G g, int fd, int64_t offset, size_t size,
       /* relaxed: published by the release in gpufs_dirty_bits */
       gpufs_max_relaxed_u32_dev(&fr->wend, (uint32_t)hi);
       gpufs_dirty_bits(&d->cache, r.frame, (uint32_t)lo, (uint32_t)hi);
-      if (gpufs_dirty_flag(&d->cache, r.frame)) gpufs_dlist_push(&d->cache, head, r.frame, fi.fd);
+      if (gpufs_dirty_flag(&d->cache, r.frame)) gpufs_dlist_push(&d->cache, head, r.frame, fi.node);
     }
     gpufs_round_unpin(g, d, &r, false, ring);
     if (err) return upto > (uint64_t)offset ? (ssize_t)(upto - (uint64_t)offset) : err;
@@ -132,32 +132,32 @@ __device__ ssize_t gwrite_warp(int fd, int64_t offset, size_t size, const void *
   return gwrite_group(gpufs_warp_group{}, fd, offset, size, buf);
 }
 
-/* Write back every dirty page of fd's file and wait for write-backs others
- * have in flight.  0 or the first error. */
+/* Write back every dirty page of fd's file, whoever dirtied it, through fd
+ * if it is writable, else through another writable descriptor of the file;
+ * then wait for the file's write-backs others have in flight.  0 or the
+ * first error. */
 template <typename G>
 static __device__ int64_t flush_all(G g, const struct gpufs_fdinfo *fi)
 {
   const uint32_t ring = g.id() % fi->d->cache.nrings;
-  int64_t err = 0;
-  if (gpufs_fd_writable(fi)) {
-    err = gpufs_wb_held(g, fi->d, (int)fi->fd, ring);
-    if (err == GPUFS_WB_NOT_HELD) err = 0; /* closing: its closer writes it back */
-  }
+  int64_t err = GPUFS_WB_NOT_HELD;
+  if (gpufs_fd_writable(fi)) err = gpufs_wb_held(g, fi->d, (int)fi->fd, ring);
+  /* read-only, or closing: a writable descriptor of the file does it */
+  if (err == GPUFS_WB_NOT_HELD) err = gpufs_wb_cid(g, fi->d, fi->cid, ring);
+  if (err == GPUFS_WB_NOT_HELD) err = 0; /* none: nothing of the file is dirty */
   g.sync();
-  if (g.rank() == 0) gpufs_fd_wait_unheld(fi->d, (int)fi->fd, 0);
+  if (g.rank() == 0) gpufs_node_wait_flushes(fi->d, fi->fd);
   return err;
 }
 
 /* One host call by the group's first thread, its result to every thread.
  * Every thread of the group calls it; synchronizes the group. */
 template <typename G>
-static __device__ int64_t group_host_call(G g, const struct gpufs_dev *d, const struct gpufs_call *c,
-                                          uint64_t out0[1])
+static __device__ int64_t group_host_call(G g, const struct gpufs_dev *d, const struct gpufs_call *c)
 {
   int64_t r = 0;
   uint64_t out[4] = {0, 0, 0, 0};
   if (g.rank() == 0) r = gpufs_host_call(d, c, out);
-  if (out0) *out0 = (uint64_t)g.bcast((int64_t)out[0]);
   return g.bcast(r);
 }
 
@@ -170,7 +170,7 @@ static __device__ int gfsync_group(G g, int fd)
   if (rc) return rc;
   int64_t err = flush_all(g, &fi);
   struct gpufs_call c = {GPUFS_OP_FSYNC, fi.hfid, 0, 0, 0, NULL, 0};
-  int64_t r = group_host_call(g, fi.d, &c, NULL);
+  int64_t r = group_host_call(g, fi.d, &c);
   return (int)(err ? err : r);
 }
 
@@ -183,7 +183,9 @@ __device__ int gfsync_warp(int fd) { return gfsync_group(gpufs_warp_group{}, fd)
 
 /* Truncation renews the file's version: every cached page of the old one is
  * stale (shrunk bytes must read as zeros if the file grows again), and the
- * dirty ones were written back first. */
+ * dirty ones, dirtied through any name of the file, were written back
+ * first.  The group holds fd throughout, so that its host descriptor stays
+ * open for the ftruncate. */
 template <typename G>
 static __device__ int gftruncate_group(G g, int fd, int64_t length)
 {
@@ -194,20 +196,18 @@ static __device__ int gftruncate_group(G g, int fd, int64_t length)
   if (!gpufs_fd_writable(&fi) || length < 0) return -GPUFS_EINVAL;
   if ((uint64_t)length / fi.d->cache.page_size >= (1ull << GPUFS_PAGE_BITS))
     return -GPUFS_EFBIG;
-  int64_t err = flush_all(g, &fi);
-  if (err) return (int)err;
-  struct gpufs_call c = {GPUFS_OP_TRUNCATE, fi.hfid, (uint64_t)length, 0, 0, NULL, 0};
-  uint64_t version = 0;
-  int64_t r = group_host_call(g, fi.d, &c, &version);
-  if (r == 0 && g.rank() == 0) {
-    struct gpufs_gfile *e = &fi.d->ftab.files[fi.fd];
-    /* relaxed: calls that race with the truncation may use either size and
-     * version (documented); frames are published by their own states */
-    gpufs_st_relaxed_u64_dev(&e->size, (uint64_t)length);
-    gpufs_st_relaxed_u32_dev(&e->version, (uint32_t)version);
-  }
+  const uint32_t ring = g.id() % fi.d->cache.nrings;
+  int64_t r = 0;
+  if (g.rank() == 0) r = gpufs_fd_hold(fi.d, (int)fi.fd);
+  r = g.bcast(r);
+  if (r) return (int)r; /* its last gclose is under way */
+  r = gpufs_wb_file(g, fi.d, fi.fd, ring);
   g.sync();
-  return (int)r;
+  if (g.rank() == 0) {
+    if (r == 0) r = gpufs_node_truncate(fi.d, fi.fd, (uint64_t)length);
+    gpufs_fd_unhold(fi.d, (int)fi.fd);
+  }
+  return (int)g.bcast(r);
 }
 
 __device__ int gftruncate(int fd, int64_t length)

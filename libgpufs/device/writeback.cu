@@ -3,7 +3,7 @@
  */
 #include "libgpufs/device/writeback.cuh"
 
-__device__ uint32_t gpufs_wb_gather(const struct gpufs_dev *d, uint32_t next, uint32_t fd,
+__device__ uint32_t gpufs_wb_gather(const struct gpufs_dev *d, uint32_t next, uint32_t node,
                                     struct gpufs_wb *w)
 {
   const struct gpufs_cache *c = &d->cache;
@@ -29,7 +29,7 @@ __device__ uint32_t gpufs_wb_gather(const struct gpufs_dev *d, uint32_t next, ui
     uint64_t page = gpufs_ld_relaxed_u64_dev(&c->frames[mine].key) &
                     ((1ull << GPUFS_PAGE_BITS) - 1);
     w->page_start = page * S;
-    w->size = &d->ftab.files[fd].size;
+    w->size = &d->ftab.nodes[node].size;
     gpufs_dirty_cursor_init(&w->cur, c, mine);
     w->more = true;
   }
@@ -47,10 +47,9 @@ __device__ bool gpufs_wb_plan(const struct gpufs_dev *d, struct gpufs_wb *w)
       break;
     }
     /* relaxed: the exchange that took these bits acquired the writer's
-     * marks, and the writer grew its descriptor's size and the frame's
-     * wend before it made them (gwrite).  The list's descriptor may not be
-     * the writer's (same file, other flags, or a new open during a last
-     * close): wend covers what another descriptor's writer put there. */
+     * marks, and the writer grew the file's size and the frame's wend
+     * before it made them (gwrite).  wend also covers bytes a writer put
+     * there under a size a racing gftruncate has lowered since. */
     const uint64_t fsize = gpufs_ld_relaxed_u64_dev(w->size);
     const uint64_t wend = gpufs_ld_relaxed_u32_dev(&d->cache.frames[w->frame].wend);
     uint64_t limit = fsize <= w->page_start ? 0 : fsize - w->page_start;
@@ -125,12 +124,12 @@ __device__ void gpufs_wb_post(const struct gpufs_dev *d, int32_t hfid, uint32_t 
   gpufs_dirty_bits(&d->cache, w->frame, w->a, w->b);
 }
 
-__device__ int64_t gpufs_wb_finish(const struct gpufs_dev *d, uint32_t *head, uint32_t fd,
+__device__ int64_t gpufs_wb_finish(const struct gpufs_dev *d, uint32_t *head, uint32_t node,
                                    struct gpufs_wb *w)
 {
   const struct gpufs_cache *c = &d->cache;
   if (w->frame != GPUFS_NIL) {
-    if (w->failed && gpufs_dirty_flag(c, w->frame)) gpufs_dlist_push(c, head, w->frame, fd);
+    if (w->failed && gpufs_dirty_flag(c, w->frame)) gpufs_dlist_push(c, head, w->frame, node);
     gpufs_dirty_done(c, w->frame);
   }
   uint32_t bad = __ballot_sync(GPUFS_FULL_MASK, w->err != 0);

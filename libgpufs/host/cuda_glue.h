@@ -34,6 +34,14 @@ int gpufs_dev_host_read_launch(uint32_t instance, uint32_t cid, uint32_t version
                                uint64_t size, uint8_t *dst, uint8_t *have,
                                unsigned long long *gpu_size, void *stream);
 
+/* On the current CUDA device: load the library's own kernels (gpufs_sync's
+ * and gpufs_pread's) now.  With lazy loading (CUDA's default), the first
+ * launch of a kernel loads it, and loading may wait for the kernels that
+ * run: gpufs_stop's write-back would wait behind the very kernels it must
+ * not wait for.  0 / -EIO. */
+int gpufs_dev_preload(void);
+int gpufs_dev_host_read_preload(void); /* gpufs_pread's kernel (host_read.cu) */
+
 struct gpufs_io_ops;
 /* Tests only: file operations the daemon of the NEXT gpufs_start uses
  * (fault injection); NULL restores the C library's. */

@@ -113,10 +113,14 @@ void gpufs_instance_destroy(struct gpufs_instance *in)
   cudaFree(d->cache.dirty);
   cudaFree(in->sync_results);
   cudaFree(d->ftab.files);
+  cudaFree(d->ftab.nodes);
   cudaFree(d->ftab.paths);
   cudaFree(d->ftab.lock);
   cudaFree(d->ftab.writers);
   cudaFree(d->ftab.stats);
+  cudaFree(d->maps.recs);
+  cudaFree(d->maps.lock);
+  cudaFree(d->maps.live);
   cudaFree(d->ra.slots);
   cudaFree(d->q.tail);
   cudaFree(d->q.free_seq);
@@ -221,6 +225,8 @@ static int ftab_init(struct gpufs_instance *in)
   t->nfiles = in->cfg.max_open_files;
   CU(cudaMalloc((void **)&t->files, (size_t)t->nfiles * sizeof(struct gpufs_gfile)));
   CU(cudaMemset(t->files, 0, (size_t)t->nfiles * sizeof(struct gpufs_gfile))); /* all FREE */
+  CU(cudaMalloc((void **)&t->nodes, (size_t)t->nfiles * sizeof(struct gpufs_gnode)));
+  CU(cudaMemset(t->nodes, 0, (size_t)t->nfiles * sizeof(struct gpufs_gnode))); /* cid 0: free */
   CU(cudaMalloc((void **)&t->paths, (size_t)t->nfiles * GPUFS_PATH_MAX));
   CU(cudaMalloc((void **)&t->lock, sizeof(uint32_t)));
   CU(cudaMemset(t->lock, 0, sizeof(uint32_t)));
@@ -229,6 +235,27 @@ static int ftab_init(struct gpufs_instance *in)
   CU(cudaMalloc((void **)&t->stats, sizeof(*t->stats)));
   CU(cudaMemset(t->stats, 0, sizeof(*t->stats)));
   CU(cudaMalloc((void **)&in->sync_results, (size_t)t->nfiles * sizeof(int)));
+fail:
+  return rc;
+}
+
+/* The writable-mapping table (libgpufs/device/wmap.cu): room for one live
+ * key per frame, up to GPUFS_WMAPS_MAX keys, at a load of at most 1/2. */
+#define GPUFS_WMAPS_MAX 32768u
+
+static int wmaps_init(struct gpufs_instance *in)
+{
+  struct gpufs_wmaps *m = &in->dev.maps;
+  int rc = 0;
+  uint32_t want = in->dev.cache.nframes < GPUFS_WMAPS_MAX ? in->dev.cache.nframes : GPUFS_WMAPS_MAX;
+  m->cap = 64;
+  while (m->cap < 2 * want) m->cap *= 2;
+  CU(cudaMalloc((void **)&m->recs, (size_t)m->cap * sizeof(struct gpufs_wmap)));
+  CU(cudaMemset(m->recs, 0, (size_t)m->cap * sizeof(struct gpufs_wmap))); /* all empty */
+  CU(cudaMalloc((void **)&m->lock, sizeof(uint32_t)));
+  CU(cudaMemset(m->lock, 0, sizeof(uint32_t)));
+  CU(cudaMalloc((void **)&m->live, sizeof(uint32_t)));
+  CU(cudaMemset(m->live, 0, sizeof(uint32_t)));
 fail:
   return rc;
 }
@@ -263,10 +290,12 @@ int gpufs_instance_create(const struct gpufs_config *cfg, uint32_t index, int de
   in->dev.alloc_timeout_us = cfg->alloc_timeout_ms * 1000u;
   int old = gpufs_instance_enter(in);
   CU(cudaSetDevice(device));
+  if ((rc = gpufs_dev_preload()) != 0) goto fail;
   CU(cudaStreamCreateWithFlags(&in->stats_stream, cudaStreamNonBlocking));
   if ((rc = cache_init(in)) != 0) goto fail;
   if ((rc = queue_init(in)) != 0) goto fail;
   if ((rc = ftab_init(in)) != 0) goto fail;
+  if ((rc = wmaps_init(in)) != 0) goto fail;
   if ((rc = ra_init(in)) != 0) goto fail;
   if (cfg->xfer == GPUFS_XFER_DMA) {
     in->streams = calloc(cfg->daemon_threads, sizeof(cudaStream_t));

@@ -69,9 +69,14 @@ void WriteTest::disjoint_ranges(bool warp)
   const int ng = warp ? (int)(blocks * threads / 32) : (int)blocks;
   wt_dmem<int64_t> opens(ng, 0x7f), closes(ng, 0x7f), ret(nr, 0x7f);
   dpath dp(f);
-  int fd = wt_gopen_h(f, WT_RW_NEW); /* held, so every group shares one host open */
+  /* O_TRUNC cuts the file at every gopen that asks for it: once here; the
+   * groups open it without O_TRUNC.  Held, so every group shares one host
+   * open. */
+  int fd0 = wt_gopen_h(f, WT_RW_NEW);
+  ASSERT_GE(fd0, 0) << wt_err(fd0);
+  int fd = wt_gopen_h(f, GPUFS_O_RDWR);
   ASSERT_GE(fd, 0) << wt_err(fd);
-  wt_open_write_ranges<<<blocks, threads>>>(dp.d, WT_RW_NEW, drs.p, nr, src.p, opens.p, closes.p,
+  wt_open_write_ranges<<<blocks, threads>>>(dp.d, GPUFS_O_RDWR, drs.p, nr, src.p, opens.p, closes.p,
                                             ret.p, warp);
   ASSERT_EQ(cudaSuccess, wt_sync());
   std::vector<int64_t> ho = opens.get(), hc = closes.get(), hr = ret.get();
@@ -81,7 +86,8 @@ void WriteTest::disjoint_ranges(bool warp)
   }
   for (int i = 0; i < nr; i++)
     EXPECT_EQ((int64_t)rs[i].len, hr[i]) << "gwrite of range " << i << " at " << rs[i].off << wt_err(hr[i]);
-  EXPECT_EQ(0, wt_gclose_h(fd)) << "the last gclose";
+  EXPECT_EQ(0, wt_gclose_h(fd)) << "the last gclose of the groups' descriptor";
+  EXPECT_EQ(0, wt_gclose_h(fd0)) << "the last gclose";
   EXPECT_TRUE(wt_file_is(f, model)) << "size must be the highest end, " << end;
 }
 

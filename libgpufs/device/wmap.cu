@@ -1,0 +1,99 @@
+/*
+ * wmap.cu - the table of live writable mappings (gmmap with PROT_WRITE).
+ *
+ * A mapping is a pin on a frame and a pointer, and gmunmap gets only the
+ * pointer and a size.  A writable mapping must mark its range dirty when it
+ * ends, and its bytes must reach the file even when the descriptor was
+ * closed first, so it holds a reference on its descriptor; a read-only
+ * mapping must mark nothing.  So writable mappings are recorded here, keyed
+ * by (offset in the cache, size), with a count of the live mappings of
+ * each key: gmunmap and gmsync look their pointer up, and a miss is a
+ * read-only mapping.  Two mappings of the same key are the same bytes of
+ * the same file: which one a gmunmap ends does not matter.
+ *
+ * Open addressing with linear probing and deletion by backward shift, all
+ * under one spin lock (maps.lock).  Only writable mappings take it: gmunmap
+ * and gmsync of read-only mappings skip the table while no writable one is
+ * live (maps.live == 0, read relaxed: a writable mapping made meanwhile is
+ * not the caller's).  At most cap / 2 keys are live: gmmap gives -ENOMEM
+ * past that.  Plain loads and stores of the records: only lock holders
+ * touch them, and the lock's acquire and release order them.
+ */
+#include "libgpufs/device/wmap.cuh"
+
+static __device__ uint32_t wmap_slot(const struct gpufs_wmaps *m, uint64_t off, uint32_t size)
+{
+  uint64_t x = (off ^ (uint64_t)size << 40) * 0x9e3779b97f4a7c15ull;
+  return (uint32_t)(x >> 32) & (m->cap - 1);
+}
+
+/* The slot of key (off, size), or of the empty record where it would go. */
+static __device__ uint32_t wmap_probe(const struct gpufs_wmaps *m, uint64_t off, uint32_t size)
+{
+  uint32_t i = wmap_slot(m, off, size);
+  while (m->recs[i].off != 0 && (m->recs[i].off != off || m->recs[i].size != size))
+    i = (i + 1) & (m->cap - 1);
+  return i;
+}
+
+/* Empty slot i, moving later records of its probe run back into the gap
+ * (so that no probe stops early at a hole). */
+static __device__ void wmap_delete_locked(const struct gpufs_wmaps *m, uint32_t i)
+{
+  const uint32_t mask = m->cap - 1;
+  for (uint32_t j = (i + 1) & mask; m->recs[j].off != 0; j = (j + 1) & mask) {
+    const uint32_t k = wmap_slot(m, m->recs[j].off, m->recs[j].size);
+    /* record j may fill the hole at i when its home k is not in (i, j] */
+    const bool stays = i <= j ? (i < k && k <= j) : (i < k || k <= j);
+    if (stays) continue;
+    m->recs[i] = m->recs[j];
+    i = j;
+  }
+  m->recs[i].off = 0;
+}
+
+__device__ int gpufs_wmap_add(const struct gpufs_dev *d, uint64_t off, uint32_t size, uint32_t entry)
+{
+  const struct gpufs_wmaps *m = &d->maps;
+  const uint64_t key = off + 1;
+  int rc = 0;
+  gpufs_spin_lock(m->lock, GPUFS_PAUSE_MAX_NS);
+  const uint32_t i = wmap_probe(m, key, size);
+  struct gpufs_wmap *r = &m->recs[i];
+  if (r->off == key) {
+    r->count++;
+  } else if (gpufs_ld_relaxed_u32_dev(m->live) >= m->cap / 2) {
+    rc = -GPUFS_ENOMEM;
+  } else {
+    r->off = key;
+    r->size = size;
+    r->entry = entry;
+    r->count = 1;
+    /* relaxed: changed under the lock; the lock-free readers only ask
+     * whether to look */
+    gpufs_add_relaxed_u32_dev(m->live, 1u);
+  }
+  gpufs_spin_unlock(m->lock);
+  return rc;
+}
+
+__device__ uint32_t gpufs_wmap_find(const struct gpufs_dev *d, uint64_t off, uint32_t size, bool take)
+{
+  const struct gpufs_wmaps *m = &d->maps;
+  /* relaxed: see the top */
+  if (gpufs_ld_relaxed_u32_dev(m->live) == 0) return GPUFS_NIL;
+  const uint64_t key = off + 1;
+  uint32_t entry = GPUFS_NIL;
+  gpufs_spin_lock(m->lock, GPUFS_PAUSE_MAX_NS);
+  const uint32_t i = wmap_probe(m, key, size);
+  struct gpufs_wmap *r = &m->recs[i];
+  if (r->off == key) {
+    entry = r->entry;
+    if (take && --r->count == 0) {
+      wmap_delete_locked(m, i);
+      gpufs_add_relaxed_u32_dev(m->live, 0xffffffffu); /* relaxed: as in gpufs_wmap_add */
+    }
+  }
+  gpufs_spin_unlock(m->lock);
+  return entry;
+}

@@ -98,8 +98,8 @@ struct gpufs_stats {
 int gpufs_start(const struct gpufs_config *cfg);
 
 /* Stop every instance: first writes back the dirty pages of files still
- * open (as gpufs_sync, given up to stop_timeout_ms, 10 s by default, while
- * kernels run); then GPU calls still waiting on the host return
+ * open (as gpufs_sync, beside the kernels that still run: it does not wait
+ * for them; given up to stop_timeout_ms, 10 s by default); then GPU calls still waiting on the host return
  * -ESHUTDOWN; joins the daemon (a worker stuck in a host call, such as
  * open(2) of a FIFO, is given up on after stop_timeout_ms: -EIO, the
  * detail names the call, and what it uses stays allocated), waits for
@@ -205,9 +205,16 @@ struct gstat {
  *   a file O_CREAT creates (the host's umask applies).
  *   Returns a descriptor >= 0, shared by every group that opens the same path
  *   with the same flags (reference counted: each successful gopen needs one
- *   gclose).  O_CREAT, O_TRUNC and O_EXCL act when the host opens the file,
- *   that is, for the first of the groups sharing a descriptor; a gopen with
- *   O_CREAT|O_EXCL of a path open on the GPU fails with -EEXIST.
+ *   gclose).  Every name of one host file (other spellings of the path,
+ *   hard links: the same device and inode) open on the instance is the same
+ *   GPU file: one size, one version, one set of dirty pages, whatever
+ *   descriptor a call uses.  O_CREAT and O_EXCL act when the host opens the
+ *   file, that is, for the first of the groups sharing a descriptor; a
+ *   gopen with O_CREAT|O_EXCL of a path open on the GPU fails with -EEXIST.
+ *   O_TRUNC acts at every gopen that asks for it, as open(2), also one that
+ *   joins an open descriptor: the file becomes empty for every descriptor
+ *   of it, and bytes written to it before (not yet written back) are
+ *   dropped; O_TRUNC needs O_WRONLY or O_RDWR (with O_RDONLY: -EINVAL).
  *   Errors: -ENOENT, -EACCES, -EEXIST, -EISDIR, ... as the host's open(2) (a
  *   directory opens read-only; reading it fails with -EISDIR);
  *   -EMFILE when max_open_files distinct files are open; -ENAMETOOLONG;
@@ -215,10 +222,17 @@ struct gstat {
  *   distinct files in one instance; -EINVAL for unknown flags; -ESHUTDOWN
  *   when libgpufs is stopped while the call waits (calls made after
  *   gpufs_stop returned, from a kernel launched later, are undefined).
- *   Differences to POSIX: descriptors are shared, not per caller; the
- *   file's size is sampled at open and then changed only by this GPU's
- *   gwrite and gftruncate (close-to-open consistency): bytes the host file
- *   lost after gopen read as zeros.
+ *   Differences to POSIX: descriptors are shared, not per caller;
+ *   close-to-open consistency: a gopen that finds no name of the file open
+ *   on the instance sees the host file as it is (its size, and its bytes:
+ *   cached pages of an older version are not used); one that finds the file
+ *   open shares the open file's view.  Until every name is closed, the
+ *   file's size is changed only by this GPU's gwrite, gftruncate and
+ *   O_TRUNC, and cached pages are served as they are: changes others make
+ *   to the host file meanwhile are not seen (bytes it lost, not cached,
+ *   read as zeros).  Changes are detected by size, mtime and ctime: a
+ *   change that keeps the size, made within the file system's timestamp
+ *   granularity (a few ms) after the GPU's last write-back, can be missed.
  */
 __device__ int gopen(const char *path, int flags, int mode = 0666);
 __device__ int gopen_warp(const char *path, int flags, int mode = 0666);
@@ -237,8 +251,10 @@ __device__ int gopen(struct gpufs_ref ref, const char *path, int flags, int mode
 __device__ int gopen_warp(struct gpufs_ref ref, const char *path, int flags, int mode = 0666);
 
 /*
- * gclose: drop one reference to fd.  With the last reference the file's
- *   dirty pages are written back (no fsync) and the host file is closed.
+ * gclose: drop one reference to fd (a writable mapping of fd holds one
+ *   more until its gmunmap).  With the last reference of a descriptor open
+ *   for writing, the file's dirty pages (through any name of it) are
+ *   written back (no fsync); then the host descriptor is closed.
  *   Returns 0; -EBADF for a descriptor that is not open; with the last
  *   reference, a write-back error (-EIO, -ENOSPC, ...), the host close(2)'s
  *   error or -ESHUTDOWN.
@@ -298,8 +314,9 @@ __device__ ssize_t gwrite_warp(int fd, int64_t offset, size_t size, const void *
 
 /*
  * gfsync: write back every dirty page of fd's file (whoever dirtied it,
- *   waiting for write-backs other groups have in flight), then fsync(2)
- *   it on the host.  0; -EBADF; the first write-back or fsync error (-EIO,
+ *   through any name of the file; also when fd is read-only), wait for the
+ *   file's write-backs other groups have in flight, then fsync(2) it on the
+ *   host.  0; -EBADF; the first write-back or fsync error (-EIO,
  *   -ENOSPC, -EDQUOT, ...: the pages that failed stay dirty and are written
  *   by a later gfsync); -ESHUTDOWN.
  */
@@ -308,9 +325,9 @@ __device__ int gfsync_warp(int fd);
 
 /*
  * gftruncate: set fd's file to length bytes, shrinking or growing it (new
- *   bytes read as zeros).  Dirty pages are written back first; the file's
- *   cached pages are then stale for this descriptor and are read again
- *   when used.  0; -EBADF (not open); -EINVAL (length < 0, or fd not open
+ *   bytes read as zeros).  The file's dirty pages (through any name) are
+ *   written back first; then every descriptor of the file has the new size,
+ *   and its cached pages are stale and read again when used.  0; -EBADF (not open); -EINVAL (length < 0, or fd not open
  *   for writing, as Linux); -EFBIG; the host's ftruncate or write-back
  *   error; -ESHUTDOWN.
  *   Must not run concurrently with gwrite of the same file.
@@ -359,14 +376,19 @@ __device__ int gunlink_warp(struct gpufs_ref ref, const char *path);
  *   reader of the page on this GPU; the range given to gmsync or gmunmap,
  *   [addr, addr+size), is marked dirty there (whole grains) and written
  *   back as gwrite's bytes are: there is no pristine copy to diff against,
- *   so map only the bytes you change.  Keep the descriptor open until
- *   gmunmap: a range marked with no writable descriptor open is not
- *   written.  Bytes past the end of the file are not written.
+ *   so map only the bytes you change.  A writable mapping (PROT_WRITE,
+ *   MAP_SHARED) holds a reference on fd until gmunmap: a gclose before it is
+ *   not the last, and the gmunmap that drops the last reference writes the
+ *   file back and closes it, as that gclose would have.  Read-only mappings
+ *   (no PROT_WRITE, MAP_PRIVATE) mark nothing and write nothing back.  Bytes
+ *   past the end of the file are not written.
  *   Errors (test with GPUFS_MAP_FAILED, read with GPUFS_MAP_ERRNO): -EBADF,
  *   -EINVAL (size 0, offset < 0, a range crossing a page boundary, bad prot
  *   or flags), -EACCES (PROT_WRITE on a read-only descriptor), -ENXIO (offset
  *   at or past the end of the file), the host's read errors, -ENOMEM (every
- *   frame pinned or loading for alloc_timeout_ms), -ESHUTDOWN.
+ *   frame pinned or loading for alloc_timeout_ms; or, for PROT_WRITE, more
+ *   live writable mappings than the instance records: one per cache frame,
+ *   at most 32768), -ESHUTDOWN.
  *   Each successful call pins once per group: one gmunmap releases it.
  *   Differences to POSIX: at most one page; no address hint; the mapping is
  *   of the group, not of a process.
@@ -375,13 +397,19 @@ __device__ void *gmmap(void *addr, size_t size, int prot, int flags, int fd, int
 __device__ void *gmmap_warp(void *addr, size_t size, int prot, int flags, int fd, int64_t offset);
 
 /*
- * gmunmap: release a mapping made by gmmap (addr: the pointer it returned or
- *   any address inside the same page range).  For a page of a file open for
- *   writing on the GPU, [addr, addr+size) is marked dirty first (written
- *   back later, as by gwrite).  0, or -EINVAL when addr does
- *   not point into a mapped (pinned) page of the cache.  Pins are counts, not
- *   records: unmapping a page the caller did not map releases another
- *   group's mapping (as a double free would), so don't.
+ * gmunmap: release a mapping made by gmmap (addr and size: the pointer it
+ *   returned and the size it was given).  For a writable mapping,
+ *   [addr, addr+size) is marked dirty first (written back later, as by
+ *   gwrite), then its reference on the descriptor is dropped: the last one
+ *   writes back and closes, as gclose.  Mappings are told apart by address
+ *   and size: a writable mapping is ended only by a gmunmap of its own
+ *   address and size (another pair releases a pin as a read-only mapping),
+ *   and while a read-only and a writable mapping of the same address and
+ *   size are live, the first gmunmap of them ends the writable one.  0;
+ *   -EINVAL when addr does not point into a mapped (pinned) page of the
+ *   cache; the last close's error (the descriptor then stays open: gclose
+ *   it to try again).  Unmapping a page the caller did not map releases
+ *   another group's mapping (as a double free would), so don't.
  */
 __device__ int gmunmap(void *addr, size_t size);
 __device__ int gmunmap_warp(void *addr, size_t size);
@@ -389,11 +417,12 @@ __device__ int gmunmap_warp(void *addr, size_t size);
 /*
  * gmsync: flags GPUFS_MS_SYNC or GPUFS_MS_ASYNC (one of them), optionally
  *   GPUFS_MS_INVALIDATE (ignored: the cache is the only copy on the GPU).
- *   For a page of a file open for writing on the GPU, [addr, addr+size) is
- *   marked dirty and, with MS_SYNC, the file's dirty pages are written back
- *   (no fsync); with MS_ASYNC they are written back later.  Pages of files
- *   open read-only have nothing to write back.  0; -EINVAL for bad flags,
- *   -ENOMEM when the range is not mapped (as msync); write-back errors.
+ *   For a writable mapping (addr and size as given to gmmap), [addr,
+ *   addr+size) is marked dirty and, with MS_SYNC, the file's dirty pages are
+ *   written back (no fsync); with MS_ASYNC they are written back later.  A
+ *   read-only mapping has nothing to write back: 0.  0; -EINVAL for bad
+ *   flags, -ENOMEM when the range is not mapped (as msync); write-back
+ *   errors.
  */
 __device__ int gmsync(void *addr, size_t size, int flags);
 __device__ int gmsync_warp(void *addr, size_t size, int flags);

@@ -91,7 +91,7 @@ struct gpufs_ra_ref {
                          GPUFS_CHUNK; 0: readahead off */
 };
 
-/* The writable mappings that are live (libgpufs/device/wmap.cu): an open
+/* The writable mappings that are live (libgpufs/common/wmaps.h): an open
  * addressing table under its own lock, keyed by the mapping's address in
  * the cache and its size. */
 struct gpufs_wmap {

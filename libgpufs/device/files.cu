@@ -23,6 +23,7 @@
  * caller's reference: its dirty pages are never orphaned.
  */
 #include "include/gpufs.cuh"
+#include "libgpufs/common/gnode.h"
 #include "libgpufs/common/refs.h"
 #include "libgpufs/device/writeback.cuh"
 

@@ -1,18 +1,7 @@
 /*
- * gnode.cu - what every name of one host file shares on an instance: its
- * node (size, version, dirty lists); the table lock; who may write the
- * file back (holds); and how its dirty bytes are dropped when it is cut.
- *
- * Entries (files.cu) are descriptors, one per open (path, flags).  When an
- * entry's host open returns, its opener links it, under the table lock, to
- * the node of the file's cid (the host names the inode, so hard links and
- * every spelling of a path meet there): the node an entry already open on
- * the cid has, or a free node that takes the size and version the host
- * gave.  An open that finds the file open so shares its view (size, cached
- * pages); the host's changes by others are seen at an open that finds no
- * name of the file open (close-to-open).  The last entry to leave frees the
- * node; every node has at least one entry, so a free node is always there
- * for an opener.
+ * gnode.cu - what every name of one host file shares on an instance, on the
+ * device: the table lock, who may write the file back (holds), and how it
+ * is cut.  The nodes themselves: libgpufs/common/gnode.h.
  *
  *   entry.flushing  holds: write-backs that use the entry's host descriptor
  *                   (its last gclose waits for them before it closes it)
@@ -25,6 +14,7 @@
  * in it, and a last closer waits for entry.flushing before it starts its
  * write-back: the waits form no cycle.
  */
+#include "libgpufs/common/gnode.h"
 #include "libgpufs/device/writeback.cuh"
 
 /* Add ns since t0 to one of gopen's time counters. */
@@ -43,48 +33,6 @@ __device__ void gpufs_ftab_lock(const struct gpufs_ftab *t)
 __device__ bool gpufs_ftab_trylock(const struct gpufs_ftab *t) { return gpufs_spin_trylock(t->lock); }
 
 __device__ void gpufs_ftab_unlock(const struct gpufs_ftab *t) { gpufs_spin_unlock(t->lock); }
-
-__device__ void gpufs_node_link_locked(const struct gpufs_ftab *t, struct gpufs_gfile *e, uint32_t cid,
-                                       uint64_t size, uint32_t version)
-{
-  uint32_t n = GPUFS_NIL, free_node = GPUFS_NIL;
-  for (uint32_t i = 0; i < t->nfiles; i++) {
-    /* relaxed: cid changes only under the lock, which we hold */
-    uint32_t c = gpufs_ld_relaxed_u32_dev(&t->nodes[i].cid);
-    if (c == cid) {
-      n = i;
-      break;
-    }
-    if (c == 0 && free_node == GPUFS_NIL) free_node = i;
-  }
-  struct gpufs_gnode *nd;
-  if (n == GPUFS_NIL) {
-    n = free_node;
-    nd = &t->nodes[n];
-    /* relaxed: published by the lock's release and the entry's OPEN */
-    gpufs_st_relaxed_u32_dev(&nd->cid, cid);
-    gpufs_st_relaxed_u32_dev(&nd->links, 0u);
-    gpufs_st_relaxed_u32_dev(&nd->version, version);
-    gpufs_st_relaxed_u32_dev(&nd->flushing, 0u);
-    gpufs_st_relaxed_u64_dev(&nd->size, size);
-    for (uint32_t k = 0; k < GPUFS_DLISTS; k++) gpufs_st_relaxed_u32_dev(&nd->dheads[k], GPUFS_NIL);
-  }
-  nd = &t->nodes[n];
-  gpufs_st_relaxed_u32_dev(&nd->links, gpufs_ld_relaxed_u32_dev(&nd->links) + 1u);
-  e->node = n;
-}
-
-__device__ void gpufs_node_unlink_locked(const struct gpufs_ftab *t, struct gpufs_gfile *e)
-{
-  const uint32_t n = e->node;
-  e->node = GPUFS_NIL;
-  if (n >= t->nfiles) return;
-  struct gpufs_gnode *nd = &t->nodes[n];
-  /* relaxed: links and cid change only under the lock */
-  uint32_t left = gpufs_ld_relaxed_u32_dev(&nd->links) - 1u;
-  gpufs_st_relaxed_u32_dev(&nd->links, left);
-  if (left == 0) gpufs_st_relaxed_u32_dev(&nd->cid, 0u);
-}
 
 __device__ int gpufs_fd_hold(const struct gpufs_dev *d, int fd)
 {
@@ -162,20 +110,7 @@ __device__ void gpufs_node_wait_flushes(const struct gpufs_dev *d, uint32_t fd)
 
 __device__ void gpufs_node_drop_dirty(const struct gpufs_dev *d, uint32_t fd)
 {
-  const struct gpufs_cache *c = &d->cache;
-  struct gpufs_gnode *nd = gpufs_node_of(d, fd);
-  for (uint32_t k = 0; k < GPUFS_DLISTS; k++) {
-    uint32_t f = gpufs_dlist_take(&nd->dheads[k]);
-    while (f != GPUFS_NIL) {
-      /* the link first: once DIRTY is clear a writer may push f again (the
-       * frames after it keep DIRTY, and their links, until we take them) */
-      const uint32_t next = gpufs_dlist_next(c, f);
-      gpufs_dirty_take(c, f);
-      gpufs_dirty_clear(c, f);
-      gpufs_dirty_done(c, f);
-      f = next;
-    }
-  }
+  gpufs_gnode_drop_dirty(&d->cache, gpufs_node_of(d, fd));
 }
 
 __device__ int64_t gpufs_node_truncate(const struct gpufs_dev *d, uint32_t fd, uint64_t length)

@@ -10,7 +10,7 @@
  * wait alloc_timeout_ms for one to be released and then fail with -ENOMEM.
  *
  * Writable mappings (PROT_WRITE, MAP_SHARED, a descriptor open O_RDWR) are
- * recorded (wmap.cu) and hold a reference on their descriptor until
+ * recorded (libgpufs/common/wmaps.h) and hold a reference on their descriptor until
  * gmunmap, so that their bytes can reach the file after the caller's
  * gclose: the gmunmap that drops the last reference does the last close's
  * write-back.  There is no pristine copy of the page to diff against:
@@ -19,7 +19,8 @@
  * not recorded and mark nothing.
  */
 #include "libgpufs/common/refs.h"
-#include "libgpufs/device/wmap.cuh"
+#include "libgpufs/common/wmaps.h"
+#include "libgpufs/device/writeback.cuh"
 
 #define ERR_PTR(e) ((void *)(intptr_t)(e))
 
@@ -29,14 +30,14 @@
 static __device__ int wmap_begin(const struct gpufs_dev *d, uint32_t fd, uint64_t off, uint32_t size,
                                  uint32_t f)
 {
-  int rc = gpufs_wmap_add(d, off, size, fd);
+  int rc = gpufs_wmap_add(&d->maps, off, size, fd);
   if (rc == 0) {
     struct gpufs_gfile *e = &d->ftab.files[fd];
     const uint64_t w = gpufs_refs_read(&e->refs);
     /* acquire: pairs with the opener's release of OPEN.  The caller's own
      * reference keeps the count >= 1 unless it races its own gclose */
     if (gpufs_ld_acquire_u32_dev(&e->state) != GPUFS_GF_OPEN || !gpufs_refs_join(&e->refs, w)) {
-      (void)gpufs_wmap_find(d, off, size, true);
+      (void)gpufs_wmap_find(&d->maps, off, size, 1);
       rc = -GPUFS_EBADF;
     }
   }
@@ -148,7 +149,8 @@ static __device__ uint32_t mapping_find(G g, const struct gpufs_dev *d, void *ad
     uint32_t f = mapped_frame(d, addr, size);
     uint32_t e = GPUFS_NIL;
     if (f != GPUFS_NIL)
-      e = gpufs_wmap_find(d, (uint64_t)((const uint8_t *)addr - d->cache.data), (uint32_t)size, take);
+      e = gpufs_wmap_find(&d->maps, (uint64_t)((const uint8_t *)addr - d->cache.data),
+                          (uint32_t)size, take);
     v = (int64_t)((uint64_t)e << 32 | f);
   }
   v = g.bcast(v);

@@ -62,12 +62,7 @@ __device__ void gpufs_wb_post(const struct gpufs_dev *d, int32_t hfid, uint32_t 
 __device__ int64_t gpufs_wb_finish(const struct gpufs_dev *d, uint32_t *head, uint32_t node,
                                    struct gpufs_wb *w);
 
-/* gnode.cu.  Under the table lock: link entry e, whose host open gave cid,
- * size and version, to the file's node (found by cid, or a free one that
- * takes size and version); unlink it (the last link frees the node). */
-__device__ void gpufs_node_link_locked(const struct gpufs_ftab *t, struct gpufs_gfile *e, uint32_t cid,
-                                       uint64_t size, uint32_t version);
-__device__ void gpufs_node_unlink_locked(const struct gpufs_ftab *t, struct gpufs_gfile *e);
+/* gnode.cu.  Add ns since t0 to one of gopen's time counters. */
 __device__ void gpufs_ftab_time(uint64_t *counter, uint64_t t0);
 
 /* Hold entry fd for a write-back: 0 if it is OPEN and writable (its last

@@ -239,7 +239,7 @@ fail:
   return rc;
 }
 
-/* The writable-mapping table (libgpufs/device/wmap.cu): room for one live
+/* The writable-mapping table (libgpufs/common/wmaps.h): room for one live
  * key per frame, up to GPUFS_WMAPS_MAX keys, at a load of at most 1/2. */
 #define GPUFS_WMAPS_MAX 32768u
 

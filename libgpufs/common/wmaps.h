@@ -1,5 +1,5 @@
 /*
- * wmap.cu - the table of live writable mappings (gmmap with PROT_WRITE).
+ * wmaps.h - the table of live writable mappings (gmmap with PROT_WRITE).
  *
  * A mapping is a pin on a frame and a pointer, and gmunmap gets only the
  * pointer and a size.  A writable mapping must mark its range dirty when it
@@ -18,19 +18,27 @@
  * not the caller's).  At most cap / 2 keys are live: gmmap gives -ENOMEM
  * past that.  Plain loads and stores of the records: only lock holders
  * touch them, and the lock's acquire and release order them.
+ *
+ * Compiles for the device and the host (tests/host/wmaps_test.cpp).
  */
-#include "libgpufs/device/wmap.cuh"
+#ifndef GPUFS_COMMON_WMAPS_H
+#define GPUFS_COMMON_WMAPS_H
 
-static __device__ uint32_t wmap_slot(const struct gpufs_wmaps *m, uint64_t off, uint32_t size)
+#include <errno.h>
+#include <stdint.h>
+#include "atomics.h"
+#include "devstate.h"
+
+GPUFS_HD uint32_t gpufs_wmap_slot(const struct gpufs_wmaps *m, uint64_t off, uint32_t size)
 {
   uint64_t x = (off ^ (uint64_t)size << 40) * 0x9e3779b97f4a7c15ull;
   return (uint32_t)(x >> 32) & (m->cap - 1);
 }
 
 /* The slot of key (off, size), or of the empty record where it would go. */
-static __device__ uint32_t wmap_probe(const struct gpufs_wmaps *m, uint64_t off, uint32_t size)
+GPUFS_HD uint32_t gpufs_wmap_probe(const struct gpufs_wmaps *m, uint64_t off, uint32_t size)
 {
-  uint32_t i = wmap_slot(m, off, size);
+  uint32_t i = gpufs_wmap_slot(m, off, size);
   while (m->recs[i].off != 0 && (m->recs[i].off != off || m->recs[i].size != size))
     i = (i + 1) & (m->cap - 1);
   return i;
@@ -38,11 +46,11 @@ static __device__ uint32_t wmap_probe(const struct gpufs_wmaps *m, uint64_t off,
 
 /* Empty slot i, moving later records of its probe run back into the gap
  * (so that no probe stops early at a hole). */
-static __device__ void wmap_delete_locked(const struct gpufs_wmaps *m, uint32_t i)
+GPUFS_HD void gpufs_wmap_delete_locked(const struct gpufs_wmaps *m, uint32_t i)
 {
   const uint32_t mask = m->cap - 1;
   for (uint32_t j = (i + 1) & mask; m->recs[j].off != 0; j = (j + 1) & mask) {
-    const uint32_t k = wmap_slot(m, m->recs[j].off, m->recs[j].size);
+    const uint32_t k = gpufs_wmap_slot(m, m->recs[j].off, m->recs[j].size);
     /* record j may fill the hole at i when its home k is not in (i, j] */
     const bool stays = i <= j ? (i < k && k <= j) : (i < k || k <= j);
     if (stays) continue;
@@ -52,18 +60,20 @@ static __device__ void wmap_delete_locked(const struct gpufs_wmaps *m, uint32_t 
   m->recs[i].off = 0;
 }
 
-__device__ int gpufs_wmap_add(const struct gpufs_dev *d, uint64_t off, uint32_t size, uint32_t entry)
+/* Record one more writable mapping of `size` bytes at byte `off` of the
+ * cache, holding a reference on entry `entry`.  0, or -ENOMEM when the
+ * table is full.  One thread. */
+GPUFS_HD int gpufs_wmap_add(const struct gpufs_wmaps *m, uint64_t off, uint32_t size, uint32_t entry)
 {
-  const struct gpufs_wmaps *m = &d->maps;
   const uint64_t key = off + 1;
   int rc = 0;
   gpufs_spin_lock(m->lock, GPUFS_PAUSE_MAX_NS);
-  const uint32_t i = wmap_probe(m, key, size);
+  const uint32_t i = gpufs_wmap_probe(m, key, size);
   struct gpufs_wmap *r = &m->recs[i];
   if (r->off == key) {
     r->count++;
   } else if (gpufs_ld_relaxed_u32_dev(m->live) >= m->cap / 2) {
-    rc = -GPUFS_ENOMEM;
+    rc = -ENOMEM;
   } else {
     r->off = key;
     r->size = size;
@@ -77,23 +87,27 @@ __device__ int gpufs_wmap_add(const struct gpufs_dev *d, uint64_t off, uint32_t 
   return rc;
 }
 
-__device__ uint32_t gpufs_wmap_find(const struct gpufs_dev *d, uint64_t off, uint32_t size, bool take)
+/* The entry a writable mapping (off, size) holds, or GPUFS_NIL when there
+ * is none (a read-only mapping); with take, one mapping of the key ends.
+ * One thread. */
+GPUFS_HD uint32_t gpufs_wmap_find(const struct gpufs_wmaps *m, uint64_t off, uint32_t size, int take)
 {
-  const struct gpufs_wmaps *m = &d->maps;
   /* relaxed: see the top */
   if (gpufs_ld_relaxed_u32_dev(m->live) == 0) return GPUFS_NIL;
   const uint64_t key = off + 1;
   uint32_t entry = GPUFS_NIL;
   gpufs_spin_lock(m->lock, GPUFS_PAUSE_MAX_NS);
-  const uint32_t i = wmap_probe(m, key, size);
+  const uint32_t i = gpufs_wmap_probe(m, key, size);
   struct gpufs_wmap *r = &m->recs[i];
   if (r->off == key) {
     entry = r->entry;
     if (take && --r->count == 0) {
-      wmap_delete_locked(m, i);
+      gpufs_wmap_delete_locked(m, i);
       gpufs_add_relaxed_u32_dev(m->live, 0xffffffffu); /* relaxed: as in gpufs_wmap_add */
     }
   }
   gpufs_spin_unlock(m->lock);
   return entry;
 }
+
+#endif /* GPUFS_COMMON_WMAPS_H */

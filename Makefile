@@ -5,6 +5,7 @@
 #   make test       host tests (ThreadSanitizer) + GPU tests (skip without a GPU)
 #   make bench      benchmarks with their baselines (needs a GPU)
 #   make rodinia    the rodinia-io suite;  make collage  the LSH image collage (GPU)
+#   make fsx        the random exerciser, 10M calls (GPU; FSX_OPS, FSX_SEED, FSX_FILES, FSX_BLOCKS)
 #   make install    PREFIX=/usr/local [DESTDIR=]: the public headers, libgpufs.a,
 #                   the CMake package gpufs::gpufs and gpufs.pc;  make uninstall
 #   V=1             show full command lines;  CUDA_ARCH=sm_90  target GPU
@@ -83,12 +84,20 @@ $(COLLAGE_OBJ) $(COLLAGE_TSAN) $(COLLAGE_MAIN): samples/collage/collage.h
 # The distances vectorize (AVX2 where the CPU has it: cpu.c picks at run time).
 $(BUILD)/obj/samples/collage/cpu.o $(BUILD)/tsan/samples/collage/cpu.o: CFLAGS += -O3
 
+# tests/fsx/: the random exerciser (`make fsx`); its engine is also linked
+# into the GPU tests, which run it briefly (tests/gpu/fsx_test.cu).
+FSX_OBJ  := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard tests/fsx/*.c)) \
+            $(patsubst %.cu,$(BUILD)/obj/%.o,$(filter-out %/main.cu,$(wildcard tests/fsx/*.cu)))
+FSX_MAIN := $(BUILD)/obj/tests/fsx/main.o
+FSX_BIN  := $(BUILD)/tests/fsx
+$(FSX_OBJ) $(FSX_MAIN) $(BUILD)/obj/tests/gpu/fsx_test.o: $(wildcard tests/fsx/*.h tests/fsx/*.cuh)
+
 HOST_TESTS := $(BUILD)/tests/host_tests
 GPU_TESTS  := $(BUILD)/tests/gpu_tests
 BENCH_BIN  := $(BUILD)/bench/gpufs_bench
 
-.PHONY: all lib run test test-host test-gpu test-install sanitize bench rodinia rodinia-quick collage collage-quick install uninstall clean
-all: lib $(SAMPLES) $(HOST_TESTS) $(GPU_TESTS) $(BENCH_BIN) $(RIO_BIN) $(COLLAGE_BIN)
+.PHONY: all lib run test test-host test-gpu test-install sanitize bench rodinia rodinia-quick collage collage-quick fsx install uninstall clean
+all: lib $(SAMPLES) $(HOST_TESTS) $(GPU_TESTS) $(BENCH_BIN) $(RIO_BIN) $(COLLAGE_BIN) $(FSX_BIN)
 lib: $(LIB)
 
 $(BUILD)/obj/%.o: %.c $(HEADERS) $(RIO_HEADERS)
@@ -124,9 +133,13 @@ $(BENCHLIB): $(BENCHLIB_OBJ)
 	$(call say,AR,$@)rm -f $@
 	$(Q)ar rcs $@ $^
 
-$(GPU_TESTS): $(GPU_TEST_OBJ) $(RIO_OBJ) $(COLLAGE_OBJ) $(BENCHLIB) $(LIB)
+$(GPU_TESTS): $(GPU_TEST_OBJ) $(RIO_OBJ) $(COLLAGE_OBJ) $(FSX_OBJ) $(BENCHLIB) $(LIB)
 	$(call say,LINK,$@)mkdir -p $(dir $@)
-	$(Q)$(NVCC) $(CUDA_LINK) $(GPU_TEST_OBJ) $(RIO_OBJ) $(COLLAGE_OBJ) $(BENCHLIB) $(LIB) -o $@ -lgtest -lgtest_main $(IMAGE_LIBS)
+	$(Q)$(NVCC) $(CUDA_LINK) $(GPU_TEST_OBJ) $(RIO_OBJ) $(COLLAGE_OBJ) $(FSX_OBJ) $(BENCHLIB) $(LIB) -o $@ -lgtest -lgtest_main $(IMAGE_LIBS)
+
+$(FSX_BIN): $(FSX_MAIN) $(FSX_OBJ) $(LIB)
+	$(call say,LINK,$@)mkdir -p $(dir $@)
+	$(Q)$(NVCC) $(CUDA_LINK) $^ -o $@
 
 $(BUILD)/samples/%: samples/%.cu $(LIB) $(BENCHLIB) $(HEADERS)
 	$(call say,NVCC,$@)mkdir -p $(dir $@)
@@ -183,6 +196,18 @@ rodinia: $(RIO_BIN)
 rodinia-quick: $(RIO_BIN)
 	$(RIO_BIN) --quick $(RIO_ARGS)
 
+# The random exerciser (needs a GPU): FSX_OPS device calls (10M) from
+# random kernels over FSX_FILES files under four names each, FSX_BLOCKS
+# blocks; FSX_SEED (default: the time, printed) reproduces a run;
+# FSX_ARGS passes other options (build/tests/fsx --help).
+FSX_OPS    ?= 10000000
+FSX_FILES  ?= 4
+FSX_BLOCKS ?= 12
+FSX_SEED   ?=
+FSX_ARGS   ?=
+fsx: $(FSX_BIN)
+	$(FSX_BIN) --ops $(FSX_OPS) --files $(FSX_FILES) --blocks $(FSX_BLOCKS) $(if $(FSX_SEED),--seed $(FSX_SEED)) $(FSX_ARGS)
+
 run: $(BUILD)/samples/stream
 	$(BUILD)/samples/stream
 
@@ -198,8 +223,8 @@ test-gpu: $(GPU_TESTS)
 
 # compute-sanitizer over the GPU tests (needs a GPU): memcheck on the small
 # configurations, racecheck and synccheck on the block/warp collectives.
-SAN_SMALL := Pages/ReadTest.*/4K_pull:Pages/ReadaheadTest.*/4K_pull:Pages/ReadTest.OddOffsets*:Mmap*:ErrorsTest.*:ConfigTest.*:Pages/WriteTest.*/4K_pull:WriteErrorsTest.*:WriteFaultTest.*:InstancesTest.*:PeerTest.*:ScratchTest.*
-SAN_SYNC  := Pages/ReadTest.OddOffsets*/4K_pull:Pages/ReadaheadTest.SmallCallsBlocks*/4K_pull:Pages/ReadaheadTest.SmallCallsWarps*/4K_pull:Pages/ReadaheadTest.CacheSmallerThanData*/4K_pull:Pages/ReadTest.SharedDescriptor/4K_pull:Pages/ReadTest.CacheSmallerThanData*/4K_pull:MmapTest.*Cases:MmapTest.AllFrames*:Pages/WriteTest.DisjointRanges*/4K_pull:Pages/WriteTest.FileGrowsPastTheCache/4K_pull:Pages/WriteTest.MmapWrite*/4K_pull:Pages/WriteTest.TruncateShrinksAndGrows/4K_pull:InstancesTest.*:PeerTest.*
+SAN_SMALL := Pages/ReadTest.*/4K_pull:Pages/ReadaheadTest.*/4K_pull:Pages/ReadTest.OddOffsets*:Mmap*:ErrorsTest.*:ConfigTest.*:Pages/WriteTest.*/4K_pull:WriteErrorsTest.*:WriteFaultTest.*:InstancesTest.*:PeerTest.*:ScratchTest.*:Names/IdentityTest.*:OTruncTest.*:Kinds/ReadOnlyMappingTest.*:WritableMappingTest.*:ContractTest.*
+SAN_SYNC  := Pages/ReadTest.OddOffsets*/4K_pull:Pages/ReadaheadTest.SmallCallsBlocks*/4K_pull:Pages/ReadaheadTest.SmallCallsWarps*/4K_pull:Pages/ReadaheadTest.CacheSmallerThanData*/4K_pull:Pages/ReadTest.SharedDescriptor/4K_pull:Pages/ReadTest.CacheSmallerThanData*/4K_pull:MmapTest.*Cases:MmapTest.AllFrames*:Pages/WriteTest.DisjointRanges*/4K_pull:Pages/WriteTest.FileGrowsPastTheCache/4K_pull:Pages/WriteTest.MmapWrite*/4K_pull:Pages/WriteTest.TruncateShrinksAndGrows/4K_pull:InstancesTest.*:PeerTest.*:Names/IdentityTest.*:OTruncTest.*:Kinds/ReadOnlyMappingTest.*:WritableMappingTest.*:ContractTest.*
 sanitize: $(GPU_TESTS)
 	compute-sanitizer --tool memcheck --error-exitcode 1 $(GPU_TESTS) --gtest_filter='$(SAN_SMALL)'
 	compute-sanitizer --tool racecheck --error-exitcode 1 $(GPU_TESTS) --gtest_filter='$(SAN_SYNC)'

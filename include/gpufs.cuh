@@ -111,7 +111,9 @@ int gpufs_stop(void);
 
 /* Write back every dirty page of every file open on any instance and fsync
  * those files, from host code (kernels may be running: it uses a kernel of
- * its own on a side stream of each instance).  0, or the first write-back
+ * its own on a side stream of each instance).  The ranges of writable
+ * mappings still live are written back too, as gmsync would (stores a
+ * running kernel has not yet made visible may be missed).  0, or the first write-back
  * error (-EIO, -ENOSPC, ...; the pages stay dirty), -EINVAL when not
  * started. */
 int gpufs_sync(void);
@@ -232,7 +234,9 @@ struct gstat {
  *   to the host file meanwhile are not seen (bytes it lost, not cached,
  *   read as zeros).  Changes are detected by size, mtime and ctime: a
  *   change that keeps the size, made within the file system's timestamp
- *   granularity (a few ms) after the GPU's last write-back, can be missed.
+ *   granularity (a few ms) after the last change the GPU saw (at its
+ *   previous open, or its own last write-back), can be missed.  Cached
+ *   pages include those readahead loaded.
  */
 __device__ int gopen(const char *path, int flags, int mode = 0666);
 __device__ int gopen_warp(const char *path, int flags, int mode = 0666);
@@ -456,7 +460,10 @@ __device__ int gfadvise(int fd, int64_t offset, int64_t len, int advice);
 __device__ int gfadvise_warp(int fd, int64_t offset, int64_t len, int advice);
 
 /*
- * gfstat: fresh stat of fd from the host.  0, -EBADF, -EIO, -ESHUTDOWN.
+ * gfstat: fresh stat of fd from the host (mode, inode, mtime); the size is
+ *   the larger of the host file's and the GPU file's (bytes this GPU wrote
+ *   past the host's end are the file's, not yet written back).  0, -EBADF,
+ *   -EIO, -ESHUTDOWN.
  */
 __device__ int gfstat(int fd, struct gstat *st);
 __device__ int gfstat_warp(int fd, struct gstat *st);

@@ -5,18 +5,20 @@
  * pointer and a size.  A writable mapping must mark its range dirty when it
  * ends, and its bytes must reach the file even when the descriptor was
  * closed first, so it holds a reference on its descriptor; a read-only
- * mapping must mark nothing.  So writable mappings are recorded here, keyed
- * by (offset in the cache, size), with a count of the live mappings of
- * each key: gmunmap and gmsync look their pointer up, and a miss is a
- * read-only mapping.  Two mappings of the same key are the same bytes of
- * the same file: which one a gmunmap ends does not matter.
+ * mapping must mark nothing.  So writable mappings are recorded here, one
+ * record per (offset in the cache, size, descriptor) with a count of its
+ * live mappings: gmunmap and gmsync look their pointer and size up, and a
+ * miss is a read-only mapping.  Two mappings of the same (offset, size)
+ * are the same bytes of the same file: which one a gmunmap ends does not
+ * matter for the bytes, and the reference it drops is the one its record
+ * holds.
  *
  * Open addressing with linear probing and deletion by backward shift, all
  * under one spin lock (maps.lock).  Only writable mappings take it: gmunmap
  * and gmsync of read-only mappings skip the table while no writable one is
  * live (maps.live == 0, read relaxed: a writable mapping made meanwhile is
- * not the caller's).  At most cap / 2 keys are live: gmmap gives -ENOMEM
- * past that.  Plain loads and stores of the records: only lock holders
+ * not the caller's).  At most cap / 2 records are live: gmmap gives
+ * -ENOMEM past that.  Plain loads and stores of the records: only lock holders
  * touch them, and the lock's acquire and release order them.
  *
  * Compiles for the device and the host (tests/host/wmaps_test.cpp).
@@ -35,13 +37,19 @@ GPUFS_HD uint32_t gpufs_wmap_slot(const struct gpufs_wmaps *m, uint64_t off, uin
   return (uint32_t)(x >> 32) & (m->cap - 1);
 }
 
-/* The slot of key (off, size), or of the empty record where it would go. */
-GPUFS_HD uint32_t gpufs_wmap_probe(const struct gpufs_wmaps *m, uint64_t off, uint32_t size)
+/* The slot of the record (off, size, entry) (entry GPUFS_NIL: of any
+ * entry), or of the empty record where it would go.  The home slot depends
+ * on (off, size) only, so records of one (off, size) share a probe run. */
+GPUFS_HD uint32_t gpufs_wmap_probe(const struct gpufs_wmaps *m, uint64_t off, uint32_t size,
+                                   uint32_t entry)
 {
   uint32_t i = gpufs_wmap_slot(m, off, size);
-  while (m->recs[i].off != 0 && (m->recs[i].off != off || m->recs[i].size != size))
+  for (;;) {
+    const struct gpufs_wmap *r = &m->recs[i];
+    if (r->off == 0 || (r->off == off && r->size == size && (entry == GPUFS_NIL || r->entry == entry)))
+      return i;
     i = (i + 1) & (m->cap - 1);
-  return i;
+  }
 }
 
 /* Empty slot i, moving later records of its probe run back into the gap
@@ -61,14 +69,15 @@ GPUFS_HD void gpufs_wmap_delete_locked(const struct gpufs_wmaps *m, uint32_t i)
 }
 
 /* Record one more writable mapping of `size` bytes at byte `off` of the
- * cache, holding a reference on entry `entry`.  0, or -ENOMEM when the
- * table is full.  One thread. */
+ * cache, holding a reference on entry `entry` (one record per (off, size,
+ * entry), with a count).  0, or -ENOMEM when the table is full.  One
+ * thread. */
 GPUFS_HD int gpufs_wmap_add(const struct gpufs_wmaps *m, uint64_t off, uint32_t size, uint32_t entry)
 {
   const uint64_t key = off + 1;
   int rc = 0;
   gpufs_spin_lock(m->lock, GPUFS_PAUSE_MAX_NS);
-  const uint32_t i = gpufs_wmap_probe(m, key, size);
+  const uint32_t i = gpufs_wmap_probe(m, key, size, entry);
   struct gpufs_wmap *r = &m->recs[i];
   if (r->off == key) {
     r->count++;
@@ -87,9 +96,11 @@ GPUFS_HD int gpufs_wmap_add(const struct gpufs_wmaps *m, uint64_t off, uint32_t 
   return rc;
 }
 
-/* The entry a writable mapping (off, size) holds, or GPUFS_NIL when there
- * is none (a read-only mapping); with take, one mapping of the key ends.
- * One thread. */
+/* The entry a writable mapping (off, size) holds (of any record of that
+ * (off, size): mappings of the same bytes through two descriptors are two
+ * records, each holding its own entry), or GPUFS_NIL when there is none (a
+ * read-only mapping); with take, one mapping of that record ends.  One
+ * thread. */
 GPUFS_HD uint32_t gpufs_wmap_find(const struct gpufs_wmaps *m, uint64_t off, uint32_t size, int take)
 {
   /* relaxed: see the top */
@@ -97,7 +108,7 @@ GPUFS_HD uint32_t gpufs_wmap_find(const struct gpufs_wmaps *m, uint64_t off, uin
   const uint64_t key = off + 1;
   uint32_t entry = GPUFS_NIL;
   gpufs_spin_lock(m->lock, GPUFS_PAUSE_MAX_NS);
-  const uint32_t i = gpufs_wmap_probe(m, key, size);
+  const uint32_t i = gpufs_wmap_probe(m, key, size, GPUFS_NIL);
   struct gpufs_wmap *r = &m->recs[i];
   if (r->off == key) {
     entry = r->entry;

@@ -24,25 +24,32 @@
 
 #define ERR_PTR(e) ((void *)(intptr_t)(e))
 
-/* A writable mapping of entry fd at byte off of the cache (frame f,
- * pinned for it) begins: record it and take a reference on the entry for
- * it.  0, or -ENOMEM / -EBADF with the frame unpinned.  One thread. */
-static __device__ int wmap_begin(const struct gpufs_dev *d, uint32_t fd, uint64_t off, uint32_t size,
+/* A writable mapping of entry fd at byte off of the cache (frame f, pinned
+ * for it) begins: a reference on the entry first, then the record (so that
+ * a record never names an entry it holds no reference on: a gmunmap that
+ * takes it drops that reference).  Every thread of the group calls it;
+ * synchronizes the group.  0; or -EBADF / -ENOMEM, with the frame unpinned
+ * and the reference dropped again (as gclose: it may be the last). */
+template <typename G>
+static __device__ int wmap_begin(G g, const struct gpufs_dev *d, uint32_t fd, uint64_t off, uint32_t size,
                                  uint32_t f)
 {
-  int rc = gpufs_wmap_add(&d->maps, off, size, fd);
-  if (rc == 0) {
+  int64_t rc = 0;
+  if (g.rank() == 0) {
     struct gpufs_gfile *e = &d->ftab.files[fd];
     const uint64_t w = gpufs_refs_read(&e->refs);
     /* acquire: pairs with the opener's release of OPEN.  The caller's own
      * reference keeps the count >= 1 unless it races its own gclose */
-    if (gpufs_ld_acquire_u32_dev(&e->state) != GPUFS_GF_OPEN || !gpufs_refs_join(&e->refs, w)) {
-      (void)gpufs_wmap_find(&d->maps, off, size, 1);
+    if (gpufs_ld_acquire_u32_dev(&e->state) != GPUFS_GF_OPEN || !gpufs_refs_join(&e->refs, w))
       rc = -GPUFS_EBADF;
-    }
+    else
+      rc = gpufs_wmap_add(&d->maps, off, size, fd);
   }
-  if (rc) gpufs_frame_unpin(&d->cache, f);
-  return rc;
+  rc = g.bcast(rc);
+  if (rc == 0) return 0;
+  if (g.rank() == 0) gpufs_frame_unpin(&d->cache, f);
+  if (rc != -GPUFS_EBADF) (void)gpufs_close_group(g, d, fd); /* the reference we took */
+  return (int)rc;
 }
 
 template <typename G>
@@ -81,9 +88,7 @@ static __device__ void *gmmap_group(G g, size_t size, int prot, int flags, int f
     if (st < 0) return ERR_PTR(st);
     uint8_t *p = gpufs_frame_data(&d->cache, f) + in_page;
     if ((prot & GPUFS_PROT_WRITE) == 0) return p;
-    int64_t rc = 0;
-    if (g.rank() == 0) rc = wmap_begin(d, fi.fd, (uint64_t)(p - d->cache.data), (uint32_t)size, f);
-    rc = g.bcast(rc);
+    int64_t rc = wmap_begin(g, d, fi.fd, (uint64_t)(p - d->cache.data), (uint32_t)size, f);
     return rc ? ERR_PTR(rc) : p;
   }
 }
@@ -128,9 +133,7 @@ static __device__ void mapping_mark(G g, const struct gpufs_dev *d, uint32_t f, 
   g.sync();
   if (g.rank() == 0) {
     uint32_t lo = (uint32_t)((const uint8_t *)addr - gpufs_frame_data(c, f));
-    gpufs_dirty_bits(c, f, lo, lo + (uint32_t)size);
-    if (gpufs_dirty_flag(c, f))
-      gpufs_dlist_push(c, gpufs_dlist(d, fd, g.id()), f, d->ftab.files[fd].node);
+    gpufs_mark_dirty(d, fd, f, lo, lo + (uint32_t)size, g.id());
   }
   g.sync();
 }

@@ -4,15 +4,38 @@
  * One block per file-table entry of one instance: a block whose entry is
  * open for writing holds it, writes back its file's dirty lists (its
  * node's: entries of one file share them), waits for other write-backs of
- * the file and fsyncs it on the host.  It runs on the caller's stream, beside
+ * the file and fsyncs it on the host.  The ranges of the entry's writable
+ * mappings that are still live are marked first: their stores (as far as
+ * the storing kernel has made them visible; all of them once it ended)
+ * are written back as a gmsync would, so that gpufs_stop drops none.  It runs on the caller's stream, beside
  * kernels that may be using the files.
  */
 #include <cuda_runtime.h>
 
+#include "libgpufs/common/wmaps.h"
 #include "libgpufs/device/writeback.cuh"
 #include "libgpufs/host/cuda_glue.h"
 
 #define SYNC_THREADS 256
+
+/* Mark the range of every live writable mapping that holds entry fd dirty.
+ * One thread; the mappings' pins keep their frames. */
+static __device__ void mark_live_mappings(const struct gpufs_dev *d, uint32_t fd)
+{
+  const struct gpufs_wmaps *m = &d->maps;
+  /* relaxed: a mapping made meanwhile is the running kernel's, not ours */
+  if (gpufs_ld_relaxed_u32_dev(m->live) == 0) return;
+  const uint32_t S = d->cache.page_size;
+  gpufs_spin_lock(m->lock, GPUFS_PAUSE_MAX_NS);
+  for (uint32_t i = 0; i < m->cap; i++) {
+    const struct gpufs_wmap *r = &m->recs[i];
+    if (r->off == 0 || r->entry != fd) continue;
+    const uint64_t off = r->off - 1;
+    const uint32_t lo = (uint32_t)(off % S);
+    gpufs_mark_dirty(d, fd, (uint32_t)(off / S), lo, lo + r->size, 0);
+  }
+  gpufs_spin_unlock(m->lock);
+}
 
 static __global__ void sync_kernel(uint32_t instance, int *results)
 {
@@ -32,6 +55,7 @@ static __global__ void sync_kernel(uint32_t instance, int *results)
     return;
   }
   /* the hold keeps the file open (its last gclose waits) through the fsync */
+  if (g.rank() == 0) mark_live_mappings(d, (uint32_t)fd);
   int64_t err = gpufs_wb_file(g, d, (uint32_t)fd, ring);
   g.sync();
   if (g.rank() == 0) {

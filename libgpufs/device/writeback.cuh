@@ -98,6 +98,17 @@ __device__ __forceinline__ uint32_t *gpufs_dlist(const struct gpufs_dev *d, uint
   return &gpufs_node_of(d, fd)->dheads[k % GPUFS_DLISTS];
 }
 
+/* Mark bytes [lo, hi) of frame f (pinned by the caller, its bytes stored
+ * and made visible GPU-wide before) dirty on list k of the file of entry
+ * fd, as a mapping's gmsync or gmunmap does.  One thread. */
+__device__ __forceinline__ void gpufs_mark_dirty(const struct gpufs_dev *d, uint32_t fd, uint32_t f,
+                                                 uint32_t lo, uint32_t hi, uint32_t k)
+{
+  gpufs_dirty_bits(&d->cache, f, lo, hi);
+  if (gpufs_dirty_flag(&d->cache, f))
+    gpufs_dlist_push(&d->cache, gpufs_dlist(d, fd, k), f, d->ftab.files[fd].node);
+}
+
 /* Write back the frames on list *head of node `node` (host file hfid).
  * Every thread of the group calls it with equal arguments; synchronizes
  * the group.  0 or the first error (the frames it hit stay dirty, back on

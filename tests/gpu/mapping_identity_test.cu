@@ -303,3 +303,48 @@ TEST_F(WritableMappingTest, StoresAfterCloseAcrossKernelsReachTheFile)
   EXPECT_EQ(-GPUFS_EBADF, wt_gclose_h(fd)) << "the last gmunmap closed the descriptor";
   reopen_agrees(f, m);
 }
+
+/* Two writable mappings stored through and never unmapped, their
+ * descriptor closed: gpufs_sync writes both ranges back (as gmsync would),
+ * and gpufs_stop then finds nothing dirty.  With one mapping left, the
+ * same through gpufs_stop alone: it drops no store. */
+TEST_F(WritableMappingTest, SyncAndStopWriteLiveMappings)
+{
+  const uint64_t P = MI_PAGE, S = 3 * P + 500;
+  const std::vector<int64_t> offs = {64 * 3 + 1, (int64_t)(2 * P + 700)};
+  const std::vector<uint64_t> lens = {333, 2000};
+  std::string f = dir.make("x", S, MI_FILE_SEED);
+  wt_src src(S, MI_GPU_SEED);
+  int fd = wt_gopen_h(f, GPUFS_O_RDWR);
+  ASSERT_GE(fd, 0) << wt_err(fd);
+  wt_dmem<int64_t> doffs(2), r(2, 0x7f);
+  wt_dmem<uint64_t> dlens(2);
+  wt_dmem<void *> ptrs(2);
+  ASSERT_EQ(cudaSuccess, cudaMemcpy(doffs.p, offs.data(), 2 * sizeof(int64_t), cudaMemcpyHostToDevice));
+  ASSERT_EQ(cudaSuccess, cudaMemcpy(dlens.p, lens.data(), 2 * sizeof(uint64_t), cudaMemcpyHostToDevice));
+  mi_map_store_warps<<<1, 64>>>(fd, doffs.p, dlens.p, src.p, ptrs.p, r.p);
+  ASSERT_EQ(cudaSuccess, wt_sync());
+  ASSERT_EQ(0, r.get()[0]) << wt_err(r.get()[0]);
+  ASSERT_EQ(0, r.get()[1]) << wt_err(r.get()[1]);
+  EXPECT_EQ(0, wt_gclose_h(fd)) << "gclose with both mappings alive";
+  std::vector<uint8_t> m = wt_pattern(S, MI_FILE_SEED);
+  wt_put(m, (uint64_t)offs[0], lens[0], MI_GPU_SEED);
+  EXPECT_FALSE(wt_file_is(f, m)) << "nothing is written before a sync";
+  EXPECT_EQ(0, gpufs_sync());
+  wt_put(m, (uint64_t)offs[1], lens[1], MI_GPU_SEED);
+  EXPECT_TRUE(wt_file_is(f, m)) << "gpufs_sync writes the live mappings' ranges";
+  /* mapping 0 ends; mapping 1 is stored again and never unmapped:
+   * gpufs_stop writes it */
+  mi_unmap_warp<<<1, 32>>>(ptrs.p, dlens.p, 0, r.p);
+  ASSERT_EQ(cudaSuccess, wt_sync());
+  EXPECT_EQ(0, r.get()[0]) << "gmunmap of mapping 0" << wt_err(r.get()[0]);
+  std::vector<uint8_t> bytes(lens[1]);
+  for (uint64_t i = 0; i < lens[1]; i++) bytes[i] = tpat(MI_CPU_SEED, (uint64_t)offs[1] + i);
+  void *p1 = ptrs.get()[1];
+  ASSERT_EQ(cudaSuccess, cudaMemcpy(p1, bytes.data(), lens[1], cudaMemcpyHostToDevice))
+      << "store through the live mapping (from the host, between kernels)";
+  EXPECT_EQ(0, gpufs_stop()) << gpufs_error_detail();
+  started = false;
+  wt_put(m, (uint64_t)offs[1], lens[1], MI_CPU_SEED);
+  EXPECT_TRUE(wt_file_is(f, m)) << "gpufs_stop writes the range of a mapping never unmapped";
+}

@@ -130,6 +130,14 @@ GPUFS_HD void gpufs_pause(uint32_t *ns, uint32_t max_ns)
 #endif
 }
 
+/* Unroll the next loop in device code (its loads then issue back to back);
+ * nothing for the host compiler. */
+#if defined(__CUDA_ARCH__)
+#define GPUFS_UNROLL _Pragma("unroll")
+#else
+#define GPUFS_UNROLL
+#endif
+
 /* gpufs_pause for the locks and state waits of the device calls. */
 #define GPUFS_PAUSE_MAX_NS 4096u
 

@@ -71,6 +71,13 @@ struct gpufs_ftab_stats {
   uint64_t pad[3];
 };
 
+/* Entries or nodes a scan of the table loads at once, before it looks at
+ * any: one load after the other, each waiting for the last (an L2 round
+ * trip), the link scan of 128 nodes held the table lock, and with it every
+ * joiner of a grid's gopen, for ~50 us on an H100 (5% of a 1 GiB hit
+ * pass; docs/results.md). */
+#define GPUFS_SCAN_BATCH 16u
+
 struct gpufs_ftab {
   struct gpufs_ftab_stats *stats;
   struct gpufs_gfile *files;

@@ -32,14 +32,18 @@ GPUFS_HD void gpufs_node_link_locked(const struct gpufs_ftab *t, struct gpufs_gf
                                      uint64_t size, uint32_t version)
 {
   uint32_t n = GPUFS_NIL, free_node = GPUFS_NIL;
-  for (uint32_t i = 0; i < t->nfiles; i++) {
-    /* relaxed: cid changes only under the lock, which we hold */
-    uint32_t c = gpufs_ld_relaxed_u32_dev(&t->nodes[i].cid);
-    if (c == cid) {
-      n = i;
-      break;
+  /* GPUFS_SCAN_BATCH loads in flight at a time (devstate.h) */
+  for (uint32_t i0 = 0; i0 < t->nfiles && n == GPUFS_NIL; i0 += GPUFS_SCAN_BATCH) {
+    uint32_t c[GPUFS_SCAN_BATCH];
+GPUFS_UNROLL
+    for (uint32_t k = 0; k < GPUFS_SCAN_BATCH; k++)
+      /* relaxed: cid changes only under the lock, which we hold */
+      c[k] = i0 + k < t->nfiles ? gpufs_ld_relaxed_u32_dev(&t->nodes[i0 + k].cid) : GPUFS_NIL;
+GPUFS_UNROLL
+    for (uint32_t k = 0; k < GPUFS_SCAN_BATCH; k++) {
+      if (c[k] == cid && n == GPUFS_NIL) n = i0 + k;
+      if (c[k] == 0 && free_node == GPUFS_NIL) free_node = i0 + k;
     }
-    if (c == 0 && free_node == GPUFS_NIL) free_node = i;
   }
   struct gpufs_gnode *nd;
   if (n == GPUFS_NIL) {

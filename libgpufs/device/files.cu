@@ -90,13 +90,21 @@ static __device__ int ftab_joined(const struct gpufs_ftab *t, int idx)
 static __device__ int ftab_try_join(const struct gpufs_ftab *t, const char *path, uint32_t hash,
                                     uint32_t len, uint32_t flags)
 {
-  for (uint32_t i = 0; i < t->nfiles; i++) {
-    struct gpufs_gfile *e = &t->files[i];
-    if (!entry_is(t, i, hash, len, flags)) continue;
-    uint64_t w = gpufs_refs_read(&e->refs); /* then what identifies the entry */
-    if (entry_is(t, i, hash, len, flags) && path_eq(t->paths + (uint64_t)i * GPUFS_PATH_MAX, path) &&
-        gpufs_refs_join(&e->refs, w))
-      return (int)i;
+  for (uint32_t i0 = 0; i0 < t->nfiles; i0 += GPUFS_SCAN_BATCH) {
+    uint32_t h[GPUFS_SCAN_BATCH];
+    GPUFS_UNROLL
+    for (uint32_t k = 0; k < GPUFS_SCAN_BATCH; k++)
+      /* relaxed: a hint (entry_is checks again) */
+      h[k] = i0 + k < t->nfiles ? gpufs_ld_relaxed_u32_dev(&t->files[i0 + k].hash) : ~hash;
+    for (uint32_t k = 0; k < GPUFS_SCAN_BATCH; k++) {
+      const uint32_t i = i0 + k;
+      if (h[k] != hash || !entry_is(t, i, hash, len, flags)) continue;
+      struct gpufs_gfile *e = &t->files[i];
+      uint64_t w = gpufs_refs_read(&e->refs); /* then what identifies the entry */
+      if (entry_is(t, i, hash, len, flags) && path_eq(t->paths + (uint64_t)i * GPUFS_PATH_MAX, path) &&
+          gpufs_refs_join(&e->refs, w))
+        return (int)i;
+    }
   }
   return -1;
 }
@@ -217,9 +225,9 @@ __device__ int gpufs_fd_get(int fd, struct gpufs_fdinfo *fi)
   if (gpufs_ld_acquire_u32_dev(&e->state) != GPUFS_GF_OPEN) return -GPUFS_EBADF;
   fi->hfid = e->hfid;
   fi->cid = e->cid;
-  fi->node = e->node;
-  if (fi->node >= d->ftab.nfiles) return -GPUFS_EBADF; /* closed meanwhile */
-  struct gpufs_gnode *nd = &d->ftab.nodes[fi->node];
+  const uint32_t node = e->node;
+  if (node >= d->ftab.nfiles) return -GPUFS_EBADF; /* closed meanwhile */
+  struct gpufs_gnode *nd = &d->ftab.nodes[node];
   /* relaxed: version and size change (gftruncate, gwrite) while the file
    * is open; callers racing with those get either value */
   fi->version = gpufs_ld_relaxed_u32_dev(&nd->version);

@@ -78,8 +78,7 @@ struct gpufs_fdinfo {
   uint32_t version;
   uint32_t flags;  /* as given to gopen */
   uint32_t advice; /* GPUFS_FADV_NORMAL/RANDOM/SEQUENTIAL (gfadvise) */
-  uint32_t fd;     /* its entry in d's file table */
-  uint32_t node;   /* its file's node (gpufs_gnode) */
+  uint32_t fd;     /* its entry in d's file table (its node: gpufs_node_of) */
   uint64_t size;   /* the file's size now, as this instance sees it */
 };
 

@@ -49,17 +49,15 @@ __device__ __forceinline__ int gpufs_fd_get_group(G g, int fd, struct gpufs_fdin
   int64_t a = 0;
   if (g.rank() == 0) {
     int rc = gpufs_fd_get(fd, &mine);
-    /* hfid and node < max_open_files <= 2^12, advice < 2^8, flags < 2^16 */
+    /* hfid < max_open_files <= 2^12, advice < 2^8 */
     a = rc ? (int64_t)rc
-           : (int64_t)((uint64_t)mine.node << 48 | (uint64_t)(mine.flags & 0xffffu) << 32 |
-                       mine.advice << 24 | (uint32_t)mine.hfid);
+           : (int64_t)((uint64_t)mine.flags << 32 | mine.advice << 24 | (uint32_t)mine.hfid);
   }
   a = g.bcast(a);
   if (a < 0) return (int)a;
   fi->hfid = (int32_t)((uint32_t)a & 0xffffffu);
   fi->advice = ((uint32_t)a >> 24) & 0xffu;
-  fi->flags = (uint32_t)((uint64_t)a >> 32) & 0xffffu;
-  fi->node = (uint32_t)((uint64_t)a >> 48);
+  fi->flags = (uint32_t)((uint64_t)a >> 32);
   uint32_t entry = 0;
   fi->d = gpufs_fd_instance(fd, &entry); /* the same fd in every thread: no broadcast */
   fi->fd = entry;

@@ -39,7 +39,7 @@ static __device__ ssize_t gwrite_group(G g, int fd, int64_t offset, size_t size,
   const uint64_t end = (uint64_t)offset + size;
   const uint32_t ring = g.id() % d->cache.nrings;
   const uint32_t chunk = gpufs_round_max(d, ring);
-  struct gpufs_gnode *nd = &d->ftab.nodes[fi.node];
+  struct gpufs_gnode *nd = gpufs_node_of(d, fi.fd); /* our reference keeps it */
   uint32_t *head = &nd->dheads[g.id() % GPUFS_DLISTS];
   const uint8_t *in = (const uint8_t *)buf;
   uint64_t pos = (uint64_t)offset;
@@ -107,7 +107,7 @@ static __device__ ssize_t gwrite_group(G g, int fd, int64_t offset, size_t size,
       /* relaxed: published by the release in gpufs_dirty_bits */
       gpufs_max_relaxed_u32_dev(&fr->wend, (uint32_t)hi);
       gpufs_dirty_bits(&d->cache, r.frame, (uint32_t)lo, (uint32_t)hi);
-      if (gpufs_dirty_flag(&d->cache, r.frame)) gpufs_dlist_push(&d->cache, head, r.frame, fi.node);
+      if (gpufs_dirty_flag(&d->cache, r.frame)) gpufs_dlist_push(&d->cache, head, r.frame, d->ftab.files[fi.fd].node);
     }
     gpufs_round_unpin(g, d, &r, false, ring);
     if (err) return upto > (uint64_t)offset ? (ssize_t)(upto - (uint64_t)offset) : err;

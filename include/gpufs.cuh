@@ -298,7 +298,8 @@ __device__ ssize_t gread_warp(int fd, int64_t offset, size_t size, void *buf);
  *   once (every later gread on this GPU sees them) and reach the host file
  *   at write-back: gfsync, the last gclose, gpufs_sync, or when the cache
  *   needs the frame.  Only the changed bytes are written back, in
- *   GPUFS_DIRTY_GRAIN-byte pieces: writers of disjoint grains of one page
+ *   grains of cfg.dirty_grain bytes (GPUFS_DIRTY_GRAIN, 64, by default; 1:
+ *   exactly the bytes written): writers of disjoint grains of one page
  *   (other groups, the CPU, another kernel) never overwrite each other.
  *   A write past the end extends the file (the gap reads as zeros).
  *   Returns size; fewer when an error stopped it after some pages were

@@ -52,6 +52,10 @@ struct gpufs_config {
                                back of running kernels' files and
                                for a daemon worker stuck in a host
                                call (0: 10 s) */
+  uint32_t dirty_grain;     /* bytes one dirty bit covers: what  GPUFS_DIRTY_GRAIN
+                               write-back writes at least; 1
+                               (byte-exact) to 64, a power of two;
+                               0: GPUFS_DIRTY_GRAIN (64) */
 };
 
 /* Limits the checks enforce. */
@@ -62,7 +66,8 @@ struct gpufs_config {
 #define GPUFS_PATH_MAX 4096u      /* including the terminating NUL */
 #define GPUFS_CHUNK 32u         /* pages one group handles per round: one per meta lane */
 #define GPUFS_READAHEAD_LIMIT (64u << 20) /* readahead_max at most */
-#define GPUFS_DIRTY_GRAIN 64u     /* bytes: the unit of dirty tracking and write-back */
+#define GPUFS_DIRTY_GRAIN 64u     /* bytes: the default (and largest) unit of dirty
+                                     tracking and write-back (dirty_grain) */
 
 void gpufs_config_default(struct gpufs_config *cfg);
 

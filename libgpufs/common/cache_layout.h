@@ -87,7 +87,8 @@ struct gpufs_cache {
   uint32_t *locks;      /* nbuckets bucket locks */
   struct gpufs_ring *rings;
   struct gpufs_ring_stats *stats; /* one per ring */
-  uint32_t *dirty;      /* per frame, dwords words: one bit per GPUFS_DIRTY_GRAIN bytes */
+  uint32_t *dirty;      /* per frame, dwords words: one bit per grain of
+                           page_size / (dwords * 32) bytes (dirty.h) */
   uint32_t dwords;
   uint32_t nframes;
   uint32_t page_size;

@@ -3,7 +3,8 @@
  * the per-file lists of such pages.
  *
  *   frame f: state word ....D.pins       D = GPUFS_PG_DIRTY (cache.h)
- *            bitmap  [w0][w1]...[w(dwords-1)]   one bit per GPUFS_DIRTY_GRAIN
+ *            bitmap  [w0][w1]...[w(dwords-1)]   one bit per grain (dirty_grain bytes,
+ *                                               64 by default; gpufs_dirty_shift)
  *   file:    dheads[GPUFS_DLISTS] -> f -> f' -> ... -> NIL   (frame.dnext)
  *
  * Writer (holds a pin on f, after copying its bytes into the frame):
@@ -58,13 +59,21 @@ GPUFS_HD uint32_t gpufs_dirty_word_mask(uint32_t w, uint32_t g0, uint32_t g1)
   return m & ~((1u << lo) - 1);
 }
 
+/* log2 of the bytes one bit covers (the grain: cfg.dirty_grain, 64 by
+ * default, 1 for byte-exact write-back): page_size / (dwords * 32). */
+GPUFS_HD uint32_t gpufs_dirty_shift(const struct gpufs_cache *c)
+{
+  return gpufs_ctz32(c->page_size) - gpufs_ctz32(c->dwords) - 5u;
+}
+
 /* Mark bytes [lo, hi) of frame f dirty (bits only; then gpufs_dirty_flag).
  * The caller holds a pin and has written the bytes. */
 GPUFS_HD void gpufs_dirty_bits(const struct gpufs_cache *c, uint32_t f, uint32_t lo, uint32_t hi)
 {
   if (lo >= hi) return;
   uint32_t *bm = gpufs_frame_dirty(c, f);
-  uint32_t g0 = lo / GPUFS_DIRTY_GRAIN, g1 = (hi + GPUFS_DIRTY_GRAIN - 1) / GPUFS_DIRTY_GRAIN;
+  const uint32_t sh = gpufs_dirty_shift(c);
+  uint32_t g0 = lo >> sh, g1 = (hi + (1u << sh) - 1u) >> sh;
   for (uint32_t w = g0 / 32; w <= (g1 - 1) / 32; w++) {
     uint32_t m = gpufs_dirty_word_mask(w, g0, g1);
     /* acq_rel: the release publishes the bytes the caller's group wrote

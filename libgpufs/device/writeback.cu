@@ -54,8 +54,9 @@ __device__ bool gpufs_wb_plan(const struct gpufs_dev *d, struct gpufs_wb *w)
     const uint64_t wend = gpufs_ld_relaxed_u32_dev(&d->cache.frames[w->frame].wend);
     uint64_t limit = fsize <= w->page_start ? 0 : fsize - w->page_start;
     if (limit < wend) limit = wend;
-    uint64_t a = (uint64_t)g0 * GPUFS_DIRTY_GRAIN;
-    uint64_t b = (uint64_t)g1 * GPUFS_DIRTY_GRAIN < S ? (uint64_t)g1 * GPUFS_DIRTY_GRAIN : S;
+    const uint32_t sh = gpufs_dirty_shift(&d->cache);
+    uint64_t a = (uint64_t)g0 << sh;
+    uint64_t b = ((uint64_t)g1 << sh) < S ? (uint64_t)g1 << sh : S;
     if (b > limit) b = limit; /* bytes past the end of the file are not written */
     if (a < b) {
       w->a = (uint32_t)a;

@@ -128,6 +128,7 @@ int gpufs_config_from_env(struct gpufs_config *cfg, const char **bad_field)
   rc = rc ? rc : env_u32("GPUFS_POLL_MAX_NS", &cfg->poll_max_ns, &bad);
   rc = rc ? rc : env_u32("GPUFS_READAHEAD_MAX", &cfg->readahead_max, &bad);
   rc = rc ? rc : env_u32("GPUFS_STOP_TIMEOUT_MS", &cfg->stop_timeout_ms, &bad);
+  rc = rc ? rc : env_u32("GPUFS_DIRTY_GRAIN", &cfg->dirty_grain, &bad);
   if (rc == 0 && getenv("GPUFS_DEVICES") != NULL &&
       parse_devices(getenv("GPUFS_DEVICES"), cfg) != 0) {
     bad = "GPUFS_DEVICES";
@@ -186,6 +187,9 @@ int gpufs_config_check(const struct gpufs_config *cfg, const char **bad_field, c
     f = "poll_max_ns"; w = "must be between 128 ns and 1 ms";
   } else if (cfg->stop_timeout_ms > 3600u * 1000u) {
     f = "stop_timeout_ms"; w = "must be at most one hour (0: 10 s)";
+  } else if (cfg->dirty_grain != 0 &&
+             (!is_pow2(cfg->dirty_grain) || cfg->dirty_grain > GPUFS_DIRTY_GRAIN)) {
+    f = "dirty_grain"; w = "must be 0 (64) or a power of two between 1 and 64";
   } else if (cfg->readahead_max > GPUFS_READAHEAD_LIMIT) {
     f = "readahead_max"; w = "must be at most 64 MiB (0 turns readahead off)";
   }

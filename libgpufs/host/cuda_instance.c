@@ -145,7 +145,8 @@ static int cache_init(struct gpufs_instance *in)
   c->nframes = (uint32_t)(in->cfg.cache_size / in->cfg.page_size);
   c->nbuckets = pow2_at_least(2ull * c->nframes);
   c->nrings = in->cfg.nrings;
-  c->dwords = c->page_size / GPUFS_DIRTY_GRAIN / 32;
+  const uint32_t grain = in->cfg.dirty_grain ? in->cfg.dirty_grain : GPUFS_DIRTY_GRAIN;
+  c->dwords = c->page_size / grain / 32; /* the grain is page_size / (dwords * 32) */
   CU(cudaMalloc((void **)&c->data, (size_t)c->nframes * c->page_size));
   CU(cudaMalloc((void **)&c->dirty, (size_t)c->nframes * c->dwords * sizeof(uint32_t)));
   CU(cudaMemset(c->dirty, 0, (size_t)c->nframes * c->dwords * sizeof(uint32_t)));

@@ -1,8 +1,8 @@
 /*
  * config_test.cpp - struct gpufs_config on the host: defaults, GPUFS_*
  * environment overrides and the checks that name a bad field (here for the
- * readahead window; tests/gpu/errors_test.cu covers the others through
- * gpufs_start).
+ * readahead window, the device list and the dirty grain;
+ * tests/gpu/errors_test.cu covers the others through gpufs_start).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -42,6 +42,31 @@ TEST(ConfigHostTest, ReadaheadDefaultEnvironmentAndLimit)
   EXPECT_NE(nullptr, strstr(why, "64 MiB"));
   c.readahead_max = 64u << 20;
   EXPECT_EQ(0, gpufs_config_check(&c, &bad, &why));
+}
+
+/* dirty_grain: 0 (64) by default, 1..64 powers of two, GPUFS_DIRTY_GRAIN;
+ * anything else names the field. */
+TEST(ConfigHostTest, DirtyGrainDefaultEnvironmentAndChecks)
+{
+  struct gpufs_config c;
+  const char *bad = NULL, *why = NULL;
+  gpufs_config_default(&c);
+  EXPECT_EQ(0u, c.dirty_grain) << "0: GPUFS_DIRTY_GRAIN";
+  EXPECT_EQ(0, gpufs_config_check(&c, &bad, &why));
+  setenv("GPUFS_DIRTY_GRAIN", "1", 1);
+  EXPECT_EQ(0, gpufs_config_from_env(&c, &bad));
+  EXPECT_EQ(1u, c.dirty_grain);
+  unsetenv("GPUFS_DIRTY_GRAIN");
+  for (uint32_t g = 1; g <= GPUFS_DIRTY_GRAIN; g *= 2) {
+    c.dirty_grain = g;
+    EXPECT_EQ(0, gpufs_config_check(&c, &bad, &why)) << g;
+  }
+  for (uint32_t g : {3u, 48u, 128u, 4096u}) {
+    c.dirty_grain = g;
+    EXPECT_EQ(-EINVAL, gpufs_config_check(&c, &bad, &why)) << g;
+    ASSERT_NE(nullptr, bad);
+    EXPECT_STREQ("dirty_grain", bad);
+  }
 }
 
 /* GPUFS_DEVICES lists the instances' devices; a bad list names the

@@ -3,7 +3,8 @@
  * gpufs_start / gpufs_stop each, and their rows; plus the progress and
  * watchdog helpers that bench/main.cu shares.
  *
- * The plan itself (which configurations, in which order) is bench/plan.c.
+ * The plan itself (which configurations, in which order) is bench/plan.c;
+ * the registration around a registered job's kernel is bench/registered.cu.
  *
  * The write runs all start from one device image of the pattern
  * (BENCH_WRITE_SEED), made before the first of them and freed after the
@@ -30,6 +31,7 @@
 #include "benchlib/baselines.h"
 #include "benchlib/cuda_check.h"
 #include "bench/plan.h"
+#include "bench/registered.h"
 #include "benchlib/report.h"
 #include "benchlib/util.h"
 #include "bench/workloads.h"
@@ -376,6 +378,7 @@ static void bench_run_job(const struct bench_job *j, double cap)
   struct bench_read_params p;
   struct bench_read_result r;
   struct bench_row row;
+  struct bench_reg reg;
   const char *bad = NULL;
   char config[160], a[32], b[32], c[32], d[32], path[4096];
   double seq_values[3] = {g_bench.ceiling_gbps, g_bench.naive_gbps, g_bench.expert_gbps};
@@ -403,6 +406,9 @@ static void bench_run_job(const struct bench_job *j, double cap)
   /* the window in force, from the job or libgpufs (default or environment) */
   snprintf(config + strlen(config), sizeof(config) - strlen(config), " ra=%s",
            cfg.readahead_max ? bench_fmt_size(cfg.readahead_max, d, sizeof(d)) : "0");
+  if (j->reg)
+    snprintf(config + strlen(config), sizeof(config) - strlen(config), " registered");
+  memset(&reg, 0, sizeof(reg));
 
   bench_progress("%s %s (cap %.0f s)", j->workload, config, cap);
   bench_watch(j->workload, (j->hit ? 2 : 1) * cap + 180);
@@ -434,6 +440,9 @@ static void bench_run_job(const struct bench_job *j, double cap)
     bench_write_job(j, &cfg, config, path, cap);
     goto stop;
   }
+  /* untimed; a refusal is a failed row, and no kernel */
+  if (bench_reg_begin(j, config, &reg) != 0)
+    goto stop;
 
   memset(&p, 0, sizeof(p));
   p.path = g_bench.path;
@@ -450,14 +459,18 @@ static void bench_run_job(const struct bench_job *j, double cap)
   gpufs_get_stats(&st);
 
   if (j->access == BENCH_RAND_WARP) {
-    /* pages/s alone, then GB/s against the ceiling */
+    /* pages/s alone (a registered job's against its twin's: "rand" for
+     * "rand/reg"), then GB/s against the ceiling */
     bench_row_init(&row, j->workload, config, r.mcalls_per_s, "Mpages/s");
     bench_judge(&row, rc, &r, cap, 0);
     bench_extras(&row, j, &cfg, &r, &st, cap);
+    bench_reg_row(&row, &reg, &st);
+    bench_reg_twin(j, &row);
     bench_emit(&row, NULL, NULL, 0);
     bench_row_init(&row, j->workload, config, r.gbps, "GB/s");
     bench_judge(&row, rc, &r, cap, 0);
     bench_extras(&row, j, &cfg, &r, &st, cap);
+    bench_reg_row(&row, &reg, &st);
     bench_emit(&row, seq_names, seq_values, 1);
   } else if (!strcmp(j->group, "big")) {
     static const char *big_names[] = {"seq(64K)", "expert"};
@@ -481,11 +494,13 @@ static void bench_run_job(const struct bench_job *j, double cap)
     bench_row_init(&row, j->workload, config, r.gbps, "GB/s");
     bench_judge(&row, rc, &r, cap, 0);
     bench_extras(&row, j, &cfg, &r, &st, cap);
+    bench_reg_row(&row, &reg, &st);
     bench_emit(&row, seq_names, seq_values, 3);
-    if (!strcmp(j->group, "seq") && j->page == 65536 && row.status != BENCH_FAILED)
+    if (!strcmp(j->workload, "seq") && j->page == 65536 && row.status != BENCH_FAILED)
       g_bench.seq64_gbps = row.value;
   }
   bench_print_outcome(j->workload, &row, &r, &st);
+  bench_reg_end(j, config, &reg, &st, &row); /* (a registered job has no hit run) */
 
   if (j->hit && rc == 0 && row.status == BENCH_OK) {
     /* the same reads again: every page is in the cache now */
@@ -527,10 +542,10 @@ void bench_plan_run(void)
   int i, k, kernels_left = 0;
 
   for (i = 0; i < n; i++)
-    kernels_left += bench_selected(jobs[i].group) ? 1 + jobs[i].hit : 0;
+    kernels_left += bench_job_selected(&jobs[i]) ? 1 + jobs[i].hit : 0;
   for (i = 0; i < n; i++) {
     double left, cap;
-    if (!bench_selected(jobs[i].group))
+    if (!bench_job_selected(&jobs[i]))
       continue;
     if (jobs[i].access == BENCH_SEQ_WRITE && !g_write_src) {
       /* the same bytes as expert_write wrote from device memory; untimed */

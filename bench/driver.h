@@ -26,7 +26,8 @@ struct bench_options {
   const char *only; /* comma-separated workload groups, or NULL: all */
   double size_gib;
   int quick;
-  int threads;      /* expert and expert_write baselines */
+  int threads;      /* expert_write's host threads; expert's too when threads_given */
+  int threads_given; /* --threads given: expert at that count alone, not 4, 8 and 16 */
   double cap;       /* seconds a kernel may keep issuing calls */
   double budget;    /* seconds for all libgpufs runs together */
   int device;
@@ -41,6 +42,7 @@ struct bench_state {
   double t_start;
   /* rates measured in this run, GB/s; NaN when not measured */
   double ceiling_gbps, naive_gbps, expert_gbps, d2d_gbps;
+  int expert_threads;        /* the thread count of expert_gbps: the best one measured */
   double seq64_gbps;         /* seq, 64 KiB pages, default transfer path: big's baseline */
   double ra64_gbps;          /* ra, 64 KiB pages and calls, no readahead: ra's ra64K */
   double expert_write_gbps;  /* the write workload's baseline */
@@ -56,8 +58,8 @@ void bench_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * already measured are in the --out file. */
 void bench_watch(const char *step, double seconds);
 
-/* Is workload group name (seq, seq_warp, xfer, rand, big, ra, write)
- * selected by --only? */
+/* Is workload group name (seq, seq_warp, xfer, rand, big, ra, write, or reg:
+ * the registered jobs of seq and rand) selected by --only? */
 int bench_selected(const char *name);
 
 /* Run the libgpufs workloads that --only selects, adding their rows. */

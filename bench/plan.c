@@ -1,6 +1,13 @@
 /*
  * plan.c - gpufs_bench's plan: which libgpufs configurations run, in which
  * order, and with which grid (bench/plan.h).
+ *
+ * Registered twins: each seq job and each rand job with a cold cache is
+ * followed by the same job with the data file registered (gpufs_register,
+ * bench_job.reg), so that the two rows sit side by side: "seq/reg" after
+ * "seq" (and its "hit"), "rand/reg" after "rand", "rand20/reg" after
+ * "rand20".  They belong to the groups of their twins (--only seq, --only
+ * rand); --only reg selects the registered jobs alone.
  */
 #include "bench/plan.h"
 
@@ -37,7 +44,24 @@ static struct bench_job *bench_add(struct bench_job *jobs, int *n, const char *g
   j->rand_reads = 0;
   j->hit = 0;
   j->ra = BENCH_RA_DEFAULT;
+  j->reg = 0;
   return j;
+}
+
+/* Append the registered twin of the job just added: the same job, without
+ * the hit run, reading a registered file. */
+static void bench_add_reg(struct bench_job *jobs, int *n, const char *workload)
+{
+  struct bench_job *j = bench_add(jobs, n, "", "", BENCH_SEQ_BLOCK, 0, 0, 0, 0);
+  *j = j[-1]; /* every field of the twin, then what differs */
+  j->workload = workload;
+  j->hit = 0;
+  j->reg = 1;
+}
+
+int bench_job_selected(const struct bench_job *j)
+{
+  return bench_selected(j->group) || (j->reg && bench_selected("reg"));
 }
 
 int bench_plan(struct bench_job *jobs)
@@ -56,10 +80,13 @@ int bench_plan(struct bench_job *jobs)
   const uint64_t rand_reads = g_bench.opt.quick ? (1ull << 18) : (1ull << 20);
   int n = 0, i, x;
 
-  /* the cache holds the file twice over: nothing is evicted */
-  for (i = 0; i < nseq; i++)
+  /* the cache holds the file twice over: nothing is evicted; each page size
+   * twice: the daemon path (and the hit run), then the file registered */
+  for (i = 0; i < nseq; i++) {
     bench_add(jobs, &n, "seq", "seq", BENCH_SEQ_BLOCK, seq_pages[i], 2 * size, BENCH_MIB,
               seq_blocks)->hit = 1;
+    bench_add_reg(jobs, &n, "seq/reg");
+  }
   for (i = 0; i < 2; i++)
     bench_add(jobs, &n, "seq_warp", "seq_warp", BENCH_SEQ_WARP, two[i], 2 * size,
               256 * BENCH_KIB, seq_blocks);
@@ -67,11 +94,14 @@ int bench_plan(struct bench_job *jobs)
     for (i = 0; i < 2; i++)
       bench_add(jobs, &n, "xfer", x == 0 ? "seq/pull" : "seq/dma", BENCH_SEQ_BLOCK, two[i],
                 2 * size, BENCH_MIB, seq_blocks)->xfer = x == 0 ? GPUFS_XFER_PULL : GPUFS_XFER_DMA;
+  /* each piece is read once: the cache stays cold; then registered */
   bench_add(jobs, &n, "rand", "rand", BENCH_RAND_WARP, 4096, 2 * size, 4096,
             rand_blocks)->rand_reads = rand_reads;
+  bench_add_reg(jobs, &n, "rand/reg");
   /* the same with a cache 1/20 of the file: nearly every read evicts */
   bench_add(jobs, &n, "rand", "rand20", BENCH_RAND_WARP, 4096, size / 20 / 4096 * 4096, 4096,
             rand_blocks)->rand_reads = rand_reads;
+  bench_add_reg(jobs, &n, "rand20/reg");
   /* the file is twice the cache */
   bench_add(jobs, &n, "big", "big", BENCH_SEQ_BLOCK, 65536, size / 2, BENCH_MIB, seq_blocks);
   /* readahead: small sequential greads (one page each), which without it

@@ -14,7 +14,7 @@
 extern "C" {
 #endif
 
-/* The most jobs a plan holds (a full plan has 23). */
+/* The most jobs a plan holds (a full plan has 29). */
 #define BENCH_MAX_JOBS 32
 /* bench_job.ra: keep libgpufs's readahead_max (its default, or
  * GPUFS_READAHEAD_MAX from the environment). */
@@ -32,11 +32,17 @@ struct bench_job {
   uint64_t rand_reads;
   int hit;     /* read everything again with the cache warm: a "hit" row */
   uint32_t ra; /* readahead_max in bytes (0: off), or BENCH_RA_DEFAULT */
+  int reg;     /* gpufs_register the data file after gpufs_start, before the
+                  kernel (untimed; its time is the rows' register_s), and
+                  gpufs_unregister it after: a "/reg" row (bench/registered.h) */
 };
 
 /* Fill jobs (room for BENCH_MAX_JOBS) with every job of this run's options
  * (--quick), selected or not, in the order they run; returns how many. */
 int bench_plan(struct bench_job *jobs);
+
+/* Does --only select job j: its group, or "reg" for a registered job? */
+int bench_job_selected(const struct bench_job *j);
 
 #ifdef __cplusplus
 }

@@ -84,6 +84,16 @@ struct gpufs_stats {
   /* several instances */
   uint64_t peer_hits;   /* pages a miss copied from another instance's cache
                            instead of reading them from the host */
+  /* registered files (gpufs_register) */
+  uint64_t reg_pages;   /* pages a miss copied straight from a registered
+                           file's mapping: no request, no host copy */
+  uint64_t reg_files;   /* files registered now (runtime-wide) */
+  uint64_t reg_bytes;   /* bytes they pin (runtime-wide) */
+  uint64_t reg_refused; /* gpufs_register calls that failed: those files
+                           stay on the daemon path (runtime-wide) */
+  uint64_t reg_retired; /* registrations retired because the file was found
+                           shorter at a gopen or was truncated: served by the
+                           daemon until registered again (runtime-wide) */
 };
 
 /* Start libgpufs: one instance on cfg->device, or, with cfg->ndevices > 0,
@@ -145,6 +155,46 @@ int gpufs_get_instance_stats(int instance, struct gpufs_stats *st);
  * Differences to POSIX: by path, not descriptor (the file is opened and
  * closed for the call); host API calls wait while it runs. */
 ssize_t gpufs_pread(const char *path, void *buf, size_t size, int64_t offset);
+
+/* Register the host file `path` (any name of it) for reads straight from
+ * the host page cache: the file is mapped (read-only, shared) and its
+ * mapping pinned and mapped for every GPU (cudaHostRegister); a gopen of
+ * the file afterwards (on any instance) learns the mapping, and a miss on a
+ * page that lies wholly within the registered length copies it from there
+ * into its frame: no request, no daemon worker, no staging copy.  Pages
+ * past the registered length (a file grown since, or the last partial 4
+ * KiB of it) and writes take the daemon path as before; a page the GPU
+ * wrote back is in the page cache and so in the mapping.  Consistency is
+ * unchanged: the mapping is the page cache, so a gopen that finds no name
+ * of the file open reads the host's bytes as they are then (a CPU write
+ * during a kernel may or may not be seen, as on the daemon path).
+ * Call it from host code after gpufs_start and before the kernels that
+ * should use it open the file (descriptors already open keep the daemon
+ * path).  Pinning reads the whole file into the page cache and keeps it
+ * there (about 0.14 s for 4 GiB); while a kernel runs on a GPU, CUDA may
+ * make the call wait for it: never call it from code a running kernel
+ * waits for.
+ * Truncation: a registered file must not be truncated while registered.
+ * A gftruncate or O_TRUNC through libgpufs, or a file found shorter than
+ * its registered length at a gopen, retires the registration (counted in
+ * reg_retired; the file is served by the daemon until unregistered and
+ * registered again).  A file truncated from the host and grown back to its
+ * registered length between two gopens is not detected: unregister first.
+ * Returns 0, or (the file stays on the daemon path; reg_refused counts
+ * it; gpufs_error_detail says why):
+ *   -EINVAL when not started, for a file that is not a regular file, or an
+ *   empty one; -EFAULT for path NULL; -ENOENT, -EACCES, ... as open(2);
+ *   -EEXIST when the file (by any name) is registered already; -EFBIG
+ *   when the registered files would pin more than register_max bytes
+ *   together; -ENOMEM when the mapping cannot be made or pinned. */
+int gpufs_register(const char *path);
+
+/* Undo gpufs_register of the file `path` names (any name of it): unpin and
+ * unmap it.  0; -EINVAL when not started or for a file not registered;
+ * -EFAULT for path NULL; -ENOENT, -EACCES, ... as stat(2); -EBUSY while a
+ * GPU descriptor of the file is open on any instance (gclose them first).
+ * gpufs_stop unregisters every file still registered. */
+int gpufs_unregister(const char *path);
 
 /* How many instances run (0 when not started). */
 int gpufs_instance_count(void);

@@ -56,6 +56,9 @@ struct gpufs_config {
                                write-back writes at least; 1
                                (byte-exact) to 64, a power of two;
                                0: GPUFS_DIRTY_GRAIN (64) */
+  uint64_t register_max;    /* bytes the files gpufs_register    GPUFS_REGISTER_MAX
+                               pins together, at most (0: half
+                               of the host's physical memory) */
 };
 
 /* Limits the checks enforce. */

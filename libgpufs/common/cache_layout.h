@@ -71,7 +71,7 @@ struct gpufs_ring_stats {
   uint64_t rounds;
   uint64_t ra_pages;  /* pages loaded by readahead for groups of this ring */
   uint64_t peer_hits; /* pages loaded from another instance's cache */
-  uint64_t pad;
+  uint64_t reg_pages; /* pages loaded from a registered file's mapping */
 };
 
 #if defined(__cplusplus)

@@ -57,6 +57,9 @@ struct gpufs_gnode {
   uint64_t size;     /* bytes: at the first open, then as this GPU's writes
                         and truncations set it */
   uint32_t dheads[GPUFS_DLISTS]; /* dirty lists (dirty.h) */
+  uint64_t reg;      /* a registered file's mapping (gpufs_reg_word, queue.h),
+                        0: none; set at the first open, cleared by a
+                        truncation (misses read it: round.cu) */
 };
 
 /* Entries are small and dense, so that gopen's scan under the table lock

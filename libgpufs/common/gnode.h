@@ -24,12 +24,12 @@
 #include "devstate.h"
 #include "dirty.h"
 
-/* Under the table lock: link entry e, whose host open gave cid, size and
- * version, to the file's node: the node of cid, or a free one that takes
- * size and version (there is one: every node has an entry, and e has none
- * yet).  Sets e->node. */
+/* Under the table lock: link entry e, whose host open gave cid, size,
+ * version and registration reg, to the file's node: the node of cid, or a
+ * free one that takes size, version and reg (there is one: every node has
+ * an entry, and e has none yet).  Sets e->node. */
 GPUFS_HD void gpufs_node_link_locked(const struct gpufs_ftab *t, struct gpufs_gfile *e, uint32_t cid,
-                                     uint64_t size, uint32_t version)
+                                     uint64_t size, uint32_t version, uint64_t reg)
 {
   uint32_t n = GPUFS_NIL, free_node = GPUFS_NIL;
   /* GPUFS_SCAN_BATCH loads in flight at a time (devstate.h) */
@@ -55,6 +55,7 @@ GPUFS_UNROLL
     gpufs_st_relaxed_u32_dev(&nd->version, version);
     gpufs_st_relaxed_u32_dev(&nd->flushing, 0u);
     gpufs_st_relaxed_u64_dev(&nd->size, size);
+    gpufs_st_relaxed_u64_dev(&nd->reg, reg);
     for (uint32_t k = 0; k < GPUFS_DLISTS; k++) gpufs_st_relaxed_u32_dev(&nd->dheads[k], GPUFS_NIL);
   }
   nd = &t->nodes[n];

@@ -45,7 +45,8 @@
 enum gpufs_op {
   GPUFS_OP_NONE = 0,
   GPUFS_OP_OPEN = 1,  /* path in staging; arg = flags, offset = mode.
-                         result hfid; out[0] size, out[1] cid, out[2] version */
+                         result hfid; out[0] size, out[1] cid, out[2] version,
+                         out[3] the registered mapping (gpufs_reg_word) or 0 */
   GPUFS_OP_CLOSE = 2, /* hfid. result 0 or -errno */
   GPUFS_OP_READ = 3,  /* hfid, offset, len. result bytes in staging, or -errno */
   GPUFS_OP_FSTAT = 4, /* hfid. out[0] size, out[1] mode, out[2] mtime ns, out[3] ino */
@@ -58,6 +59,27 @@ enum gpufs_op {
   GPUFS_OP_FADVISE = 9 /* hfid, offset, len (0: to the end of the file), arg =
                           advice (POSIX_FADV_*). result 0 or -errno */
 };
+
+/* OPEN's out[3]: where a registered file (gpufs_register) is mapped for the
+ * GPU, and how much of it: the mapping's address >> 12 in the high 36 bits
+ * (user addresses are below 2^48 and 4 KiB aligned), the registered length
+ * in whole 4 KiB units in the low 28 (below 1 TiB: gpufs_register refuses
+ * more).  0: not registered. */
+#define GPUFS_REG_LEN_BITS 28
+#define GPUFS_REG_MAX_BYTES ((((uint64_t)1 << GPUFS_REG_LEN_BITS) - 1) << 12)
+
+GPUFS_HD uint64_t gpufs_reg_word(uint64_t addr, uint64_t len)
+{
+  return (addr >> 12) << GPUFS_REG_LEN_BITS | (len >> 12);
+}
+
+/* The mapping's address, and the bytes from it that may be read (a multiple
+ * of 4 KiB: the file's size at registration, rounded down). */
+GPUFS_HD uint64_t gpufs_reg_addr(uint64_t w) { return (w >> GPUFS_REG_LEN_BITS) << 12; }
+GPUFS_HD uint64_t gpufs_reg_len(uint64_t w)
+{
+  return (w & (((uint64_t)1 << GPUFS_REG_LEN_BITS) - 1)) << 12;
+}
 
 enum gpufs_qstate {
   GPUFS_Q_RUNNING = 1,

@@ -201,7 +201,7 @@ static __device__ int gopen_one(const struct gpufs_dev *d, const char *path, int
     e->hfid = (int32_t)r;
     e->cid = (uint32_t)out[1];
     gpufs_ftab_lock(t);
-    gpufs_node_link_locked(t, e, (uint32_t)out[1], out[0], (uint32_t)out[2]);
+    gpufs_node_link_locked(t, e, (uint32_t)out[1], out[0], (uint32_t)out[2], out[3]);
     gpufs_ftab_unlock(t);
     /* release: publishes hfid, cid and the node; pairs with the acquire of
      * waiting openers above and of gpufs_fd_get */

@@ -119,6 +119,10 @@ __device__ int64_t gpufs_node_truncate(const struct gpufs_dev *d, uint32_t fd, u
   struct gpufs_call c = {GPUFS_OP_TRUNCATE, d->ftab.files[fd].hfid, length, 0, 0, NULL, 0};
   uint64_t out[4];
   int64_t r = gpufs_host_call(d, &c, out);
+  /* relaxed: the host retired the registration (pages past the cut left
+   * its mapping); a miss racing with the truncation may still read the
+   * mapping, whose pages stay pinned until gpufs_unregister */
+  gpufs_st_relaxed_u64_dev(&gpufs_node_of(d, fd)->reg, 0ull);
   if (r == 0) {
     struct gpufs_gnode *nd = gpufs_node_of(d, fd);
     /* relaxed: calls that race with the truncation may use either size and

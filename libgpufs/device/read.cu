@@ -22,10 +22,9 @@
 
 /* Copy file bytes [pos, hi) from the round's frames (pages p0, p0+1, ...)
  * to dst, which is 16-byte aligned as pos is.  The 16-byte words of all the
- * pages are spread over the group, GPUFS_COPY_LOADS loads in flight per
- * thread: a copy page by page would keep one small page's worth in flight
- * at a time. */
-#define GPUFS_COPY_LOADS 8
+ * pages are spread over the group, GPUFS_COPY_LOADS (round.cuh) loads in
+ * flight per thread: a copy page by page would keep one small page's worth
+ * in flight at a time. */
 
 template <typename G>
 static __device__ void copy_out_words(G g, const struct gpufs_cache *c, const struct gpufs_round *r,

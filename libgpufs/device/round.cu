@@ -36,13 +36,25 @@ __device__ int64_t gpufs_round_fetch(const struct gpufs_fdinfo *fi, uint64_t p0,
       gpufs_add_relaxed_u64_dev(&d->cache.stats[ring].peer_hits, 1ull);
     }
   }
+  if (fetch) {
+    /* a registered file: copy a page that lies wholly within the mapping
+     * from there in C, no request.  relaxed: reg was published with the
+     * entry's OPEN (gnode.h); a truncation clears it */
+    const uint64_t w = gpufs_ld_relaxed_u64_dev(&gpufs_node_of(d, fi->fd)->reg);
+    if (w != 0 && (p0 + j + 1) * S <= gpufs_reg_len(w)) {
+      r->reg_src = gpufs_reg_addr(w) + (p0 + j) * S;
+      fetch = false;
+      gpufs_add_relaxed_u64_dev(&d->cache.stats[ring].reg_pages, 1ull);
+    }
+  }
   /* relaxed: the pin's acquire (gpufs_frame_pin) made the peer's len visible */
-  const int64_t peer_len =
-      r->peer_frame == GPUFS_NIL
+  const int64_t direct_len =
+      r->reg_src != 0 ? (int64_t)S
+      : r->peer_frame == GPUFS_NIL
           ? 0
           : (int64_t)gpufs_ld_relaxed_u32_dev(&r->peer->cache.frames[r->peer_frame].len);
   uint32_t loaders = __ballot_sync(GPUFS_FULL_MASK, fetch);
-  if (loaders == 0) return peer_len;
+  if (loaders == 0) return direct_len;
   uint64_t t0 = 0;
   if (j == 0) {
     t0 = gpufs_q_reserve(&d->q, (uint32_t)__popc(loaders));
@@ -50,7 +62,7 @@ __device__ int64_t gpufs_round_fetch(const struct gpufs_fdinfo *fi, uint64_t p0,
     if (ahead) gpufs_add_relaxed_u64_dev(&d->cache.stats[ring].ra_pages, (uint64_t)ahead);
   }
   t0 = __shfl_sync(GPUFS_FULL_MASK, t0, 0);
-  if (!fetch) return peer_len;
+  if (!fetch) return direct_len;
 
   r->ticket = t0 + (uint64_t)__popc(loaders & gpufs_lanemask_lt());
   struct gpufs_slot *s = gpufs_q_slot(&d->q, r->ticket);

@@ -7,13 +7,15 @@
  *   A  meta:  find or create the page's frame (gpufs_cache_get); a lane
  *             that must load looks for the page in its peers' caches first
  *             (other instances on this GPU or on peer GPUs: d->peers) and
- *             pins a VALID copy there; the other loading lanes take
+ *             pins a VALID copy there; then, for a registered file
+ *             (gpufs_register), takes the page's address in the file's
+ *             pinned mapping if the page lies within it; the other loading lanes take
  *             consecutive tickets in one reservation, so the daemon can
  *             serve neighbouring pages with one pread; each posts a READ,
  *             and the lane of the last ticket polls for the host's answer
  *             first (one poller per round, not one per page).
  *   C  group: copy each loaded page into its frame from its source: the
- *             peer's frame, or its slot's staging (host-mapped staging on
+ *             peer's frame, the registered mapping, or its slot's staging (host-mapped staging on
  *             the pull path, device staging on DMA); zero the rest of a
  *             page the file ends in.
  *   D  meta:  release the slots and peer frames, publish loaded frames
@@ -86,6 +88,8 @@ struct gpufs_round {
   bool owned; /* the lane holds the ticket's slot */
   const struct gpufs_dev *peer; /* a load served from this instance's cache, */
   uint32_t peer_frame;          /* frame, pinned until D (else GPUFS_NIL) */
+  uint64_t reg_src; /* a load served from a registered file's mapping: the
+                       page's host address (else 0) */
   int64_t status;
   uint64_t t_end; /* SM cycles when the round's pages were ready */
 };
@@ -115,6 +119,44 @@ __device__ __forceinline__ uint32_t gpufs_round_max(const struct gpufs_dev *d, u
   return cap < GPUFS_CHUNK ? cap : GPUFS_CHUNK;
 }
 
+/* Phase C for the pages of `whole` (each loaded with page_size bytes from
+ * its source, both 16-byte aligned): every thread copies words of any of
+ * them, GPUFS_COPY_LOADS loads in flight per thread, so that a group whose sources
+ * are in host memory (pull staging, a registered mapping) has many reads
+ * in flight over PCIe at once, not one page's at a time.  Every thread of
+ * the group calls it with the same whole, after the sync that publishes
+ * the meta lanes' values; synchronizes nothing. */
+#define GPUFS_COPY_LOADS 8
+template <typename G>
+__device__ __forceinline__ void gpufs_round_copy_whole(G g, const struct gpufs_dev *d,
+                                                       const struct gpufs_round *r, uint64_t src,
+                                                       uint32_t whole)
+{
+  const uint32_t shift = (uint32_t)__ffs((int)(d->cache.page_size / sizeof(uint4))) - 1;
+  const uint32_t nw = (uint32_t)__popc(whole) << shift; /* a multiple of 256 */
+  const uint32_t step = g.size();
+  for (uint32_t i0 = g.rank(); i0 < nw; i0 += GPUFS_COPY_LOADS * step) {
+    uint4 v[GPUFS_COPY_LOADS];
+    uint4 *to[GPUFS_COPY_LOADS];
+GPUFS_UNROLL
+    for (uint32_t u = 0; u < GPUFS_COPY_LOADS; u++) {
+      const uint32_t i = i0 + u * step;
+      /* every lane of a warp group takes the same branches: nw is a
+       * multiple of 32 and the lanes' i differ by less than 32 */
+      if (i < nw) {
+        const uint32_t j = __fns(whole, 0, (int)(i >> shift) + 1);
+        const uint32_t w = i & ((1u << shift) - 1);
+        const uint4 *from = (const uint4 *)(uintptr_t)g.get64(GPUFS_V64_SRC, src, j);
+        to[u] = (uint4 *)gpufs_frame_data(&d->cache, g.get32(GPUFS_V32_FRAME, r->frame, j)) + w;
+        v[u] = from[w];
+      }
+    }
+GPUFS_UNROLL
+    for (uint32_t u = 0; u < GPUFS_COPY_LOADS; u++)
+      if (i0 + u * step < nw) *to[u] = v[u];
+  }
+}
+
 /* Pages p0 .. p0+np-1 are the caller's; the nextra after them are
  * readahead (gpufs_round_fetch): their status and frame are not for the
  * caller.  np + nextra <= gpufs_round_max(fi->d, ring).
@@ -140,15 +182,17 @@ __device__ __forceinline__ void gpufs_round_load(G g, const struct gpufs_fdinfo 
   r->owned = false;
   r->peer = NULL;
   r->peer_frame = GPUFS_NIL;
+  r->reg_src = 0;
   r->status = 0;
   uint32_t loads = 0; /* the pages this round loads: a bit per meta lane */
   uint64_t src = 0;   /* where this meta lane's page is loaded from (C) */
   if (g.meta()) { /* A */
     r->status = gpufs_round_fetch(fi, p0, np + nextra, np, ring, nofetch, r);
-    src = (uint64_t)(uintptr_t)(r->peer_frame != GPUFS_NIL
-                                    ? gpufs_frame_data(&r->peer->cache, r->peer_frame)
-                                    : d->q.staging_in +
-                                          (uint64_t)gpufs_q_index(&d->q, r->ticket) * S);
+    src = r->reg_src ? r->reg_src
+                     : (uint64_t)(uintptr_t)(r->peer_frame != GPUFS_NIL
+                                                 ? gpufs_frame_data(&r->peer->cache, r->peer_frame)
+                                                 : d->q.staging_in +
+                                                       (uint64_t)gpufs_q_index(&d->q, r->ticket) * S);
     g.put32(GPUFS_V32_FRAME, r->frame);
     g.put32(GPUFS_V32_KIND, (uint32_t)r->kind);
     g.put64(GPUFS_V64_SRC, src);
@@ -159,7 +203,16 @@ __device__ __forceinline__ void gpufs_round_load(G g, const struct gpufs_fdinfo 
   g.sync();
   const uint64_t t1 = gpufs_cycles();
   loads = g.get_mask(loads);
-  for (uint32_t m = loads; m != 0; m &= m - 1) { /* C */
+  /* C: pages loaded whole from their source go in one pass over all their
+   * words (gpufs_round_copy_whole), the rest page by page */
+  uint32_t whole = 0;
+  for (uint32_t m = loads; m != 0; m &= m - 1) {
+    const uint32_t j = (uint32_t)__ffs((int)m) - 1;
+    const int64_t got = (int64_t)g.get64(GPUFS_V64_STATUS, (uint64_t)r->status, j);
+    if (got == (int64_t)S && !(fill && ((nofetch >> j) & 1u))) whole |= 1u << j;
+  }
+  gpufs_round_copy_whole(g, d, r, src, whole);
+  for (uint32_t m = loads & ~whole; m != 0; m &= m - 1) {
     const uint32_t j = (uint32_t)__ffs((int)m) - 1;
     int64_t got = (int64_t)g.get64(GPUFS_V64_STATUS, (uint64_t)r->status, j);
     const uint8_t *from = (const uint8_t *)(uintptr_t)g.get64(GPUFS_V64_SRC, src, j);

@@ -129,6 +129,7 @@ int gpufs_config_from_env(struct gpufs_config *cfg, const char **bad_field)
   rc = rc ? rc : env_u32("GPUFS_READAHEAD_MAX", &cfg->readahead_max, &bad);
   rc = rc ? rc : env_u32("GPUFS_STOP_TIMEOUT_MS", &cfg->stop_timeout_ms, &bad);
   rc = rc ? rc : env_u32("GPUFS_DIRTY_GRAIN", &cfg->dirty_grain, &bad);
+  rc = rc ? rc : env_u64("GPUFS_REGISTER_MAX", &cfg->register_max, &bad);
   if (rc == 0 && getenv("GPUFS_DEVICES") != NULL &&
       parse_devices(getenv("GPUFS_DEVICES"), cfg) != 0) {
     bad = "GPUFS_DEVICES";

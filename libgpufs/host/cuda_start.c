@@ -17,7 +17,9 @@
 
 #include "libgpufs/host/cuda_glue.h"
 #include "libgpufs/host/detail.h"
+#include "libgpufs/host/hostfiles.h"
 #include "libgpufs/host/instance.h"
+#include "libgpufs/host/register.h"
 
 _Static_assert(GPUFS_MAX_INSTANCES == GPUFS_DAEMON_MAX_QUEUES,
                "one daemon queue per instance");
@@ -25,6 +27,7 @@ _Static_assert(GPUFS_MAX_INSTANCES == GPUFS_DAEMON_MAX_QUEUES,
 struct gpufs_runtime {
   struct gpufs_instances all; /* the worker hooks' ctx too */
   struct gpufs_daemon *daemon;
+  uint64_t reg_refused; /* gpufs_register calls that failed; under rt_lock */
 };
 
 static pthread_mutex_t rt_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -235,6 +238,11 @@ int gpufs_stop(void)
     if (gpufs_instance_dirty(in) != 0) sync_instance(in, (int)limit);
     gpufs_instance_leave(old);
   }
+  /* the registrations leave the host file table while the daemon lives;
+   * their mappings go once no kernel can read them (below) */
+  struct gpufs_hostfile_reg *regs;
+  uint32_t nregs;
+  gpufs_runtime_reg_take_all(r->daemon, &regs, &nregs);
   /* waiting device calls see STOPPED and return -ESHUTDOWN; then the
    * kernels can finish and the memory they use can go */
   char why[512] = "";
@@ -250,6 +258,7 @@ int gpufs_stop(void)
     if (di != 0) dirty = di < 0 || dirty < 0 ? -1 : dirty + di;
     gpufs_instance_leave(old);
   }
+  gpufs_runtime_reg_release_all(regs, nregs);
   if (dirty != 0) {
     gpufs_set_detail("%lld pages held bytes that could not be written back",
                      (long long)(dirty < 0 ? -1 : dirty));
@@ -308,6 +317,7 @@ int gpufs_get_instance_stats(int instance, struct gpufs_stats *st)
     int old = gpufs_instance_enter(in);
     rc = gpufs_instance_stats(in, &ds, st);
     gpufs_instance_leave(old);
+    if (rc == 0) gpufs_runtime_reg_stats(rt->daemon, rt->reg_refused, st);
   }
   pthread_mutex_unlock(&rt_lock);
   return rc;
@@ -333,7 +343,42 @@ int gpufs_get_stats(struct gpufs_stats *st)
     gpufs_instance_leave(old);
     gpufs_stats_add(&sum, &one);
   }
-  if (rc == 0) *st = sum;
+  if (rc == 0) {
+    gpufs_runtime_reg_stats(rt->daemon, rt->reg_refused, &sum);
+    *st = sum;
+  }
+  pthread_mutex_unlock(&rt_lock);
+  return rc;
+}
+
+int gpufs_register(const char *path)
+{
+  pthread_mutex_lock(&rt_lock);
+  int rc = -EINVAL;
+  if (!rt) {
+    gpufs_set_detail("libgpufs is not started");
+  } else {
+    struct gpufs_instance *in = rt->all.in[0];
+    int old = gpufs_instance_enter(in);
+    rc = gpufs_runtime_register(rt->daemon, in->cfg.register_max, path);
+    gpufs_instance_leave(old);
+    if (rc) rt->reg_refused++;
+  }
+  pthread_mutex_unlock(&rt_lock);
+  return rc;
+}
+
+int gpufs_unregister(const char *path)
+{
+  pthread_mutex_lock(&rt_lock);
+  int rc = -EINVAL;
+  if (!rt) {
+    gpufs_set_detail("libgpufs is not started");
+  } else {
+    int old = gpufs_instance_enter(rt->all.in[0]);
+    rc = gpufs_runtime_unregister(rt->daemon, path);
+    gpufs_instance_leave(old);
+  }
   pthread_mutex_unlock(&rt_lock);
   return rc;
 }

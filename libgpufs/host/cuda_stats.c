@@ -78,6 +78,7 @@ int gpufs_instance_stats(const struct gpufs_instance *in, const struct gpufs_dae
     st->rounds += rings[r].rounds;
     st->ra_pages += rings[r].ra_pages;
     st->peer_hits += rings[r].peer_hits;
+    st->reg_pages += rings[r].reg_pages;
     st->hits += rings[r].hits;
     st->misses += rings[r].misses;
     st->evictions += rings[r].evictions;

@@ -156,6 +156,11 @@ int gpufs_daemon_file_ident(struct gpufs_daemon *d, const struct stat *st,
   return gpufs_hostfiles_ident(d->files, st, id);
 }
 
+struct gpufs_hostfiles *gpufs_daemon_files(struct gpufs_daemon *d)
+{
+  return d->files;
+}
+
 int gpufs_daemon_get_queue_stats(struct gpufs_daemon *d, uint32_t q, struct gpufs_daemon_stats *s)
 {
   if (q >= d->p.nqueues) return -GPUFS_EINVAL;
@@ -186,6 +191,7 @@ static void op_open(const struct gpufs_fileops *fo, struct gpufs_ticket *t, uint
   t->reply.out[0] = id.size;
   t->reply.out[1] = id.cid;
   t->reply.out[2] = id.version;
+  t->reply.out[3] = id.reg;
   acc->opens++;
 }
 

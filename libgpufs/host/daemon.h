@@ -83,6 +83,10 @@ struct gpufs_hostfile_id;
 int gpufs_daemon_file_ident(struct gpufs_daemon *d, const struct stat *st,
                             struct gpufs_hostfile_id *id);
 
+/* The daemon's host file table (registrations: cuda_register.c). */
+struct gpufs_hostfiles;
+struct gpufs_hostfiles *gpufs_daemon_files(struct gpufs_daemon *d);
+
 /* Counters of every queue together. */
 void gpufs_daemon_get_stats(struct gpufs_daemon *d, struct gpufs_daemon_stats *s);
 

@@ -17,6 +17,7 @@
  */
 #include "hostfiles.h"
 #include "../common/cache.h"
+#include "../common/queue.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -38,6 +39,7 @@ struct hf_entry {
   uint32_t word;    /* state << 30 | pins: atomics only */
   int fd;           /* set before the release of OPEN; read after a pin */
   uint32_t advised; /* 1 once the file's host readahead advice is given */
+  uint64_t dev, ino; /* the file's, set under the lock with OPEN */
 };
 
 static uint32_t hf_state(uint32_t w) { return w >> HF_STATE_SHIFT; }
@@ -53,6 +55,14 @@ struct hf_inode {
   uint32_t cid;
   uint32_t version;
   uint32_t stale; /* bit q: queue q's next open bumps the version (hostfiles.h) */
+  uint32_t reg;   /* enum hf_reg_state */
+  struct gpufs_hostfile_reg r; /* REG_LIVE, REG_RETIRED: the registration */
+};
+
+enum hf_reg_state {
+  REG_NONE = 0,
+  REG_LIVE = 1,    /* opens get it while the file is not shorter than r.len */
+  REG_RETIRED = 2  /* truncated or found shorter: kept pinned, given to no open */
 };
 
 _Static_assert(GPUFS_HOSTFILES_MAX_QUEUES == 32, "a queue's stale bit is one of stale's 32");
@@ -67,6 +77,7 @@ struct gpufs_hostfiles {
   uint32_t icap;           /* power of two */
   uint32_t icount;
   uint32_t next_cid;
+  struct gpufs_hostfile_regstats regs; /* under the lock */
 };
 
 #define HF_INODES_INIT 64u
@@ -143,6 +154,16 @@ static int hf_inodes_reserve(struct gpufs_hostfiles *hf)
   return 0;
 }
 
+/* A registered file was truncated or found shorter than registered: pages
+ * past the cut left the page cache, but the mapping still pins the old
+ * ones, so no open gets it any more.  With the lock held. */
+static void hf_reg_retire(struct gpufs_hostfiles *hf, struct hf_inode *n)
+{
+  if (n->reg != REG_LIVE) return;
+  n->reg = REG_RETIRED;
+  hf->regs.retired++;
+}
+
 /* The cid and version of the inode st describes, as of this open by queue
  * `queue`.  Called with the lock held.  0 or -ENOMEM. */
 static int hf_identify(struct gpufs_hostfiles *hf, const struct stat *st, uint32_t queue,
@@ -173,6 +194,9 @@ static int hf_identify(struct gpufs_hostfiles *hf, const struct stat *st, uint32
   id->size = (uint64_t)st->st_size;
   id->cid = n->cid;
   id->version = n->version;
+  id->reg = 0;
+  if (n->reg == REG_LIVE && (uint64_t)st->st_size < n->r.len) hf_reg_retire(hf, n);
+  if (n->reg == REG_LIVE) id->reg = gpufs_reg_word((uint64_t)(uintptr_t)n->r.addr, n->r.len);
   return 0;
 }
 
@@ -225,6 +249,8 @@ int gpufs_hostfiles_open(struct gpufs_hostfiles *hf, const char *path, int flags
   if (rc == 0) rc = hf_identify(hf, &st, queue, id);
   if (rc == 0) {
     e->fd = fd;
+    e->dev = (uint64_t)st.st_dev;
+    e->ino = (uint64_t)st.st_ino;
     gpufs_st_relaxed_u32_dev(&e->advised, 0u);
   }
   /* release: publishes fd and advised to pinners (pairs with the acquire CAS in
@@ -328,6 +354,7 @@ uint32_t gpufs_hostfiles_renew(struct gpufs_hostfiles *hf, int fd)
   if (n->cid != 0) {
     v = ++n->version;
     n->stale = 0; /* every queue's next open gets v, newer than its pages */
+    hf_reg_retire(hf, n);
     n->size = (int64_t)st.st_size;
     n->mtime_ns = gpufs_timespec_ns(st.st_mtim);
     n->ctime_ns = gpufs_timespec_ns(st.st_ctim);
@@ -349,6 +376,7 @@ int gpufs_hostfiles_ident(struct gpufs_hostfiles *hf, const struct stat *st,
     id->size = (uint64_t)n->size;
     id->cid = n->cid;
     id->version = n->version;
+    id->reg = 0;
     rc = 0;
   }
   pthread_mutex_unlock(&hf->lock);
@@ -370,4 +398,94 @@ int gpufs_hostfiles_fstat(struct gpufs_hostfiles *hf, int32_t hfid, struct stat 
   int rc = fstat(fd, st) == 0 ? 0 : hf_errno();
   gpufs_hostfiles_unpin(hf, hfid);
   return rc;
+}
+
+/* ---- registrations (gpufs_register) ---- */
+
+int gpufs_hostfiles_reg_add(struct gpufs_hostfiles *hf, const struct stat *st,
+                            const struct gpufs_hostfile_reg *r, uint64_t max_bytes)
+{
+  pthread_mutex_lock(&hf->lock);
+  int rc = hf_inodes_reserve(hf);
+  struct hf_inode *n = hf_inode_find(hf->inodes, hf->icap, (uint64_t)st->st_dev,
+                                     (uint64_t)st->st_ino);
+  if (rc == 0 && n->cid != 0 && n->reg != REG_NONE) rc = -EEXIST;
+  if (rc == 0 && (hf->regs.bytes + r->map_len > max_bytes || hf->regs.bytes + r->map_len < r->map_len))
+    rc = -EFBIG;
+  if (rc == 0 && n->cid == 0) {
+    if (hf->next_cid > GPUFS_CID_MAX) rc = -ENFILE;
+    else {
+      /* a new record, as an open would make it: the next open keeps
+       * version 1 while the file stays as st says */
+      n->dev = (uint64_t)st->st_dev;
+      n->ino = (uint64_t)st->st_ino;
+      n->cid = hf->next_cid++;
+      n->version = 1;
+      n->stale = 0;
+      n->size = (int64_t)st->st_size;
+      n->mtime_ns = gpufs_timespec_ns(st->st_mtim);
+      n->ctime_ns = gpufs_timespec_ns(st->st_ctim);
+      hf->icount++;
+    }
+  }
+  if (rc == 0) {
+    n->reg = REG_LIVE;
+    n->r = *r;
+    hf->regs.files++;
+    hf->regs.bytes += r->map_len;
+  }
+  pthread_mutex_unlock(&hf->lock);
+  return rc;
+}
+
+/* Give registration n back to the caller.  With the lock held. */
+static void hf_reg_take(struct gpufs_hostfiles *hf, struct hf_inode *n, struct gpufs_hostfile_reg *out)
+{
+  *out = n->r;
+  n->reg = REG_NONE;
+  hf->regs.files--;
+  hf->regs.bytes -= n->r.map_len;
+}
+
+int gpufs_hostfiles_reg_remove(struct gpufs_hostfiles *hf, uint64_t dev, uint64_t ino,
+                               struct gpufs_hostfile_reg *out)
+{
+  int rc = 0;
+  pthread_mutex_lock(&hf->lock);
+  struct hf_inode *n = hf_inode_find(hf->inodes, hf->icap, dev, ino);
+  if (n->cid == 0 || n->reg == REG_NONE) rc = -EINVAL;
+  /* an OPEN entry got its id (and the mapping's address) under this lock;
+   * one OPENING now gets its id after us, without the registration */
+  for (uint32_t i = 0; rc == 0 && i < hf->nfiles; i++) {
+    struct hf_entry *e = &hf->files[i];
+    /* relaxed: OPEN and dev/ino are stored under the lock we hold; a close
+     * racing with us only makes the answer conservative */
+    if (hf_state(gpufs_ld_relaxed_u32_dev(&e->word)) == HF_OPEN && e->dev == dev && e->ino == ino)
+      rc = -EBUSY;
+  }
+  if (rc == 0) hf_reg_take(hf, n, out);
+  pthread_mutex_unlock(&hf->lock);
+  return rc;
+}
+
+int gpufs_hostfiles_reg_pop(struct gpufs_hostfiles *hf, struct gpufs_hostfile_reg *out)
+{
+  int rc = -ENOENT;
+  pthread_mutex_lock(&hf->lock);
+  for (uint32_t i = 0; i < hf->icap && rc != 0; i++) {
+    struct hf_inode *n = &hf->inodes[i];
+    if (n->cid != 0 && n->reg != REG_NONE) {
+      hf_reg_take(hf, n, out);
+      rc = 0;
+    }
+  }
+  pthread_mutex_unlock(&hf->lock);
+  return rc;
+}
+
+void gpufs_hostfiles_reg_stats(struct gpufs_hostfiles *hf, struct gpufs_hostfile_regstats *s)
+{
+  pthread_mutex_lock(&hf->lock);
+  *s = hf->regs;
+  pthread_mutex_unlock(&hf->lock);
 }

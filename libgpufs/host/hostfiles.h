@@ -56,6 +56,23 @@ struct gpufs_hostfile_id {
   uint64_t size;
   uint32_t cid;
   uint32_t version;
+  uint64_t reg; /* its registered mapping (gpufs_reg_word, queue.h), or 0 */
+};
+
+/* A registered file (gpufs_register, cuda_register.c): its read-only shared
+ * mapping, pinned for the GPUs.  The inode record keeps it; the table
+ * neither maps nor pins (the caller does, before add and after remove). */
+struct gpufs_hostfile_reg {
+  uint64_t dev, ino;
+  void *addr;       /* the mapping */
+  uint64_t map_len; /* its length (the file's size then, rounded up to 4 KiB) */
+  uint64_t len;     /* bytes the GPU may read from it: the file's size then,
+                       rounded down to 4 KiB */
+};
+
+/* Registrations and what they pin, and those retired since the start. */
+struct gpufs_hostfile_regstats {
+  uint64_t files, bytes, retired;
 };
 
 /* A table of max_open entries whose files are opened and closed through io
@@ -101,7 +118,9 @@ void gpufs_hostfiles_refresh(struct gpufs_hostfiles *hf, int fd, const struct st
 
 /* The daemon truncated the file behind fd: the GPU drops every page it
  * cached of it.  Gives the inode a new version (which every queue's next
- * open gets), records its size and times, clears the stale mask, and
+ * open gets), records its size and times, clears the stale mask, retires
+ * its registration if it has one (pages past the cut are no longer the
+ * mapping's: opens get none until it is removed and added again), and
  * returns the version; 0 if fstat fails. */
 uint32_t gpufs_hostfiles_renew(struct gpufs_hostfiles *hf, int fd);
 
@@ -116,6 +135,26 @@ int gpufs_hostfiles_ident(struct gpufs_hostfiles *hf, const struct stat *st,
 /* The daemon removed the last name of inode (dev, ino) it may know: a file
  * created later with the same numbers gets a new version at its open. */
 void gpufs_hostfiles_forget(struct gpufs_hostfiles *hf, uint64_t dev, uint64_t ino);
+
+/* Record registration r of the inode st describes (a fresh fstat of the
+ * file mapped).  Opens from now on get r in their id (while the file is
+ * not shorter than r->len).  0; -EEXIST when the inode has a registration
+ * (live or retired: remove it first); -EFBIG when every registration's
+ * map_len together would exceed max_bytes; -ENOMEM, -ENFILE. */
+int gpufs_hostfiles_reg_add(struct gpufs_hostfiles *hf, const struct stat *st,
+                            const struct gpufs_hostfile_reg *r, uint64_t max_bytes);
+
+/* Take back the registration of inode (dev, ino) into *out, for the caller
+ * to unpin and unmap.  0; -EINVAL when there is none; -EBUSY while an
+ * hfid of the inode is open (a GPU descriptor may hold its address). */
+int gpufs_hostfiles_reg_remove(struct gpufs_hostfiles *hf, uint64_t dev, uint64_t ino,
+                               struct gpufs_hostfile_reg *out);
+
+/* Take back any one registration, open or not (gpufs_stop, after the
+ * kernels are done): 0 and *out, or -ENOENT when none is left. */
+int gpufs_hostfiles_reg_pop(struct gpufs_hostfiles *hf, struct gpufs_hostfile_reg *out);
+
+void gpufs_hostfiles_reg_stats(struct gpufs_hostfiles *hf, struct gpufs_hostfile_regstats *s);
 
 /* fstat of an open hfid: 0, -EBADF or fstat's -errno. */
 int gpufs_hostfiles_fstat(struct gpufs_hostfiles *hf, int32_t hfid, struct stat *st);

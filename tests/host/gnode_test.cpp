@@ -116,7 +116,7 @@ std::string link_checked(struct host_ftab *h, std::vector<uint32_t> &cid_of, uin
   for (uint32_t o = 0; o < nfiles && want == GPUFS_NIL; o++)
     if (cid_of[o] == cid) want = h->files[o].node;
   const std::vector<struct gpufs_gnode> before = h->nodes;
-  gpufs_node_link_locked(&h->t, &h->files[e], cid, size, version);
+  gpufs_node_link_locked(&h->t, &h->files[e], cid, size, version, 0);
   cid_of[e] = cid;
   const uint32_t n = h->files[e].node;
   const std::string who = "link of entry " + std::to_string(e) + " to cid " + std::to_string(cid) + ": ";

@@ -182,8 +182,8 @@ ssize_t gpufs_pread(const char *path, void *buf, size_t size, int64_t offset);
  * registered length between two gopens is not detected: unregister first.
  * Returns 0, or (the file stays on the daemon path; reg_refused counts
  * it; gpufs_error_detail says why):
- *   -EINVAL when not started, for a file that is not a regular file, or an
- *   empty one; -EFAULT for path NULL; -ENOENT, -EACCES, ... as open(2);
+ *   -EINVAL when not started, for a file that is not a regular file, or one
+ *   shorter than 4 KiB; -EFAULT for path NULL; -ENOENT, -EACCES, ... as open(2);
  *   -EEXIST when the file (by any name) is registered already; -EFBIG
  *   when the registered files would pin more than register_max bytes
  *   together; -ENOMEM when the mapping cannot be made or pinned. */
@@ -193,7 +193,11 @@ int gpufs_register(const char *path);
  * unmap it.  0; -EINVAL when not started or for a file not registered;
  * -EFAULT for path NULL; -ENOENT, -EACCES, ... as stat(2); -EBUSY while a
  * GPU descriptor of the file is open on any instance (gclose them first).
- * gpufs_stop unregisters every file still registered. */
+ * gpufs_stop unregisters every file still registered (also one whose last
+ * name was removed, which no path names any more).  With several
+ * instances, a truncation through one retires the registration for the
+ * next opens, while the others keep reading the mapping until they close
+ * the file (close-to-open: their view of the file is older anyway). */
 int gpufs_unregister(const char *path);
 
 /* How many instances run (0 when not started). */

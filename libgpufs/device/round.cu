@@ -24,6 +24,10 @@ __device__ int64_t gpufs_round_fetch(const struct gpufs_fdinfo *fi, uint64_t p0,
     }
   }
   bool fetch = r->kind == GPUFS_GET_LOAD && !((nofetch >> j) & 1u);
+  /* the readahead pages this round reads, from whatever source */
+  const uint32_t reads = __ballot_sync(GPUFS_FULL_MASK, fetch);
+  if (j == 0 && nwant < 32 && (reads >> nwant) != 0)
+    gpufs_add_relaxed_u64_dev(&d->cache.stats[ring].ra_pages, (uint64_t)__popc(reads >> nwant));
   if (fetch && d->peers) {
     /* a peer holds the page: copy it from there in C, no request */
     const uint64_t key = gpufs_key(fi->cid, p0 + j);
@@ -56,11 +60,7 @@ __device__ int64_t gpufs_round_fetch(const struct gpufs_fdinfo *fi, uint64_t p0,
   uint32_t loaders = __ballot_sync(GPUFS_FULL_MASK, fetch);
   if (loaders == 0) return direct_len;
   uint64_t t0 = 0;
-  if (j == 0) {
-    t0 = gpufs_q_reserve(&d->q, (uint32_t)__popc(loaders));
-    const uint32_t ahead = nwant < 32 ? (uint32_t)__popc(loaders >> nwant) : 0;
-    if (ahead) gpufs_add_relaxed_u64_dev(&d->cache.stats[ring].ra_pages, (uint64_t)ahead);
-  }
+  if (j == 0) t0 = gpufs_q_reserve(&d->q, (uint32_t)__popc(loaders));
   t0 = __shfl_sync(GPUFS_FULL_MASK, t0, 0);
   if (!fetch) return direct_len;
 

@@ -100,9 +100,13 @@ int gpufs_runtime_register(struct gpufs_daemon *daemon, uint64_t register_max, c
   struct gpufs_hostfile_regstats now;
   gpufs_hostfiles_reg_stats(hf, &now);
   const uint64_t limit = reg_limit(register_max);
-  const uint64_t map_len = ((uint64_t)st.st_size + HOST_PAGE - 1) & ~(HOST_PAGE - 1);
+  uint64_t map_len = 0;
   if (rc) {
     gpufs_set_detail("fstat(%s) failed", path);
+  } else if (gpufs_hostfiles_reg_has(hf, (uint64_t)st.st_dev, (uint64_t)st.st_ino)) {
+    /* before anything is pinned; checked again under the table's lock */
+    gpufs_set_detail("%s is registered already (by this or another name)", path);
+    rc = -EEXIST;
   } else if (!S_ISREG(st.st_mode)) {
     gpufs_set_detail("%s is not a regular file", path);
     rc = -EINVAL;
@@ -112,7 +116,8 @@ int gpufs_runtime_register(struct gpufs_daemon *daemon, uint64_t register_max, c
   } else if ((uint64_t)st.st_size > GPUFS_REG_MAX_BYTES) {
     gpufs_set_detail("%s is larger than 1 TiB", path);
     rc = -EFBIG;
-  } else if (now.bytes + map_len > limit) {
+  } else if (now.bytes + (map_len = ((uint64_t)st.st_size + HOST_PAGE - 1) & ~(HOST_PAGE - 1)) >
+             limit) {
     gpufs_set_detail("registering %s would pin %llu bytes, more than register_max (%llu)", path,
                      (unsigned long long)(now.bytes + map_len), (unsigned long long)limit);
     rc = -EFBIG;
@@ -122,6 +127,12 @@ int gpufs_runtime_register(struct gpufs_daemon *daemon, uint64_t register_max, c
     addr = mmap(NULL, map_len, PROT_READ, MAP_SHARED, fd, 0);
     if (addr == MAP_FAILED) {
       gpufs_set_detail("mmap of %s failed", path);
+      rc = -ENOMEM;
+    } else if ((uint64_t)(uintptr_t)addr + map_len > (1ull << 48)) {
+      /* gpufs_reg_word keeps 36 bits of the address (queue.h) */
+      gpufs_set_detail("the mapping of %s lies above 2^48", path);
+      munmap(addr, map_len);
+      addr = MAP_FAILED;
       rc = -ENOMEM;
     }
   }

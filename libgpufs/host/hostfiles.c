@@ -438,6 +438,15 @@ int gpufs_hostfiles_reg_add(struct gpufs_hostfiles *hf, const struct stat *st,
   return rc;
 }
 
+int gpufs_hostfiles_reg_has(struct gpufs_hostfiles *hf, uint64_t dev, uint64_t ino)
+{
+  pthread_mutex_lock(&hf->lock);
+  const struct hf_inode *n = hf_inode_find(hf->inodes, hf->icap, dev, ino);
+  const int has = n->cid != 0 && n->reg != REG_NONE;
+  pthread_mutex_unlock(&hf->lock);
+  return has;
+}
+
 /* Give registration n back to the caller.  With the lock held. */
 static void hf_reg_take(struct gpufs_hostfiles *hf, struct hf_inode *n, struct gpufs_hostfile_reg *out)
 {

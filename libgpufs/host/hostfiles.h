@@ -144,6 +144,9 @@ void gpufs_hostfiles_forget(struct gpufs_hostfiles *hf, uint64_t dev, uint64_t i
 int gpufs_hostfiles_reg_add(struct gpufs_hostfiles *hf, const struct stat *st,
                             const struct gpufs_hostfile_reg *r, uint64_t max_bytes);
 
+/* 1 when inode (dev, ino) has a registration (live or retired), else 0. */
+int gpufs_hostfiles_reg_has(struct gpufs_hostfiles *hf, uint64_t dev, uint64_t ino);
+
 /* Take back the registration of inode (dev, ino) into *out, for the caller
  * to unpin and unmap.  0; -EINVAL when there is none; -EBUSY while an
  * hfid of the inode is open (a GPU descriptor may hold its address). */

@@ -41,6 +41,9 @@ LIB_OBJ  := $(patsubst %.c,$(BUILD)/obj/%.o,$(HOST_CORE_SRC) $(HOST_CUDA_SRC)) \
             $(patsubst %.cu,$(BUILD)/obj/%.o,$(DEV_SRC))
 TSAN_OBJ := $(patsubst %.c,$(BUILD)/tsan/%.o,$(HOST_CORE_SRC))
 LIB      := $(BUILD)/libgpufs.a
+# liburing (Debian's liburing-dev) goes inside libgpufs.a: programs link
+# -lgpufs as before, and GPU machines without liburing run them.
+URING_A  := $(shell $(CC) -print-file-name=liburing.a)
 
 HOST_TEST_SRC := $(wildcard tests/host/*.cpp)
 HOST_TEST_OBJ := $(patsubst %.cpp,$(BUILD)/tsan/%.o,$(HOST_TEST_SRC))
@@ -122,12 +125,14 @@ $(BUILD)/tsan/%.o: %.cpp $(HEADERS) $(RIO_HEADERS) $(wildcard tests/host/*.h)
 	$(Q)$(CXX) $(HOSTCXX) $(TSAN) -c $< -o $@
 
 $(LIB): $(LIB_OBJ)
-	$(call say,AR,$@)rm -f $@
-	$(Q)ar rcs $@ $^
+	$(call say,AR,$@)rm -f $@ && rm -rf $(BUILD)/obj/liburing && mkdir -p $(BUILD)/obj/liburing
+	$(Q)test -f $(URING_A) || { echo "liburing.a not found: apt-get install liburing-dev" >&2; exit 1; }
+	$(Q)cd $(BUILD)/obj/liburing && ar x $(URING_A)
+	$(Q)ar rcs $@ $^ $(BUILD)/obj/liburing/*
 
 $(HOST_TESTS): $(HOST_TEST_OBJ) $(TSAN_OBJ) $(RIO_TSAN) $(COLLAGE_TSAN)
 	$(call say,LINK,$@)mkdir -p $(dir $@)
-	$(Q)$(CXX) $(TSAN) $^ -o $@ $(GTEST_LIB) $(IMAGE_LIBS)
+	$(Q)$(CXX) $(TSAN) $^ -o $@ $(GTEST_LIB) $(IMAGE_LIBS) $(URING_A)
 
 $(BENCHLIB): $(BENCHLIB_OBJ)
 	$(call say,AR,$@)rm -f $@

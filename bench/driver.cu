@@ -394,6 +394,8 @@ static void bench_run_job(const struct bench_job *j, double cap)
     cfg.xfer = (uint32_t)j->xfer;
   if (j->ra != BENCH_RA_DEFAULT)
     cfg.readahead_max = j->ra;
+  if (j->engine >= 0)
+    cfg.read_engine = (uint32_t)j->engine;
   if (cfg.staging_size && cfg.staging_size < (uint64_t)GPUFS_MIN_SLOTS * j->page)
     cfg.staging_size = (uint64_t)GPUFS_MIN_SLOTS * j->page;
   snprintf(config, sizeof(config), "page=%s cache=%s xfer=%s io=%s grid=%dx%d",
@@ -403,6 +405,8 @@ static void bench_run_job(const struct bench_job *j, double cap)
   if (j->access == BENCH_RAND_WARP)
     snprintf(config + strlen(config), sizeof(config) - strlen(config), " reads=%llu",
              (unsigned long long)j->rand_reads);
+  if (cfg.read_engine == GPUFS_READ_URING)
+    snprintf(config + strlen(config), sizeof(config) - strlen(config), " engine=uring");
   /* the window in force, from the job or libgpufs (default or environment) */
   snprintf(config + strlen(config), sizeof(config) - strlen(config), " ra=%s",
            cfg.readahead_max ? bench_fmt_size(cfg.readahead_max, d, sizeof(d)) : "0");
@@ -465,6 +469,7 @@ static void bench_run_job(const struct bench_job *j, double cap)
     bench_judge(&row, rc, &r, cap, 0);
     bench_extras(&row, j, &cfg, &r, &st, cap);
     bench_reg_row(&row, &reg, &st);
+    bench_uring_check(&row, &cfg, &st);
     bench_reg_twin(j, &row);
     bench_emit(&row, NULL, NULL, 0);
     bench_row_init(&row, j->workload, config, r.gbps, "GB/s");

@@ -7,7 +7,9 @@
  * bench_job.reg), so that the two rows sit side by side: "seq/reg" after
  * "seq" (and its "hit"), "rand/reg" after "rand", "rand20/reg" after
  * "rand20".  They belong to the groups of their twins (--only seq, --only
- * rand); --only reg selects the registered jobs alone.
+ * rand); --only reg selects the registered jobs alone.  "rand/uring" and
+ * "rand20/uring" follow the registered twins: the same jobs on the daemon
+ * path with read_engine uring (bench_job.engine), against the same twin.
  */
 #include "bench/plan.h"
 
@@ -59,6 +61,17 @@ static void bench_add_reg(struct bench_job *jobs, int *n, const char *workload)
   j->reg = 1;
 }
 
+/* The job `back` places before, on the daemon path, with the workers'
+ * reads through io_uring (read_engine uring): a "/uring" row. */
+static void bench_add_uring(struct bench_job *jobs, int *n, const char *workload, int back)
+{
+  struct bench_job *j = bench_add(jobs, n, "", "", BENCH_SEQ_BLOCK, 0, 0, 0, 0);
+  *j = j[-1 - back];
+  j->workload = workload;
+  j->hit = 0;
+  j->engine = GPUFS_READ_URING;
+}
+
 int bench_job_selected(const struct bench_job *j)
 {
   return bench_selected(j->group) || (j->reg && bench_selected("reg"));
@@ -98,10 +111,12 @@ int bench_plan(struct bench_job *jobs)
   bench_add(jobs, &n, "rand", "rand", BENCH_RAND_WARP, 4096, 2 * size, 4096,
             rand_blocks)->rand_reads = rand_reads;
   bench_add_reg(jobs, &n, "rand/reg");
+  bench_add_uring(jobs, &n, "rand/uring", 1);
   /* the same with a cache 1/20 of the file: nearly every read evicts */
   bench_add(jobs, &n, "rand", "rand20", BENCH_RAND_WARP, 4096, size / 20 / 4096 * 4096, 4096,
             rand_blocks)->rand_reads = rand_reads;
   bench_add_reg(jobs, &n, "rand20/reg");
+  bench_add_uring(jobs, &n, "rand20/uring", 1);
   /* the file is twice the cache */
   bench_add(jobs, &n, "big", "big", BENCH_SEQ_BLOCK, 65536, size / 2, BENCH_MIB, seq_blocks);
   /* readahead: small sequential greads (one page each), which without it

@@ -14,8 +14,8 @@
 extern "C" {
 #endif
 
-/* The most jobs a plan holds (a full plan has 29). */
-#define BENCH_MAX_JOBS 32
+/* The most jobs a plan holds (a full plan has 31). */
+#define BENCH_MAX_JOBS 40
 /* bench_job.ra: keep libgpufs's readahead_max (its default, or
  * GPUFS_READAHEAD_MAX from the environment). */
 #define BENCH_RA_DEFAULT UINT32_MAX
@@ -35,6 +35,8 @@ struct bench_job {
   int reg;     /* gpufs_register the data file after gpufs_start, before the
                   kernel (untimed; its time is the rows' register_s), and
                   gpufs_unregister it after: a "/reg" row (bench/registered.h) */
+  int engine;  /* enum gpufs_read_engine, or -1: libgpufs's default; a
+                  "/uring" row */
 };
 
 /* Fill jobs (room for BENCH_MAX_JOBS) with every job of this run's options

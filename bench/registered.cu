@@ -119,6 +119,17 @@ void bench_reg_row(struct bench_row *row, const struct bench_reg *reg,
   }
 }
 
+void bench_uring_check(struct bench_row *row, const struct gpufs_config *cfg,
+                       const struct gpufs_stats *st)
+{
+  if (cfg->read_engine != GPUFS_READ_URING || row->status == BENCH_FAILED || st->uring_batches)
+    return;
+  bench_row_status(row, BENCH_FAILED,
+                   "invalid: read_engine uring, but no io_uring submission (the kernel "
+                   "refused io_uring: the workers read with pread)");
+  row->value = NAN;
+}
+
 void bench_reg_end(const struct bench_job *j, const char *config, struct bench_reg *reg,
                    const struct gpufs_stats *st, const struct bench_row *last)
 {
@@ -168,7 +179,7 @@ void bench_reg_twin(const struct bench_job *j, struct bench_row *row)
   const int n = (int)strcspn(j->workload, "/");
   char twin[32];
 
-  if (!j->reg) {
+  if (!j->reg && j->engine < 0) {
     snprintf(g_reg_twin.workload, sizeof(g_reg_twin.workload), "%s", j->workload);
     g_reg_twin.mpps = row->status == BENCH_FAILED ? NAN : row->value;
     return;

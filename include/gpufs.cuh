@@ -74,6 +74,8 @@ struct gpufs_stats {
   uint64_t errors;      /* requests that failed */
   uint64_t daemon_io_ns;   /* workers' time in pread/pwrite, summed */
   uint64_t daemon_busy_ns; /* workers' time serving claimed requests, summed */
+  uint64_t uring_batches;  /* io_uring submissions of READ runs (read_engine
+                              uring; 0: every worker reads with pread) */
   /* write path */
   uint64_t pwrites;     /* pwrite calls (after merging) */
   uint64_t bytes_written;

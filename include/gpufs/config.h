@@ -23,6 +23,13 @@ enum gpufs_xfer {
   GPUFS_XFER_DMA = 1   /* the worker cudaMemcpyAsyncs a batch to device staging */
 };
 
+/* How daemon workers read host files for the GPU (read_engine). */
+enum gpufs_read_engine {
+  GPUFS_READ_PREAD = 0, /* one pread per merged run of pages */
+  GPUFS_READ_URING = 1  /* the runs of a claimed batch in one io_uring
+                           submission (pread where the kernel refuses io_uring) */
+};
+
 /* Instances one process may run at once (entries of devices[]). */
 #define GPUFS_MAX_INSTANCES 8u
 
@@ -56,6 +63,8 @@ struct gpufs_config {
                                write-back writes at least; 1
                                (byte-exact) to 64, a power of two;
                                0: GPUFS_DIRTY_GRAIN (64) */
+  uint32_t read_engine;     /* enum gpufs_read_engine: how       GPUFS_READ_ENGINE
+                               workers read (pread | uring) */
   uint64_t register_max;    /* bytes the files gpufs_register    GPUFS_REGISTER_MAX
                                pins together, at most (0: half
                                of the host's physical memory) */

@@ -143,6 +143,14 @@ int gpufs_config_from_env(struct gpufs_config *cfg, const char **bad_field)
       else { bad = "GPUFS_XFER"; rc = -EINVAL; }
     }
   }
+  if (rc == 0) {
+    const char *x = getenv("GPUFS_READ_ENGINE");
+    if (x != NULL) {
+      if (strcmp(x, "pread") == 0) cfg->read_engine = GPUFS_READ_PREAD;
+      else if (strcmp(x, "uring") == 0) cfg->read_engine = GPUFS_READ_URING;
+      else { bad = "GPUFS_READ_ENGINE"; rc = -EINVAL; }
+    }
+  }
   if (rc == 0 && dev > INT32_MAX) { bad = "GPUFS_DEVICE"; rc = -EINVAL; }
   if (rc == 0) cfg->device = (int)dev;
   if (bad_field) *bad_field = bad;
@@ -182,6 +190,8 @@ int gpufs_config_check(const struct gpufs_config *cfg, const char **bad_field, c
     f = "max_batch"; w = "must be between 1 and the number of staging pages";
   } else if (cfg->xfer != GPUFS_XFER_PULL && cfg->xfer != GPUFS_XFER_DMA) {
     f = "xfer"; w = "must be GPUFS_XFER_PULL or GPUFS_XFER_DMA";
+  } else if (cfg->read_engine != GPUFS_READ_PREAD && cfg->read_engine != GPUFS_READ_URING) {
+    f = "read_engine"; w = "must be GPUFS_READ_PREAD or GPUFS_READ_URING";
   } else if (cfg->alloc_timeout_ms == 0 || cfg->alloc_timeout_ms > 3600u * 1000u) {
     f = "alloc_timeout_ms"; w = "must be between 1 ms and one hour";
   } else if (cfg->poll_max_ns < 128 || cfg->poll_max_ns > 1000000u) {

@@ -143,6 +143,7 @@ int gpufs_start(const struct gpufs_config *user_cfg)
       .worker_fini = gpufs_instances_worker_fini,
       .ctx = &r->all,
       .io = test_io,
+      .read_engine = cfg.read_engine,
   };
   for (uint32_t i = 0; i < r->all.n; i++) p.queues[i] = gpufs_instance_queue(r->all.in[i]);
   if (rc == 0 && (rc = gpufs_daemon_start(&p, &r->daemon)) != 0)

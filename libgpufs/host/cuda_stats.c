@@ -113,6 +113,7 @@ int gpufs_instance_stats(const struct gpufs_instance *in, const struct gpufs_dae
   st->daemon_busy_ns = ds->busy_ns;
   st->pwrites = ds->pwrites;
   st->bytes_written = ds->bytes_written;
+  st->uring_batches = ds->uring_batches;
 fail:
   free(rings);
   return rc;

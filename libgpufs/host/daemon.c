@@ -64,6 +64,7 @@ struct worker {
   _Alignas(64) struct gpufs_daemon_stats stats[GPUFS_DAEMON_MAX_QUEUES];
   struct gpufs_daemon *d;
   struct gpufs_ticket *tickets; /* room for the largest run of any queue */
+  struct gpufs_uring *uring;    /* read_engine uring: this thread's ring; NULL: pread */
   pthread_t thread;
   uint32_t id;
   uint32_t next; /* the queue this worker tries first next time */
@@ -87,6 +88,7 @@ struct gpufs_daemon {
   uint32_t ninit; /* workers whose worker_init answered; under gate_lock */
   int init_rc;    /* first worker_init error; under gate_lock */
   int gate;       /* enum gate; under gate_lock */
+  uint32_t uring_workers; /* workers that made their io_uring; atomics only */
 };
 
 
@@ -114,6 +116,7 @@ static void stats_flush(struct worker *w, uint32_t qi, const struct gpufs_daemon
   stat_add(&c->errors, a->errors);
   stat_add(&c->io_ns, a->io_ns);
   stat_add(&c->busy_ns, a->busy_ns);
+  stat_add(&c->uring_batches, a->uring_batches);
 }
 
 uint64_t gpufs_daemon_now_ns(void)
@@ -141,6 +144,7 @@ static void stats_sum(struct gpufs_daemon *d, uint32_t qi, struct gpufs_daemon_s
     s->errors += gpufs_ld_relaxed_u64_dev(&c->errors);
     s->io_ns += gpufs_ld_relaxed_u64_dev(&c->io_ns);
     s->busy_ns += gpufs_ld_relaxed_u64_dev(&c->busy_ns);
+    s->uring_batches += gpufs_ld_relaxed_u64_dev(&c->uring_batches);
   }
 }
 
@@ -154,6 +158,12 @@ int gpufs_daemon_file_ident(struct gpufs_daemon *d, const struct stat *st,
                             struct gpufs_hostfile_id *id)
 {
   return gpufs_hostfiles_ident(d->files, st, id);
+}
+
+uint32_t gpufs_daemon_uring_workers(struct gpufs_daemon *d)
+{
+  /* relaxed: a count for the stats, final once the workers started */
+  return gpufs_ld_relaxed_u32_dev(&d->uring_workers);
 }
 
 struct gpufs_hostfiles *gpufs_daemon_files(struct gpufs_daemon *d)
@@ -345,7 +355,9 @@ static void serve_run(struct worker *w, uint32_t qi, uint64_t first, uint32_t k)
     gpufs_st_relaxed_u32_dev(&w->busy_queue, qi);
     gpufs_st_relaxed_u32_dev(&w->busy_slot, s + r);
     gpufs_st_relaxed_u32_dev(&w->busy_op, t[r].req.op);
-    r += serve_op(fo, &t[r], k - r, s + r, &acc);
+    r += w->uring && t[r].req.op == GPUFS_OP_READ
+             ? gpufs_serve_read_batch(fo, w->uring, &t[r], k - r, s + r, &acc)
+             : serve_op(fo, &t[r], k - r, s + r, &acc);
     gpufs_st_relaxed_u32_dev(&w->busy_op, GPUFS_OP_NONE);
     if (!sv->q->to_device) done = complete_tickets(w, qi, t, s, first, done, r, &acc);
   }
@@ -407,6 +419,10 @@ static void *worker_main(void *arg)
   struct worker *w = arg;
   struct gpufs_daemon *d = w->d;
   int rc = d->p.worker_init ? d->p.worker_init(d->p.ctx, w->id) : 0;
+  /* a kernel without io_uring (or a filter that forbids it) leaves this
+   * worker on pread: gpufs_daemon_uring_workers tells how many have one */
+  if (rc == 0 && d->p.read_engine == GPUFS_READ_URING && gpufs_uring_create(d->p.max_batch, &w->uring) == 0)
+    gpufs_add_relaxed_u32_dev(&d->uring_workers, 1u);
 
   pthread_mutex_lock(&d->gate_lock);
   if (rc < 0 && d->init_rc == 0) d->init_rc = rc;
@@ -418,6 +434,8 @@ static void *worker_main(void *arg)
 
   if (rc < 0) return NULL;
   if (gate == GATE_SERVE) serve_loop(w);
+  gpufs_uring_destroy(w->uring);
+  w->uring = NULL;
   if (d->p.worker_fini) d->p.worker_fini(d->p.ctx, w->id);
   return NULL;
 }

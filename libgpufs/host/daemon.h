@@ -15,6 +15,7 @@
 #include <sys/types.h>
 #include "../common/queue.h"
 #include "io.h" /* gpufs_io_ops, gpufs_daemon_stats */
+#include "gpufs/config.h" /* enum gpufs_read_engine */
 
 /* Queues one daemon serves at most: GPUFS_MAX_INSTANCES (config.h). */
 #define GPUFS_DAEMON_MAX_QUEUES 8u
@@ -54,6 +55,11 @@ struct gpufs_daemon_params {
   void (*worker_fini)(void *ctx, uint32_t worker);
   void *ctx;                     /* of worker_init and worker_fini */
   const struct gpufs_io_ops *io; /* NULL: the C library's open/pread/close */
+  uint32_t read_engine;          /* enum gpufs_read_engine (gpufs/config.h):
+                                    GPUFS_READ_URING gives each worker an
+                                    io_uring of max_batch entries for its
+                                    READ runs (uring.h); pread where the
+                                    kernel refuses one */
 };
 
 struct gpufs_daemon;
@@ -82,6 +88,10 @@ int gpufs_daemon_stop_within(struct gpufs_daemon *d, uint32_t timeout_ms, char *
 struct gpufs_hostfile_id;
 int gpufs_daemon_file_ident(struct gpufs_daemon *d, const struct stat *st,
                             struct gpufs_hostfile_id *id);
+
+/* Workers that serve READs through their own io_uring (read_engine
+ * uring): 0 with pread, nthreads when every ring was made. */
+uint32_t gpufs_daemon_uring_workers(struct gpufs_daemon *d);
 
 /* The daemon's host file table (registrations: cuda_register.c). */
 struct gpufs_hostfiles;

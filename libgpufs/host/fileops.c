@@ -91,31 +91,57 @@ static uint64_t move_full(const struct gpufs_fileops *fo, int write, int fd, uin
   return done;
 }
 
-static void serve_moves(const struct gpufs_fileops *fo, int write, struct gpufs_ticket *t,
-                        uint32_t n, uint32_t s, struct gpufs_daemon_stats *acc)
+/* One merged run of READs or WRITEs being served. */
+struct move {
+  int write;
+  int fd;      /* pinned; -1: the run was answered at begin */
+  uint64_t total;
+  struct stat before;
+  int have_before;
+};
+
+/* Validate and pin a run of n tickets from t[0]; 0, or -1 when every
+ * ticket has been answered already (bad request, file not open). */
+static int move_begin(const struct gpufs_fileops *fo, int write, struct gpufs_ticket *t,
+                      uint32_t n, struct move *m)
 {
+  m->write = write;
+  m->fd = -1;
   if (!req_valid(&t[0], fo->stride)) {
     t[0].reply.result = -EINVAL;
-    return;
+    return -1;
   }
   int fd = gpufs_hostfiles_pin(fo->files, t[0].req.hfid);
   if (fd < 0) {
     for (uint32_t j = 0; j < n; j++) t[j].reply.result = fd;
-    return;
+    return -1;
   }
   /* A run this long comes from a sequential reader (readahead, or large
    * calls): ask the host to read the file ahead too, once per open file,
    * unless the GPU's caller gave advice of its own (gfadvise). */
   if (!write && n >= GPUFS_HOST_SEQ_RUN && gpufs_hostfiles_advise_once(fo->files, t[0].req.hfid))
     fo->io->fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-  uint64_t total = (uint64_t)(n - 1) * fo->stride + t[n - 1].req.len;
-  int err = 0;
-  uint64_t got = 0;
-  struct stat before;
-  int have_before = write && fstat(fd, &before) == 0;
-  if (total > 0)
-    got = move_full(fo, write, fd, fo->staging + (uint64_t)s * fo->stride, total, t[0].req.offset,
-                    acc, &err);
+  m->fd = fd;
+  m->total = (uint64_t)(n - 1) * fo->stride + t[n - 1].req.len;
+  m->have_before = write && fstat(fd, &m->before) == 0;
+  return 0;
+}
+
+/* The run's first call moved got bytes, then failed with err (0: none):
+ * finish it (with resume, a call that stopped short is continued as
+ * move_full would: io_uring's), answer each ticket, unpin. */
+static void move_finish(const struct gpufs_fileops *fo, struct move *m, struct gpufs_ticket *t,
+                        uint32_t n, uint32_t s, uint64_t got, int err, int resume,
+                        struct gpufs_daemon_stats *acc)
+{
+  const int write = m->write, fd = m->fd;
+  uint8_t *base = fo->staging + (uint64_t)s * fo->stride;
+  if (resume && err == 0 && got < m->total && got > 0) {
+    /* a short first call (io_uring may stop early): go on as pread would */
+    int e2 = 0;
+    got += move_full(fo, write, fd, base + got, m->total - got, t[0].req.offset + got, acc, &e2);
+    err = e2;
+  }
   /* Each ticket gets what an unmerged call would have: its bytes (fewer at
    * EOF for a read, none past it), or the error if the failure hit them.
    * A merged call that failed is tried again ticket by ticket from the
@@ -127,9 +153,8 @@ static void serve_moves(const struct gpufs_fileops *fo, int write, struct gpufs_
     if (err < 0 && rel + t[j].req.len > got) {
       int e1 = 0;
       const uint64_t at = got > rel ? got - rel : 0; /* the ticket's bytes that came */
-      uint8_t *buf = fo->staging + (uint64_t)s * fo->stride + rel + at;
       const uint64_t more =
-          move_full(fo, write, fd, buf, t[j].req.len - at, t[j].req.offset + at, acc, &e1);
+          move_full(fo, write, fd, base + rel + at, t[j].req.len - at, t[j].req.offset + at, acc, &e1);
       moved += more;
       t[j].reply.result = e1 < 0 ? e1 : (int64_t)(at + more);
     } else {
@@ -138,11 +163,71 @@ static void serve_moves(const struct gpufs_fileops *fo, int write, struct gpufs_
     }
   }
   got = moved;
-  if (have_before && got > 0) gpufs_hostfiles_refresh(fo->files, fd, &before, fo->queue);
+  if (m->have_before && got > 0) gpufs_hostfiles_refresh(fo->files, fd, &m->before, fo->queue);
   gpufs_hostfiles_unpin(fo->files, t[0].req.hfid);
   acc->merged += n - 1;
   if (write) acc->bytes_written += got;
   else acc->bytes_read += got;
+}
+
+static void serve_moves(const struct gpufs_fileops *fo, int write, struct gpufs_ticket *t,
+                        uint32_t n, uint32_t s, struct gpufs_daemon_stats *acc)
+{
+  struct move m;
+  if (move_begin(fo, write, t, n, &m)) return;
+  int err = 0;
+  uint64_t got = 0;
+  if (m.total > 0)
+    got = move_full(fo, write, m.fd, fo->staging + (uint64_t)s * fo->stride, m.total,
+                    t[0].req.offset, acc, &err);
+  move_finish(fo, &m, t, n, s, got, err, 0, acc);
+}
+
+uint32_t gpufs_serve_read_batch(const struct gpufs_fileops *fo, struct gpufs_uring *u,
+                                struct gpufs_ticket *t, uint32_t avail, uint32_t s,
+                                struct gpufs_daemon_stats *acc)
+{
+  enum { MAX_RUNS = 64 };
+  struct gpufs_uring_read rd[MAX_RUNS];
+  struct move mv[MAX_RUNS];
+  uint32_t at[MAX_RUNS], len[MAX_RUNS];
+  int64_t res[MAX_RUNS];
+  const uint32_t cap = gpufs_uring_depth(u) < MAX_RUNS ? gpufs_uring_depth(u) : MAX_RUNS;
+  uint32_t runs = 0, used = 0;
+  /* the READ runs at the head of the batch, up to the first other op:
+   * requests keep their order relative to writes, truncations, ... */
+  while (used < avail && runs < cap && t[used].req.op == GPUFS_OP_READ) {
+    const uint32_t n = gpufs_merge_len(&t[used], avail - used, fo->stride);
+    at[runs] = used;
+    len[runs] = n;
+    if (move_begin(fo, 0, &t[used], n, &mv[runs]) == 0 && mv[runs].total > 0) {
+      rd[runs] = (struct gpufs_uring_read){mv[runs].fd,
+                                           fo->staging + (uint64_t)(s + used) * fo->stride,
+                                           mv[runs].total, t[used].req.offset};
+      runs++;
+    } else if (mv[runs].fd >= 0) { /* nothing to read: answered by finish */
+      move_finish(fo, &mv[runs], &t[used], n, s + used, 0, 0, 0, acc);
+    }
+    used += n;
+  }
+  if (runs == 0) return used;
+  const uint64_t t0 = gpufs_daemon_now_ns();
+  const int rc = gpufs_uring_read_all(u, rd, runs, res);
+  acc->io_ns += gpufs_daemon_now_ns() - t0;
+  acc->preads += runs;
+  acc->uring_batches++;
+  for (uint32_t i = 0; i < runs; i++) {
+    const uint32_t j = at[i];
+    if (rc < 0) { /* the ring failed: pread, as without it */
+      int err = 0;
+      const uint64_t got = move_full(fo, 0, mv[i].fd, rd[i].buf, rd[i].len, rd[i].off, acc, &err);
+      move_finish(fo, &mv[i], &t[j], len[i], s + j, got, err, 0, acc);
+    } else {
+      move_finish(fo, &mv[i], &t[j], len[i], s + j, res[i] > 0 ? (uint64_t)res[i] : 0,
+                  res[i] < 0 ? (int)res[i] : 0, 1, acc);
+    }
+  }
+  return used;
 }
 
 void gpufs_serve_reads(const struct gpufs_fileops *fo, struct gpufs_ticket *t, uint32_t n,

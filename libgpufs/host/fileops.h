@@ -13,6 +13,7 @@
 #include "../common/queue.h"
 #include "hostfiles.h"
 #include "io.h"
+#include "uring.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -50,6 +51,15 @@ void gpufs_serve_reads(const struct gpufs_fileops *fo, struct gpufs_ticket *t, u
                        uint32_t s, struct gpufs_daemon_stats *acc);
 void gpufs_serve_writes(const struct gpufs_fileops *fo, struct gpufs_ticket *t, uint32_t n,
                         uint32_t s, struct gpufs_daemon_stats *acc);
+
+/* read_engine uring: serve the READ runs at the head of t[0..avail) (up to
+ * the first other op, at most the ring's depth of runs) with one io_uring
+ * submission, each run as gpufs_serve_reads would (a short or failed read
+ * is finished or retried with pread).  Returns the tickets served (>= 1:
+ * t[0] is a READ). */
+uint32_t gpufs_serve_read_batch(const struct gpufs_fileops *fo, struct gpufs_uring *u,
+                                struct gpufs_ticket *t, uint32_t avail, uint32_t s,
+                                struct gpufs_daemon_stats *acc);
 
 /* FSYNC, TRUNCATE (t->req.offset is the length), UNLINK (path in slot s) and
  * FADVISE (t->req.arg the advice). */

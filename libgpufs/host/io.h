@@ -42,6 +42,7 @@ struct gpufs_daemon_stats {
   uint64_t errors;    /* tickets completed with a negative result */
   uint64_t io_ns;     /* time inside pread and pwrite */
   uint64_t busy_ns;   /* time serving claimed runs, from claim to last completion */
+  uint64_t uring_batches; /* io_uring submissions of READ runs (read_engine uring) */
 };
 
 /* Monotonic nanoseconds, for the time counters. */

@@ -86,6 +86,7 @@ protected:
   TempDir dir;
   std::unique_ptr<CpuQueue> q;
   gpufs_daemon *d = nullptr;
+  uint32_t read_engine = GPUFS_READ_PREAD; /* what start() gives the daemon */
 
   ~DaemonFixture() { gpufs_daemon_stop(d); }
 
@@ -95,6 +96,7 @@ protected:
     q = std::make_unique<CpuQueue>(kSlots, kStride, dma);
     gpufs_daemon_params p = q->params(nthreads, max_batch, max_open);
     p.io = io;
+    p.read_engine = read_engine;
     ASSERT_EQ(0, gpufs_daemon_start(&p, &d));
   }
 

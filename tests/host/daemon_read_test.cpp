@@ -12,6 +12,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <random>
+#include <string>
 #include <sys/stat.h>
 #include <thread>
 #include <unistd.h>
@@ -23,9 +24,26 @@ using namespace gpufs_test;
 
 namespace {
 
-class DaemonRead : public DaemonFixture, public ::testing::TestWithParam<bool> {
+/* Param: bit 0 the DMA transport, bit 1 read_engine uring. */
+class DaemonRead : public DaemonFixture, public ::testing::TestWithParam<int> {
 protected:
-  void SetUp() override { start(GetParam()); }
+  bool dma() const { return (GetParam() & 1) != 0; }
+  bool uring() const { return (GetParam() & 2) != 0; }
+  void SetUp() override
+  {
+    read_engine = uring() ? GPUFS_READ_URING : GPUFS_READ_PREAD;
+    start(dma());
+  }
+  void TearDown() override
+  {
+    /* the uring runs read through the ring, the others never */
+    if (!d) return;
+    if (uring()) {
+      EXPECT_GT(stats().uring_batches, 0u);
+    } else {
+      EXPECT_EQ(0u, stats().uring_batches);
+    }
+  }
 };
 
 TEST_P(DaemonRead, EveryPageOfAFile)
@@ -85,7 +103,7 @@ TEST_P(DaemonRead, ConsecutivePagesAreMerged)
   EXPECT_EQ(1u, after.preads - before.preads);
   EXPECT_EQ(1u, after.batches - before.batches);
   EXPECT_EQ(64u * kStride, after.bytes_read - before.bytes_read);
-  if (GetParam()) {
+  if (dma()) {
     EXPECT_EQ(1u, after.transfers - before.transfers);
     EXPECT_EQ(1u, q->dma_calls.load());
     EXPECT_EQ(64u * kStride, q->dma_bytes.load());
@@ -109,7 +127,7 @@ TEST_P(DaemonRead, MergedRunAcrossEof)
   EXPECT_EQ(0, reqs[41].result);
   EXPECT_EQ(63u, after.merged - before.merged);
   EXPECT_LE(after.preads - before.preads, 2u);
-  if (GetParam()) {
+  if (dma()) {
     EXPECT_EQ(1u, q->dma_calls.load());
     EXPECT_EQ(f.size, q->dma_bytes.load());
   }
@@ -149,7 +167,7 @@ TEST_P(DaemonRead, RunMixingTwoFiles)
   EXPECT_EQ(7u, merges);
   EXPECT_EQ(merges, after.merged - before.merged);
   EXPECT_EQ(1u, after.batches - before.batches);
-  if (GetParam()) {
+  if (dma()) {
     EXPECT_EQ(1u, q->dma_calls.load());
   }
 }
@@ -160,7 +178,7 @@ TEST_P(DaemonRead, ManyFiles)
 {
   gpufs_daemon_stop(d);
   d = nullptr;
-  start(GetParam(), 2, 64, 512);
+  start(dma(), 2, 64, 512);
   constexpr uint32_t kFiles = 300, kRun = 16;
   std::vector<TestFile> files;
   std::vector<uint64_t> cids;
@@ -211,7 +229,7 @@ TEST_P(DaemonRead, ConcurrentClients)
 {
   gpufs_daemon_stop(d);
   d = nullptr;
-  start(GetParam(), 4, 32, 64);
+  start(dma(), 4, 32, 64);
   std::vector<TestFile> shared;
   for (uint32_t i = 0; i < 6; i++)
     shared.push_back(make_file("shared" + std::to_string(i), i * 61 * kStride + i * 999, 200 + i));
@@ -268,16 +286,17 @@ TEST_P(DaemonRead, ConcurrentClients)
   gpufs_daemon_stats s = stats();
   EXPECT_EQ(0u, s.errors);
   EXPECT_GT(s.requests, (uint64_t)kThreads * kIters);
-  if (GetParam()) {
+  if (dma()) {
     EXPECT_EQ(0u, q->dma_bad.load());
     EXPECT_EQ(s.transfers, q->dma_calls.load());
     EXPECT_GT(s.transfers, 0u);
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Transport, DaemonRead, ::testing::Values(false, true),
-                         [](const ::testing::TestParamInfo<bool> &i) {
-                           return i.param ? "Dma" : "Pull";
+INSTANTIATE_TEST_SUITE_P(Transport, DaemonRead, ::testing::Values(0, 1, 2, 3),
+                         [](const ::testing::TestParamInfo<int> &i) {
+                           return std::string(i.param & 1 ? "Dma" : "Pull") +
+                                  (i.param & 2 ? "Uring" : "");
                          });
 
 } // namespace

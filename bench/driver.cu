@@ -4,7 +4,8 @@
  * watchdog helpers that bench/main.cu shares.
  *
  * The plan itself (which configurations, in which order) is bench/plan.c;
- * the registration around a registered job's kernel is bench/registered.cu.
+ * the registration around a registered job's kernel is bench/registered.cu;
+ * the drop before a cold job's kernel and its baseline are bench/cold.cu.
  *
  * The write runs all start from one device image of the pattern
  * (BENCH_WRITE_SEED), made before the first of them and freed after the
@@ -30,6 +31,7 @@
 
 #include "benchlib/baselines.h"
 #include "benchlib/cuda_check.h"
+#include "bench/cold.h"
 #include "bench/plan.h"
 #include "bench/registered.h"
 #include "benchlib/report.h"
@@ -82,7 +84,7 @@ int bench_selected(const char *name)
   const char *p = g_bench.opt.only;
   size_t len = strlen(name);
   if (!p)
-    return 1;
+    return !g_bench.opt.quick || strcmp(name, "cold") != 0; /* bench/plan.c says why */
   while (*p) {
     const char *comma = strchr(p, ',');
     size_t n = comma ? (size_t)(comma - p) : strlen(p);
@@ -379,6 +381,7 @@ static void bench_run_job(const struct bench_job *j, double cap)
   struct bench_read_result r;
   struct bench_row row;
   struct bench_reg reg;
+  struct bench_cold cold;
   const char *bad = NULL;
   char config[160], a[32], b[32], c[32], d[32], path[4096];
   double seq_values[3] = {g_bench.ceiling_gbps, g_bench.naive_gbps, g_bench.expert_gbps};
@@ -410,9 +413,12 @@ static void bench_run_job(const struct bench_job *j, double cap)
   /* the window in force, from the job or libgpufs (default or environment) */
   snprintf(config + strlen(config), sizeof(config) - strlen(config), " ra=%s",
            cfg.readahead_max ? bench_fmt_size(cfg.readahead_max, d, sizeof(d)) : "0");
+  if (j->cold)
+    snprintf(config + strlen(config), sizeof(config) - strlen(config), " cold");
   if (j->reg)
     snprintf(config + strlen(config), sizeof(config) - strlen(config), " registered");
   memset(&reg, 0, sizeof(reg));
+  memset(&cold, 0, sizeof(cold));
 
   bench_progress("%s %s (cap %.0f s)", j->workload, config, cap);
   bench_watch(j->workload, (j->hit ? 2 : 1) * cap + 180);
@@ -444,7 +450,11 @@ static void bench_run_job(const struct bench_job *j, double cap)
     bench_write_job(j, &cfg, config, path, cap);
     goto stop;
   }
-  /* untimed; a refusal is a failed row, and no kernel */
+  /* a file still in the page cache is a failed row, and no kernel */
+  if (j->cold && bench_cold_begin(j, config, &cold) != 0)
+    goto stop;
+  /* untimed (a cold job's value counts it); a refusal is a failed row, and
+   * no kernel */
   if (bench_reg_begin(j, config, &reg) != 0)
     goto stop;
 
@@ -495,6 +505,13 @@ static void bench_run_job(const struct bench_job *j, double cap)
     bench_emit(&row, ra_names, ra_values, ref ? 2 : 3);
     if (ref && row.status != BENCH_FAILED)
       g_bench.ra64_gbps = row.value;
+  } else if (j->cold) {
+    bench_row_init(&row, j->workload, config, r.gbps, "GB/s");
+    bench_judge(&row, rc, &r, cap, 0);
+    bench_extras(&row, j, &cfg, &r, &st, cap);
+    bench_reg_row(&row, &reg, &st);
+    bench_cold_row(&row, &cold, &reg, &r);
+    bench_report_add(&row);
   } else {
     bench_row_init(&row, j->workload, config, r.gbps, "GB/s");
     bench_judge(&row, rc, &r, cap, 0);
@@ -543,8 +560,8 @@ void bench_plan_run(void)
 {
   struct bench_job jobs[BENCH_MAX_JOBS];
   const int n = bench_plan(jobs);
-  const double t0 = bench_now();
-  int i, k, kernels_left = 0;
+  double t0 = bench_now(), t;
+  int i, k, kernels_left = 0, cold_ran = 0;
 
   for (i = 0; i < n; i++)
     kernels_left += bench_job_selected(&jobs[i]) ? 1 + jobs[i].hit : 0;
@@ -560,6 +577,13 @@ void bench_plan_run(void)
         g_write_src = NULL;
       }
     }
+    if (jobs[i].cold && !cold_ran) {
+      /* the baseline of the cold rows, outside the libgpufs budget */
+      t = bench_now();
+      bench_cold_expert();
+      t0 += bench_now() - t;
+      cold_ran = 1;
+    }
     k = 1 + jobs[i].hit;
     left = g_bench.opt.budget - (bench_now() - t0);
     cap = left / kernels_left;
@@ -570,4 +594,6 @@ void bench_plan_run(void)
   }
   BENCH_CUDA(cudaFree(g_write_src));
   g_write_src = NULL;
+  if (cold_ran)
+    bench_cold_end();
 }

@@ -58,8 +58,9 @@ void bench_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * already measured are in the --out file. */
 void bench_watch(const char *step, double seconds);
 
-/* Is workload group name (seq, seq_warp, xfer, rand, big, ra, write, or reg:
- * the registered jobs of seq and rand) selected by --only? */
+/* Is workload group name (seq, seq_warp, xfer, rand, big, ra, write, cold,
+ * or reg: the registered jobs of seq and rand) selected by --only?  Without
+ * --only every group is, but cold under --quick (bench/plan.c). */
 int bench_selected(const char *name);
 
 /* Run the libgpufs workloads that --only selects, adding their rows. */

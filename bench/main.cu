@@ -13,7 +13,10 @@
  *    write workload's baseline);
  * 3. runs each libgpufs workload (bench/driver.cu) in a fresh gpufs_start /
  *    gpufs_stop, the registered twins ("/reg" rows) with the data file
- *    gpufs_register()ed around the kernel (bench/registered.cu);
+ *    gpufs_register()ed around the kernel (bench/registered.cu); last the
+ *    cold rows (bench/cold.cu): expert_cold, then seq/cold and seq/cold/reg,
+ *    each with the data file dropped from the host page cache first (not
+ *    in --quick's default set);
  * 4. prints the share of the registered rows' misses served from the
  *    mapping, then the table of every row last on stdout.
  * Rows go to FILE as JSON lines as they are measured.  Progress: stderr.
@@ -49,11 +52,14 @@ static void bench_usage(FILE *f)
           "  --quick         small file, fewer configurations, shorter caps\n"
           "  --only LIST     comma-separated: baselines, seq (with hit and seq/reg), seq_warp,\n"
           "                  xfer, rand (with rand/reg, rand/uring, rand20/reg, rand20/uring),\n"
-          "                  big, ra, write, peer,\n"
-          "                  reg (the registered rows alone); baselines are always measured\n"
+          "                  big, ra, write, peer, cold (expert_cold, seq/cold, seq/cold/reg: the\n"
+          "                  file dropped from the page cache first; needs --dir on a disk file\n"
+          "                  system; not run by --quick unless named), reg (the registered rows\n"
+          "                  alone, cold's excepted); baselines are always measured\n"
           "  --dir DIR       where the data file lives (default /tmp/gpufs_bench)\n"
           "  --threads N     host threads of the expert baseline (default: 4, 8 and 16, each\n"
-          "                  a row, the best one is expert) and of expert_write (default 8)\n"
+          "                  a row, the best one is expert, which expert_cold also uses) and\n"
+          "                  of expert_write (default 8)\n"
           "  --cap SECONDS   longest a workload's kernel keeps issuing calls (default 60)\n"
           "  --budget SECONDS  caps shrink so that the libgpufs part fits (default 300)\n"
           "  --device N      CUDA device (default 0)\n");
@@ -109,7 +115,7 @@ static int bench_parse(int argc, char **argv, struct bench_options *o)
       o->device = atoi(v);
   }
   if (o->only) {
-    static const char *known = ",baselines,seq,hit,seq_warp,xfer,rand,big,ra,write,peer,reg,";
+    static const char *known = ",baselines,seq,hit,seq_warp,xfer,rand,big,ra,write,peer,cold,reg,";
     const char *p = o->only;
     while (*p) {
       size_t n = strcspn(p, ",");

@@ -10,6 +10,17 @@
  * rand); --only reg selects the registered jobs alone.  "rand/uring" and
  * "rand20/uring" follow the registered twins: the same jobs on the daemon
  * path with read_engine uring (bench_job.engine), against the same twin.
+ *
+ * Cold files, last: "seq/cold" at 4 and 64 KiB pages, then "seq/cold/reg"
+ * (64 KiB, registered), each with the data file dropped from the host page
+ * cache first (bench_job.cold, bench/cold.h), after the "expert_cold"
+ * baseline that bench_plan_run measures before the first of them; the file
+ * is read into the page cache again after the last.  Group "cold" alone
+ * (--only reg leaves its registered job out).  A full run's default set
+ * includes it; --quick's does not (--quick --only cold runs it): it needs
+ * the data file on a disk file system (on tmpfs its rows fail, and a quick
+ * run is the check that must pass anywhere), and it reads the file from the
+ * disk seven times (expert_cold's 3 passes, 3 jobs, the warming after).
  */
 #include "bench/plan.h"
 
@@ -47,6 +58,8 @@ static struct bench_job *bench_add(struct bench_job *jobs, int *n, const char *g
   j->hit = 0;
   j->ra = BENCH_RA_DEFAULT;
   j->reg = 0;
+  j->engine = -1;
+  j->cold = 0;
   return j;
 }
 
@@ -74,7 +87,7 @@ static void bench_add_uring(struct bench_job *jobs, int *n, const char *workload
 
 int bench_job_selected(const struct bench_job *j)
 {
-  return bench_selected(j->group) || (j->reg && bench_selected("reg"));
+  return bench_selected(j->group) || (j->reg && !j->cold && bench_selected("reg"));
 }
 
 int bench_plan(struct bench_job *jobs)
@@ -135,5 +148,10 @@ int bench_plan(struct bench_job *jobs)
   for (i = 0; i < 2; i++)
     bench_add(jobs, &n, "write", "write", BENCH_SEQ_WRITE, two[i], 2 * size, BENCH_MIB,
               seq_blocks);
+  /* after everything that wants the file page-cached: seq on a cold file */
+  for (i = 0; i < 2; i++)
+    bench_add(jobs, &n, "cold", "seq/cold", BENCH_SEQ_BLOCK, two[i], 2 * size, BENCH_MIB,
+              seq_blocks)->cold = 1;
+  bench_add_reg(jobs, &n, "seq/cold/reg");
   return n;
 }

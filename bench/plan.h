@@ -14,7 +14,7 @@
 extern "C" {
 #endif
 
-/* The most jobs a plan holds (a full plan has 31). */
+/* The most jobs a plan holds (a full plan has 34). */
 #define BENCH_MAX_JOBS 40
 /* bench_job.ra: keep libgpufs's readahead_max (its default, or
  * GPUFS_READAHEAD_MAX from the environment). */
@@ -37,13 +37,17 @@ struct bench_job {
                   gpufs_unregister it after: a "/reg" row (bench/registered.h) */
   int engine;  /* enum gpufs_read_engine, or -1: libgpufs's default; a
                   "/uring" row */
+  int cold;    /* drop the data file from the host page cache after
+                  gpufs_start, before the kernel (and the registration):
+                  a "/cold" row (bench/cold.h) */
 };
 
 /* Fill jobs (room for BENCH_MAX_JOBS) with every job of this run's options
  * (--quick), selected or not, in the order they run; returns how many. */
 int bench_plan(struct bench_job *jobs);
 
-/* Does --only select job j: its group, or "reg" for a registered job? */
+/* Does --only select job j: its group, or "reg" for a registered job
+ * (the cold group's excepted)? */
 int bench_job_selected(const struct bench_job *j);
 
 #ifdef __cplusplus

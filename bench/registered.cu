@@ -100,7 +100,8 @@ void bench_reg_row(struct bench_row *row, const struct bench_reg *reg,
 {
   if (!reg->on)
     return;
-  /* a seq or rand row has 43 fields before these: 48 with them */
+  /* a seq or rand row has 43 fields before these: 48 with them (a cold row
+   * adds 3 more: bench/cold.cu) */
   if (row->nextra + 5 > BENCH_MAX_EXTRA)
     bench_progress("warning: %s: more than BENCH_MAX_EXTRA (%d) fields; the reg_* ones are cut",
                    row->workload, BENCH_MAX_EXTRA);

@@ -55,6 +55,17 @@ int bench_naive(const char *path, void *dev, uint64_t bytes, uint64_t seed,
 int bench_expert(const char *path, void *dev, uint64_t bytes, uint64_t seed, int threads,
                  struct bench_rate *out);
 
+/* Run before each timed pass of bench_expert_passes, untimed: 0 to go on,
+ * or a negative errno after writing why into note (len bytes, NUL ended),
+ * which ends the baseline with that error and note. */
+typedef int (*bench_pass_hook)(void *arg, char *note, int len);
+
+/* expert without the warm-up, for a file that must not be warmed (a cold
+ * read): reps (1..5) timed passes, the median, each after before(arg) when
+ * before is not NULL (e.g. dropping the file from the host page cache). */
+int bench_expert_passes(const char *path, void *dev, uint64_t bytes, uint64_t seed, int threads,
+                        int reps, bench_pass_hook before, void *arg, struct bench_rate *out);
+
 /* zero-copy: mmap the file, cudaHostRegister it Mapped|ReadOnly (or Mapped
  * alone when ReadOnly is refused), and time a kernel that reads and checks
  * every word through the device pointer; no device buffer is needed.

@@ -179,4 +179,17 @@ inline struct gpufs_config small_config(uint32_t page, uint64_t cache)
   return c;
 }
 
+/* A test that starts libgpufs itself: a directory of its files, skipped
+ * without a GPU, and at the end gpufs_stop (checked) if `started`. */
+class StartedFixture : public ::testing::Test {
+protected:
+  tdir dir;
+  bool started = false;
+  void SetUp() override { REQUIRE_GPU(); }
+  void TearDown() override
+  {
+    if (started) EXPECT_EQ(0, gpufs_stop()) << gpufs_error_detail();
+  }
+};
+
 #endif

@@ -32,15 +32,8 @@ inline size_t ndiff(const uint8_t *a, const uint8_t *b, size_t n)
   return d;
 }
 
-class InstancesFixture : public ::testing::Test {
+class InstancesFixture : public StartedFixture {
 protected:
-  tdir dir;
-  bool started = false;
-  void SetUp() override { REQUIRE_GPU(); }
-  void TearDown() override
-  {
-    if (started) EXPECT_EQ(0, gpufs_stop()) << gpufs_error_detail();
-  }
   /* n instances, all on device 0, each with a cache of `cache` bytes. */
   void start(uint32_t n, uint32_t page = 4096, uint64_t cache = 64ull << 20)
   {

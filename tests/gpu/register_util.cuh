@@ -152,15 +152,8 @@ static int rg_mapped(const std::string &name)
  * 4 KiB): the ones a miss copies from the mapping. */
 static uint64_t rg_full_pages(uint64_t size, uint32_t page) { return (size & ~4095ull) / page; }
 
-class RegFixture : public ::testing::Test {
+class RegFixture : public StartedFixture {
 protected:
-  tdir dir;
-  bool started = false;
-  void SetUp() override { REQUIRE_GPU(); }
-  void TearDown() override
-  {
-    if (started) EXPECT_EQ(0, gpufs_stop()) << gpufs_error_detail();
-  }
   void start_cfg(struct gpufs_config c)
   {
     ASSERT_EQ(0, gpufs_start(&c)) << gpufs_error_detail();

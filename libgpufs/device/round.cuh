@@ -125,10 +125,13 @@ __device__ __forceinline__ uint32_t gpufs_round_max(const struct gpufs_dev *d, u
  * are in host memory (pull staging, a registered mapping) has many reads
  * in flight over PCIe at once, not one page's at a time.  Every thread of
  * the group calls it with the same whole, after the sync that publishes
- * the meta lanes' values; synchronizes nothing. */
+ * the meta lanes' values; synchronizes nothing.  Not inlined: its eight
+ * words in flight inlined into gwrite and gmmap made them spill 60-70%
+ * more (ptxas -v, -maxrregcount=128); as a call their spills are as
+ * before, and it spills nothing itself. */
 #define GPUFS_COPY_LOADS 8
 template <typename G>
-__device__ __forceinline__ void gpufs_round_copy_whole(G g, const struct gpufs_dev *d,
+__device__ __noinline__ void gpufs_round_copy_whole(G g, const struct gpufs_dev *d,
                                                        const struct gpufs_round *r, uint64_t src,
                                                        uint32_t whole)
 {
@@ -136,8 +139,9 @@ __device__ __forceinline__ void gpufs_round_copy_whole(G g, const struct gpufs_d
   const uint32_t nw = (uint32_t)__popc(whole) << shift; /* a multiple of 256 */
   const uint32_t step = g.size();
   for (uint32_t i0 = g.rank(); i0 < nw; i0 += GPUFS_COPY_LOADS * step) {
+    /* loads first, all in flight; the stores find their frames again (a
+     * register per word instead of a pointer per word: gread spills less) */
     uint4 v[GPUFS_COPY_LOADS];
-    uint4 *to[GPUFS_COPY_LOADS];
 GPUFS_UNROLL
     for (uint32_t u = 0; u < GPUFS_COPY_LOADS; u++) {
       const uint32_t i = i0 + u * step;
@@ -145,15 +149,19 @@ GPUFS_UNROLL
        * multiple of 32 and the lanes' i differ by less than 32 */
       if (i < nw) {
         const uint32_t j = __fns(whole, 0, (int)(i >> shift) + 1);
-        const uint32_t w = i & ((1u << shift) - 1);
         const uint4 *from = (const uint4 *)(uintptr_t)g.get64(GPUFS_V64_SRC, src, j);
-        to[u] = (uint4 *)gpufs_frame_data(&d->cache, g.get32(GPUFS_V32_FRAME, r->frame, j)) + w;
-        v[u] = from[w];
+        v[u] = from[i & ((1u << shift) - 1)];
       }
     }
 GPUFS_UNROLL
-    for (uint32_t u = 0; u < GPUFS_COPY_LOADS; u++)
-      if (i0 + u * step < nw) *to[u] = v[u];
+    for (uint32_t u = 0; u < GPUFS_COPY_LOADS; u++) {
+      const uint32_t i = i0 + u * step;
+      if (i < nw) {
+        const uint32_t j = __fns(whole, 0, (int)(i >> shift) + 1);
+        uint4 *to = (uint4 *)gpufs_frame_data(&d->cache, g.get32(GPUFS_V32_FRAME, r->frame, j));
+        to[i & ((1u << shift) - 1)] = v[u];
+      }
+    }
   }
 }
 

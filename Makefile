@@ -5,6 +5,7 @@
 #   make test       host tests (ThreadSanitizer) + GPU tests (skip without a GPU)
 #   make bench      benchmarks with their baselines (needs a GPU)
 #   make rodinia    the rodinia-io suite;  make collage  the LSH image collage (GPU)
+#   make mpi        collage_mpi, the collage over MPI ranks (needs Open MPI; docs/mpi.md)
 #   make fsx        the random exerciser, 10M calls (GPU; FSX_OPS, FSX_SEED, FSX_FILES, FSX_BLOCKS)
 #   make install    PREFIX=/usr/local [DESTDIR=]: the public headers, libgpufs.a,
 #                   the CMake package gpufs::gpufs and gpufs.pc;  make uninstall
@@ -87,6 +88,25 @@ $(COLLAGE_OBJ) $(COLLAGE_TSAN) $(COLLAGE_MAIN): samples/collage/collage.h
 # The distances vectorize (AVX2 where the CPU has it: cpu.c picks at run time).
 $(BUILD)/obj/samples/collage/cpu.o $(BUILD)/tsan/samples/collage/cpu.o: CFLAGS += -O3
 
+# samples/collage/mpi/: `collage_mpi`, the collage over MPI ranks (`make mpi`,
+# docs/mpi.md).  Built only when asked and only where MPI is found: the
+# flags of Open MPI's wrapper (MPICC: --showme:compile, --showme:link), else
+# of pkg-config ompi-c; MPI_FOUND is "yes" when mpi.h compiles with them.
+# `make all` never looks.  nvcc links (the device link of the collage's
+# objects): -L and -l pass as they are, -Wl,X as -Xlinker X.
+MPICC           ?= mpicc
+MPI_CFLAGS       = $(shell $(MPICC) --showme:compile 2>/dev/null || pkg-config --cflags ompi-c 2>/dev/null)
+MPI_LIBS         = $(shell $(MPICC) --showme:link 2>/dev/null || pkg-config --libs ompi-c 2>/dev/null)
+MPI_FOUND        = $(shell printf '\043include <mpi.h>\nint main(void) { return 0; }\n' | \
+                     $(CC) $(MPI_CFLAGS) -x c -fsyntax-only - >/dev/null 2>&1 && echo yes)
+MPI_COMMA       := ,
+MPI_NVLIBS       = $(foreach f,$(MPI_LIBS),$(if $(filter -L% -l%,$(f)),$(f),$(if $(filter -Wl$(MPI_COMMA)%,$(f)),\
+                     -Xlinker $(patsubst -Wl$(MPI_COMMA)%,%,$(f)),-Xcompiler $(f))))
+COLLAGE_MPI_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard samples/collage/mpi/*.c))
+COLLAGE_MPI_BIN := $(BUILD)/samples/collage/collage_mpi
+$(COLLAGE_MPI_OBJ): CFLAGS += $(MPI_CFLAGS)
+$(COLLAGE_MPI_OBJ): samples/collage/collage.h samples/collage/options.h $(wildcard samples/collage/mpi/*.h)
+
 # tests/fsx/: the random exerciser (`make fsx`); its engine is also linked
 # into the GPU tests, which run it briefly (tests/gpu/fsx_test.cu).
 FSX_OBJ  := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard tests/fsx/*.c)) \
@@ -100,6 +120,7 @@ GPU_TESTS  := $(BUILD)/tests/gpu_tests
 BENCH_BIN  := $(BUILD)/bench/gpufs_bench
 
 .PHONY: all lib run test test-host test-gpu test-install sanitize bench rodinia rodinia-quick collage collage-quick fsx install uninstall clean
+.PHONY: mpi test-mpi
 all: lib $(SAMPLES) $(HOST_TESTS) $(GPU_TESTS) $(BENCH_BIN) $(RIO_BIN) $(COLLAGE_BIN) $(FSX_BIN)
 lib: $(LIB)
 
@@ -192,6 +213,27 @@ collage: $(COLLAGE_BIN)
 collage-quick: $(COLLAGE_BIN)
 	$(COLLAGE_BIN) --quick $(COLLAGE_ARGS)
 
+$(COLLAGE_MPI_BIN): $(COLLAGE_MPI_OBJ) $(COLLAGE_OBJ) $(BENCHLIB) $(LIB)
+	$(call say,LINK,$@)mkdir -p $(dir $@)
+	$(Q)$(NVCC) $(CUDA_LINK) $^ -o $@ $(IMAGE_LIBS) $(MPI_NVLIBS)
+
+# collage_mpi, where MPI is found; a clear failure where it is not.
+mpi:
+	@if [ "$(MPI_FOUND)" != yes ]; then \
+	  echo "make mpi: no usable MPI: '$(MPICC) --showme:compile' and 'pkg-config ompi-c' give no flags with" \
+	       "which mpi.h compiles (apt-get install openmpi-bin libopenmpi-dev, or MPICC=/path/to/mpicc)" >&2; \
+	  exit 1; fi
+	+$(Q)$(MAKE) --no-print-directory $(COLLAGE_MPI_BIN)
+
+# The MPI check of `make test` (tests/mpi/collage_mpi_test.sh, no GPU): the
+# collage by `collage` and by `mpirun -np 2` / `-np 3 collage_mpi --version
+# cpu` must be the same bytes.  Where MPI is absent it builds nothing and
+# the script prints one "skipped" line (exit 0).
+test-mpi:
+	+$(Q)if [ "$(MPI_FOUND)" = yes ]; then \
+	  $(MAKE) --no-print-directory $(COLLAGE_BIN) $(COLLAGE_MPI_BIN) || exit 1; fi; \
+	  tests/mpi/collage_mpi_test.sh $(COLLAGE_BIN) $(COLLAGE_MPI_BIN)
+
 # The suite at the paper's sizes (about 11 GB of inputs under /tmp), and at
 # small sizes (under a minute).  Rows go to docs/results/rodinia-latest.jsonl.
 RIO_ARGS ?=
@@ -219,6 +261,7 @@ run: $(BUILD)/samples/stream
 test: $(HOST_TESTS) $(GPU_TESTS) $(LIB)
 	tests/run_suites.sh $(HOST_TESTS) $(GPU_TESTS)
 	$(MAKE) --no-print-directory test-install
+	$(MAKE) --no-print-directory test-mpi
 
 test-host: $(HOST_TESTS)
 	$(HOST_TESTS)

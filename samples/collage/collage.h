@@ -60,6 +60,8 @@ extern "C" {
 #define COLLAGE_SEED_MAX_SIDE 1024                /* seeds are scaled down to fit 1024x1024 */
 #define COLLAGE_MAX_SEEDS 64
 #define COLLAGE_GPU_MAX_SHORTLIST 4096u           /* L * cap at most on the GPU (shared memory) */
+#define COLLAGE_DATASET_SEED 0xc011a6eull         /* the dataset's hash stream (collage, collage_mpi) */
+#define COLLAGE_INDEX_SEED 0x15aull               /* the projections' hash stream (collage, collage_mpi) */
 
 /* ---------------- the shared rules (host and device) ---------------- */
 

@@ -70,7 +70,7 @@ static int collage_prepare_dataset(struct collage_ctx *c)
     fprintf(stderr, "collage: building the dataset %s: %llu tiles from %d %s seed pictures\n", path,
             (unsigned long long)o->tiles, c->seeds.n, c->seeds.source);
     const double t0 = bench_now();
-    rc = collage_dataset_build(path, &c->seeds, o->tiles, 0xc011a6e, c->threads, stderr);
+    rc = collage_dataset_build(path, &c->seeds, o->tiles, COLLAGE_DATASET_SEED, c->threads, stderr);
     if (rc) {
       fprintf(stderr, "collage: building %s failed: %s\n", path, strerror(-rc));
       return rc;
@@ -123,7 +123,7 @@ static int collage_prepare_index(struct collage_ctx *c)
   if (rc == -ENOENT) {
     fprintf(stderr, "collage: building the index %s\n", path);
     const double t0 = bench_now();
-    rc = collage_index_build(&c->ds, o->L, o->K, o->cap, 0x15a, c->threads, &c->ix, stderr);
+    rc = collage_index_build(&c->ds, o->L, o->K, o->cap, COLLAGE_INDEX_SEED, c->threads, &c->ix, stderr);
     if (rc == 0)
       rc = collage_index_write(path, &c->ix);
     if (rc) {

@@ -80,7 +80,8 @@ RIO_BIN     := $(BUILD)/rodinia-io/rodinia
 COLLAGE_C_SRC  := $(wildcard samples/collage/*.c)
 COLLAGE_OBJ    := $(patsubst %.c,$(BUILD)/obj/%.o,$(COLLAGE_C_SRC)) \
                   $(patsubst %.cu,$(BUILD)/obj/%.o,$(filter-out %/main.cu,$(wildcard samples/collage/*.cu)))
-COLLAGE_TSAN   := $(patsubst %.c,$(BUILD)/tsan/%.o,$(COLLAGE_C_SRC))
+COLLAGE_TSAN   := $(patsubst %.c,$(BUILD)/tsan/%.o,$(COLLAGE_C_SRC)) \
+                  $(BUILD)/tsan/samples/collage/mpi/plan.o
 COLLAGE_MAIN   := $(BUILD)/obj/samples/collage/main.o
 COLLAGE_BIN    := $(BUILD)/samples/collage/collage
 IMAGE_LIBS     := $(foreach a,libpng16.a libjpeg.a libz.a,$(shell $(CC) -print-file-name=$(a))) -lm

@@ -187,73 +187,6 @@ int gpufs_daemon_get_queue_stats(struct gpufs_daemon *d, uint32_t q, struct gpuf
 typedef void (*serve_fn)(const struct gpufs_fileops *fo, struct gpufs_ticket *t, uint32_t n,
                          uint32_t s, struct gpufs_daemon_stats *acc);
 
-static void op_open(const struct gpufs_fileops *fo, struct gpufs_ticket *t, uint32_t n, uint32_t s,
-                    struct gpufs_daemon_stats *acc)
-{
-  (void)n;
-  const char *path = gpufs_req_path(fo, t, s);
-  if (!path) return;
-  struct gpufs_hostfile_id id;
-  int hfid = gpufs_hostfiles_open(fo->files, path, (int)t->req.arg, (mode_t)t->req.offset,
-                                  fo->queue, &id);
-  t->reply.result = hfid;
-  if (hfid < 0) return;
-  t->reply.out[0] = id.size;
-  t->reply.out[1] = id.cid;
-  t->reply.out[2] = id.version;
-  t->reply.out[3] = id.reg;
-  acc->opens++;
-}
-
-static void op_close(const struct gpufs_fileops *fo, struct gpufs_ticket *t, uint32_t n, uint32_t s,
-                     struct gpufs_daemon_stats *acc)
-{
-  (void)n, (void)s, (void)acc;
-  t->reply.result = gpufs_hostfiles_close(fo->files, t->req.hfid);
-}
-
-static void op_fstat(const struct gpufs_fileops *fo, struct gpufs_ticket *t, uint32_t n, uint32_t s,
-                     struct gpufs_daemon_stats *acc)
-{
-  (void)n, (void)s, (void)acc;
-  struct stat st;
-  int rc = gpufs_hostfiles_fstat(fo->files, t->req.hfid, &st);
-  t->reply.result = rc;
-  if (rc < 0) return;
-  t->reply.out[0] = (uint64_t)st.st_size;
-  t->reply.out[1] = (uint64_t)st.st_mode;
-  t->reply.out[2] = (uint64_t)gpufs_timespec_ns(st.st_mtim);
-  t->reply.out[3] = (uint64_t)st.st_ino;
-}
-
-static void op_fsync(const struct gpufs_fileops *fo, struct gpufs_ticket *t, uint32_t n, uint32_t s,
-                     struct gpufs_daemon_stats *acc)
-{
-  (void)n, (void)s, (void)acc;
-  gpufs_serve_fsync(fo, t);
-}
-
-static void op_truncate(const struct gpufs_fileops *fo, struct gpufs_ticket *t, uint32_t n,
-                        uint32_t s, struct gpufs_daemon_stats *acc)
-{
-  (void)n, (void)s, (void)acc;
-  gpufs_serve_truncate(fo, t);
-}
-
-static void op_unlink(const struct gpufs_fileops *fo, struct gpufs_ticket *t, uint32_t n,
-                      uint32_t s, struct gpufs_daemon_stats *acc)
-{
-  (void)n, (void)acc;
-  gpufs_serve_unlink(fo, t, s);
-}
-
-static void op_fadvise(const struct gpufs_fileops *fo, struct gpufs_ticket *t, uint32_t n,
-                       uint32_t s, struct gpufs_daemon_stats *acc)
-{
-  (void)n, (void)s, (void)acc;
-  gpufs_serve_fadvise(fo, t);
-}
-
 /* Every operation the daemon serves: a new one is one row.  merges: the
  * op's consecutive page tickets are served together (gpufs_merge_len).  An
  * op without a row (or GPUFS_OP_NONE) gets -ENOSYS. */
@@ -261,15 +194,15 @@ static const struct {
   serve_fn serve;
   int merges;
 } op_table[] = {
-    [GPUFS_OP_OPEN] = {op_open, 0},
-    [GPUFS_OP_CLOSE] = {op_close, 0},
+    [GPUFS_OP_OPEN] = {gpufs_serve_open, 0},
+    [GPUFS_OP_CLOSE] = {gpufs_serve_close, 0},
     [GPUFS_OP_READ] = {gpufs_serve_reads, 1},
-    [GPUFS_OP_FSTAT] = {op_fstat, 0},
+    [GPUFS_OP_FSTAT] = {gpufs_serve_fstat, 0},
     [GPUFS_OP_WRITE] = {gpufs_serve_writes, 1},
-    [GPUFS_OP_FSYNC] = {op_fsync, 0},
-    [GPUFS_OP_TRUNCATE] = {op_truncate, 0},
-    [GPUFS_OP_UNLINK] = {op_unlink, 0},
-    [GPUFS_OP_FADVISE] = {op_fadvise, 0},
+    [GPUFS_OP_FSYNC] = {gpufs_serve_fsync, 0},
+    [GPUFS_OP_TRUNCATE] = {gpufs_serve_truncate, 0},
+    [GPUFS_OP_UNLINK] = {gpufs_serve_unlink, 0},
+    [GPUFS_OP_FADVISE] = {gpufs_serve_fadvise, 0},
 };
 
 /* Serve the tickets from t[0] that one server call takes; how many. */

@@ -255,8 +255,10 @@ static int pin_for(const struct gpufs_fileops *fo, struct gpufs_ticket *t)
   return fd < 0 ? -1 : fd;
 }
 
-void gpufs_serve_fsync(const struct gpufs_fileops *fo, struct gpufs_ticket *t)
+void gpufs_serve_fsync(const struct gpufs_fileops *fo, struct gpufs_ticket *t, uint32_t n, uint32_t s,
+                        struct gpufs_daemon_stats *acc)
 {
+  (void)n, (void)s, (void)acc;
   int fd = pin_for(fo, t);
   if (fd < 0) return;
   errno = 0;
@@ -264,8 +266,10 @@ void gpufs_serve_fsync(const struct gpufs_fileops *fo, struct gpufs_ticket *t)
   gpufs_hostfiles_unpin(fo->files, t->req.hfid);
 }
 
-void gpufs_serve_truncate(const struct gpufs_fileops *fo, struct gpufs_ticket *t)
+void gpufs_serve_truncate(const struct gpufs_fileops *fo, struct gpufs_ticket *t, uint32_t n, uint32_t s,
+                        struct gpufs_daemon_stats *acc)
 {
+  (void)n, (void)s, (void)acc;
   int fd = pin_for(fo, t);
   if (fd < 0) return;
   errno = 0;
@@ -292,8 +296,10 @@ const char *gpufs_req_path(const struct gpufs_fileops *fo, struct gpufs_ticket *
   return path;
 }
 
-void gpufs_serve_unlink(const struct gpufs_fileops *fo, struct gpufs_ticket *t, uint32_t s)
+void gpufs_serve_unlink(const struct gpufs_fileops *fo, struct gpufs_ticket *t, uint32_t n, uint32_t s,
+                        struct gpufs_daemon_stats *acc)
 {
+  (void)n, (void)acc;
   const char *path = gpufs_req_path(fo, t, s);
   if (!path) return;
   struct stat st;
@@ -304,8 +310,10 @@ void gpufs_serve_unlink(const struct gpufs_fileops *fo, struct gpufs_ticket *t, 
     gpufs_hostfiles_forget(fo->files, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
 }
 
-void gpufs_serve_fadvise(const struct gpufs_fileops *fo, struct gpufs_ticket *t)
+void gpufs_serve_fadvise(const struct gpufs_fileops *fo, struct gpufs_ticket *t, uint32_t n, uint32_t s,
+                        struct gpufs_daemon_stats *acc)
 {
+  (void)n, (void)s, (void)acc;
   int fd = pin_for(fo, t);
   if (fd < 0) return;
   /* posix_fadvise returns the error number instead of setting errno */
@@ -313,4 +321,43 @@ void gpufs_serve_fadvise(const struct gpufs_fileops *fo, struct gpufs_ticket *t)
   t->reply.result = -e;
   if (e == 0) gpufs_hostfiles_advise_once(fo->files, t->req.hfid); /* the caller's advice stands */
   gpufs_hostfiles_unpin(fo->files, t->req.hfid);
+}
+
+void gpufs_serve_open(const struct gpufs_fileops *fo, struct gpufs_ticket *t, uint32_t n, uint32_t s,
+                      struct gpufs_daemon_stats *acc)
+{
+  (void)n;
+  const char *path = gpufs_req_path(fo, t, s);
+  if (!path) return;
+  struct gpufs_hostfile_id id;
+  int hfid = gpufs_hostfiles_open(fo->files, path, (int)t->req.arg, (mode_t)t->req.offset,
+                                  fo->queue, &id);
+  t->reply.result = hfid;
+  if (hfid < 0) return;
+  t->reply.out[0] = id.size;
+  t->reply.out[1] = id.cid;
+  t->reply.out[2] = id.version;
+  t->reply.out[3] = id.reg;
+  acc->opens++;
+}
+
+void gpufs_serve_close(const struct gpufs_fileops *fo, struct gpufs_ticket *t, uint32_t n,
+                       uint32_t s, struct gpufs_daemon_stats *acc)
+{
+  (void)n, (void)s, (void)acc;
+  t->reply.result = gpufs_hostfiles_close(fo->files, t->req.hfid);
+}
+
+void gpufs_serve_fstat(const struct gpufs_fileops *fo, struct gpufs_ticket *t, uint32_t n,
+                       uint32_t s, struct gpufs_daemon_stats *acc)
+{
+  (void)n, (void)s, (void)acc;
+  struct stat st;
+  int rc = gpufs_hostfiles_fstat(fo->files, t->req.hfid, &st);
+  t->reply.result = rc;
+  if (rc < 0) return;
+  t->reply.out[0] = (uint64_t)st.st_size;
+  t->reply.out[1] = (uint64_t)st.st_mode;
+  t->reply.out[2] = (uint64_t)gpufs_timespec_ns(st.st_mtim);
+  t->reply.out[3] = (uint64_t)st.st_ino;
 }

@@ -61,12 +61,21 @@ uint32_t gpufs_serve_read_batch(const struct gpufs_fileops *fo, struct gpufs_uri
                                 struct gpufs_ticket *t, uint32_t avail, uint32_t s,
                                 struct gpufs_daemon_stats *acc);
 
-/* FSYNC, TRUNCATE (t->req.offset is the length), UNLINK (path in slot s) and
+/* The single-ticket operations (n is 1; t is in slot s; acc the run's
+ * counters), with the signature of every server (daemon.c's op table):
+ * OPEN (path in slot s; out[] as queue.h says), CLOSE, FSTAT, FSYNC,
+ * TRUNCATE (t->req.offset is the length), UNLINK (path in slot s) and
  * FADVISE (t->req.arg the advice). */
-void gpufs_serve_fsync(const struct gpufs_fileops *fo, struct gpufs_ticket *t);
-void gpufs_serve_truncate(const struct gpufs_fileops *fo, struct gpufs_ticket *t);
-void gpufs_serve_unlink(const struct gpufs_fileops *fo, struct gpufs_ticket *t, uint32_t s);
-void gpufs_serve_fadvise(const struct gpufs_fileops *fo, struct gpufs_ticket *t);
+#define GPUFS_SERVE_ONE(name)                                                                   \
+  void name(const struct gpufs_fileops *fo, struct gpufs_ticket *t, uint32_t n, uint32_t s,    \
+            struct gpufs_daemon_stats *acc)
+GPUFS_SERVE_ONE(gpufs_serve_open);
+GPUFS_SERVE_ONE(gpufs_serve_close);
+GPUFS_SERVE_ONE(gpufs_serve_fstat);
+GPUFS_SERVE_ONE(gpufs_serve_fsync);
+GPUFS_SERVE_ONE(gpufs_serve_truncate);
+GPUFS_SERVE_ONE(gpufs_serve_unlink);
+GPUFS_SERVE_ONE(gpufs_serve_fadvise);
 
 /* The NUL-terminated path of length t->req.len in slot s's staging, or NULL
  * with t->reply.result set (-ENAMETOOLONG, -EINVAL). */

@@ -123,6 +123,7 @@ static const struct bench_stat_field bench_stat_fields[] = {
     {"requests", offsetof(struct gpufs_stats, requests)},
     {"batches", offsetof(struct gpufs_stats, batches)},
     {"preads", offsetof(struct gpufs_stats, preads)},
+    {"map_copies", offsetof(struct gpufs_stats, map_copies)},
     {"merged", offsetof(struct gpufs_stats, merged)},
     {"bytes_read", offsetof(struct gpufs_stats, bytes_read)},
     {"transfers", offsetof(struct gpufs_stats, transfers)},
@@ -296,7 +297,7 @@ static void bench_print_outcome(const char *what, const struct bench_row *row,
   /* mean microseconds per round in each phase */
   double rounds = st->rounds ? (double)st->rounds : 1.0;
   bench_progress("%s: %.3f %s in %.2f s, %s%s%s; hits %llu misses %llu ra_pages %llu requests "
-                 "%llu batches %llu preads %llu merged %llu; %llu rounds, us/round fetch %.1f fill %.1f "
+                 "%llu batches %llu preads %llu map_copies %llu merged %llu; %llu rounds, us/round fetch %.1f fill %.1f "
                  "settle %.1f copy %.1f; us/group open %.0f read %.0f check %.0f close %.0f, "
                  "start skew %.0f, span %.0f; us/gopen lock %.0f host %.0f wait %.0f; "
                  "daemon s: busy %.2f io %.2f",
@@ -306,7 +307,8 @@ static void bench_print_outcome(const char *what, const struct bench_row *row,
                  (unsigned long long)st->misses, (unsigned long long)st->ra_pages,
                  (unsigned long long)st->requests,
                  (unsigned long long)st->batches, (unsigned long long)st->preads,
-                 (unsigned long long)st->merged, (unsigned long long)st->rounds,
+                 (unsigned long long)st->map_copies, (unsigned long long)st->merged,
+                 (unsigned long long)st->rounds,
                  st->fetch_ns / 1e3 / rounds, st->fill_ns / 1e3 / rounds,
                  st->settle_ns / 1e3 / rounds, st->copy_ns / 1e3 / rounds, r->open_us, r->read_us,
                  r->check_us, r->close_us, r->start_skew_us, r->span_us,
@@ -408,8 +410,9 @@ static void bench_run_job(const struct bench_job *j, double cap)
   if (j->access == BENCH_RAND_WARP)
     snprintf(config + strlen(config), sizeof(config) - strlen(config), " reads=%llu",
              (unsigned long long)j->rand_reads);
-  if (cfg.read_engine == GPUFS_READ_URING)
-    snprintf(config + strlen(config), sizeof(config) - strlen(config), " engine=uring");
+  if (cfg.read_engine != GPUFS_READ_PREAD)
+    snprintf(config + strlen(config), sizeof(config) - strlen(config), " engine=%s",
+             cfg.read_engine == GPUFS_READ_URING ? "uring" : "map");
   /* the window in force, from the job or libgpufs (default or environment) */
   snprintf(config + strlen(config), sizeof(config) - strlen(config), " ra=%s",
            cfg.readahead_max ? bench_fmt_size(cfg.readahead_max, d, sizeof(d)) : "0");
@@ -479,7 +482,7 @@ static void bench_run_job(const struct bench_job *j, double cap)
     bench_judge(&row, rc, &r, cap, 0);
     bench_extras(&row, j, &cfg, &r, &st, cap);
     bench_reg_row(&row, &reg, &st);
-    bench_uring_check(&row, &cfg, &st);
+    bench_engine_check(&row, &cfg, &st);
     bench_reg_twin(j, &row);
     bench_emit(&row, NULL, NULL, 0);
     bench_row_init(&row, j->workload, config, r.gbps, "GB/s");

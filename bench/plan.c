@@ -75,14 +75,15 @@ static void bench_add_reg(struct bench_job *jobs, int *n, const char *workload)
 }
 
 /* The job `back` places before, on the daemon path, with the workers'
- * reads through io_uring (read_engine uring): a "/uring" row. */
-static void bench_add_uring(struct bench_job *jobs, int *n, const char *workload, int back)
+ * reads through another read_engine: a "/uring" or "/map" row. */
+static void bench_add_engine(struct bench_job *jobs, int *n, const char *workload, int back,
+                             int engine)
 {
   struct bench_job *j = bench_add(jobs, n, "", "", BENCH_SEQ_BLOCK, 0, 0, 0, 0);
   *j = j[-1 - back];
   j->workload = workload;
   j->hit = 0;
-  j->engine = GPUFS_READ_URING;
+  j->engine = engine;
 }
 
 int bench_job_selected(const struct bench_job *j)
@@ -112,6 +113,8 @@ int bench_plan(struct bench_job *jobs)
     bench_add(jobs, &n, "seq", "seq", BENCH_SEQ_BLOCK, seq_pages[i], 2 * size, BENCH_MIB,
               seq_blocks)->hit = 1;
     bench_add_reg(jobs, &n, "seq/reg");
+    if (seq_pages[i] == 4096 || seq_pages[i] == 65536)
+      bench_add_engine(jobs, &n, "seq/map", 1, GPUFS_READ_MAP);
   }
   for (i = 0; i < 2; i++)
     bench_add(jobs, &n, "seq_warp", "seq_warp", BENCH_SEQ_WARP, two[i], 2 * size,
@@ -124,12 +127,14 @@ int bench_plan(struct bench_job *jobs)
   bench_add(jobs, &n, "rand", "rand", BENCH_RAND_WARP, 4096, 2 * size, 4096,
             rand_blocks)->rand_reads = rand_reads;
   bench_add_reg(jobs, &n, "rand/reg");
-  bench_add_uring(jobs, &n, "rand/uring", 1);
+  bench_add_engine(jobs, &n, "rand/uring", 1, GPUFS_READ_URING);
+  bench_add_engine(jobs, &n, "rand/map", 2, GPUFS_READ_MAP);
   /* the same with a cache 1/20 of the file: nearly every read evicts */
   bench_add(jobs, &n, "rand", "rand20", BENCH_RAND_WARP, 4096, size / 20 / 4096 * 4096, 4096,
             rand_blocks)->rand_reads = rand_reads;
   bench_add_reg(jobs, &n, "rand20/reg");
-  bench_add_uring(jobs, &n, "rand20/uring", 1);
+  bench_add_engine(jobs, &n, "rand20/uring", 1, GPUFS_READ_URING);
+  bench_add_engine(jobs, &n, "rand20/map", 2, GPUFS_READ_MAP);
   /* the file is twice the cache */
   bench_add(jobs, &n, "big", "big", BENCH_SEQ_BLOCK, 65536, size / 2, BENCH_MIB, seq_blocks);
   /* readahead: small sequential greads (one page each), which without it

@@ -15,7 +15,7 @@ extern "C" {
 #endif
 
 /* The most jobs a plan holds (a full plan has 34). */
-#define BENCH_MAX_JOBS 40
+#define BENCH_MAX_JOBS 48
 /* bench_job.ra: keep libgpufs's readahead_max (its default, or
  * GPUFS_READAHEAD_MAX from the environment). */
 #define BENCH_RA_DEFAULT UINT32_MAX
@@ -36,7 +36,7 @@ struct bench_job {
                   kernel (untimed; its time is the rows' register_s), and
                   gpufs_unregister it after: a "/reg" row (bench/registered.h) */
   int engine;  /* enum gpufs_read_engine, or -1: libgpufs's default; a
-                  "/uring" row */
+                  "/uring" or "/map" row */
   int cold;    /* drop the data file from the host page cache after
                   gpufs_start, before the kernel (and the registration):
                   a "/cold" row (bench/cold.h) */

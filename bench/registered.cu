@@ -120,15 +120,22 @@ void bench_reg_row(struct bench_row *row, const struct bench_reg *reg,
   }
 }
 
-void bench_uring_check(struct bench_row *row, const struct gpufs_config *cfg,
-                       const struct gpufs_stats *st)
+void bench_engine_check(struct bench_row *row, const struct gpufs_config *cfg,
+                        const struct gpufs_stats *st)
 {
-  if (cfg->read_engine != GPUFS_READ_URING || row->status == BENCH_FAILED || st->uring_batches)
+  if (row->status == BENCH_FAILED)
     return;
-  bench_row_status(row, BENCH_FAILED,
-                   "invalid: read_engine uring, but no io_uring submission (the kernel "
-                   "refused io_uring: the workers read with pread)");
-  row->value = NAN;
+  if (cfg->read_engine == GPUFS_READ_URING && st->uring_batches == 0) {
+    bench_row_status(row, BENCH_FAILED,
+                     "invalid: read_engine uring, but no io_uring submission (the kernel "
+                     "refused io_uring: the workers read with pread)");
+    row->value = NAN;
+  } else if (cfg->read_engine == GPUFS_READ_MAP && st->map_copies == 0) {
+    bench_row_status(row, BENCH_FAILED,
+                     "invalid: read_engine map, but no run copied from a mapping (mmap "
+                     "refused: the workers read with pread)");
+    row->value = NAN;
+  }
 }
 
 void bench_reg_end(const struct bench_job *j, const char *config, struct bench_reg *reg,

@@ -40,11 +40,12 @@ int bench_reg_begin(const struct bench_job *j, const char *config, struct bench_
 void bench_reg_row(struct bench_row *row, const struct bench_reg *reg,
                    const struct gpufs_stats *st);
 
-/* A row of a job with read_engine uring fails when no worker read through
- * io_uring (the kernel refused it: the figure would be pread's). */
+/* A row of a job with read_engine uring (map) fails when no worker read
+ * through io_uring (copied from a mapping): the kernel refused it, and the
+ * figure would be pread's. */
 struct gpufs_config;
-void bench_uring_check(struct bench_row *row, const struct gpufs_config *cfg,
-                       const struct gpufs_stats *st);
+void bench_engine_check(struct bench_row *row, const struct gpufs_config *cfg,
+                        const struct gpufs_stats *st);
 
 /* After the job's rows (last one: row), unregister the data file: a failure
  * adds a failed row.  st: the kernel's counters; remembered, with row's

@@ -26,8 +26,11 @@ enum gpufs_xfer {
 /* How daemon workers read host files for the GPU (read_engine). */
 enum gpufs_read_engine {
   GPUFS_READ_PREAD = 0, /* one pread per merged run of pages */
-  GPUFS_READ_URING = 1  /* the runs of a claimed batch in one io_uring
+  GPUFS_READ_URING = 1, /* the runs of a claimed batch in one io_uring
                            submission (pread where the kernel refuses io_uring) */
+  GPUFS_READ_MAP = 2    /* a copy from a read-only mapping of the file (the
+                           host page cache) per run; pread where a file
+                           cannot be mapped or shrank under the mapping */
 };
 
 /* Instances one process may run at once (entries of devices[]). */
@@ -64,7 +67,7 @@ struct gpufs_config {
                                (byte-exact) to 64, a power of two;
                                0: GPUFS_DIRTY_GRAIN (64) */
   uint32_t read_engine;     /* enum gpufs_read_engine: how       GPUFS_READ_ENGINE
-                               workers read (pread | uring) */
+                               workers read (pread | uring | map) */
   uint64_t register_max;    /* bytes the files gpufs_register    GPUFS_REGISTER_MAX
                                pins together, at most (0: half
                                of the host's physical memory) */

@@ -148,6 +148,7 @@ int gpufs_config_from_env(struct gpufs_config *cfg, const char **bad_field)
     if (x != NULL) {
       if (strcmp(x, "pread") == 0) cfg->read_engine = GPUFS_READ_PREAD;
       else if (strcmp(x, "uring") == 0) cfg->read_engine = GPUFS_READ_URING;
+      else if (strcmp(x, "map") == 0) cfg->read_engine = GPUFS_READ_MAP;
       else { bad = "GPUFS_READ_ENGINE"; rc = -EINVAL; }
     }
   }
@@ -190,8 +191,8 @@ int gpufs_config_check(const struct gpufs_config *cfg, const char **bad_field, c
     f = "max_batch"; w = "must be between 1 and the number of staging pages";
   } else if (cfg->xfer != GPUFS_XFER_PULL && cfg->xfer != GPUFS_XFER_DMA) {
     f = "xfer"; w = "must be GPUFS_XFER_PULL or GPUFS_XFER_DMA";
-  } else if (cfg->read_engine != GPUFS_READ_PREAD && cfg->read_engine != GPUFS_READ_URING) {
-    f = "read_engine"; w = "must be GPUFS_READ_PREAD or GPUFS_READ_URING";
+  } else if (cfg->read_engine > GPUFS_READ_MAP) {
+    f = "read_engine"; w = "must be GPUFS_READ_PREAD, GPUFS_READ_URING or GPUFS_READ_MAP";
   } else if (cfg->alloc_timeout_ms == 0 || cfg->alloc_timeout_ms > 3600u * 1000u) {
     f = "alloc_timeout_ms"; w = "must be between 1 ms and one hour";
   } else if (cfg->poll_max_ns < 128 || cfg->poll_max_ns > 1000000u) {

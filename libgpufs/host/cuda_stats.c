@@ -114,6 +114,8 @@ int gpufs_instance_stats(const struct gpufs_instance *in, const struct gpufs_dae
   st->pwrites = ds->pwrites;
   st->bytes_written = ds->bytes_written;
   st->uring_batches = ds->uring_batches;
+  st->map_copies = ds->map_copies;
+  st->map_faults = ds->map_faults;
 fail:
   free(rings);
   return rc;

@@ -59,7 +59,9 @@ struct gpufs_daemon_params {
                                     GPUFS_READ_URING gives each worker an
                                     io_uring of max_batch entries for its
                                     READ runs (uring.h); pread where the
-                                    kernel refuses one */
+                                    kernel refuses one.  GPUFS_READ_MAP
+                                    copies READ runs from the file's
+                                    mapping (filemap.h) */
 };
 
 struct gpufs_daemon;

@@ -19,10 +19,12 @@
  * inode a new one.
  */
 #include "fileops.h"
+#include "filemap.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 static int libc_open(const char *path, int flags, mode_t mode) { return open(path, flags, mode); }
@@ -41,6 +43,7 @@ void gpufs_io_defaults(struct gpufs_io_ops *io)
   if (!io->ftruncate) io->ftruncate = ftruncate;
   if (!io->unlink) io->unlink = unlink;
   if (!io->fadvise) io->fadvise = posix_fadvise;
+  if (!io->mmap) io->mmap = mmap;
 }
 
 /* -errno of the call that just failed; -EIO if a hook forgot errno. */
@@ -170,6 +173,26 @@ static void move_finish(const struct gpufs_fileops *fo, struct move *m, struct g
   else acc->bytes_read += got;
 }
 
+/* read_engine map: copy the run of m (pinned) from the file's mapping into
+ * buf.  1 when it did (every byte), 0 when the caller must pread it (no
+ * mapping, a run past its end, or SIGBUS). */
+static int map_copy(const struct gpufs_fileops *fo, const struct move *m, int32_t hfid,
+                    uint8_t *buf, uint64_t off, struct gpufs_daemon_stats *acc)
+{
+  uint64_t len = 0;
+  const uint8_t *a = gpufs_hostfiles_map(fo->files, hfid, &len);
+  if (!a || off > len || m->total > len - off) return 0;
+  const uint64_t t0 = gpufs_daemon_now_ns();
+  const int rc = gpufs_filemap_copy(buf, a + off, m->total);
+  acc->io_ns += gpufs_daemon_now_ns() - t0;
+  if (rc != 0) {
+    acc->map_faults++;
+    return 0;
+  }
+  acc->map_copies++;
+  return 1;
+}
+
 static void serve_moves(const struct gpufs_fileops *fo, int write, struct gpufs_ticket *t,
                         uint32_t n, uint32_t s, struct gpufs_daemon_stats *acc)
 {
@@ -177,9 +200,12 @@ static void serve_moves(const struct gpufs_fileops *fo, int write, struct gpufs_
   if (move_begin(fo, write, t, n, &m)) return;
   int err = 0;
   uint64_t got = 0;
-  if (m.total > 0)
-    got = move_full(fo, write, m.fd, fo->staging + (uint64_t)s * fo->stride, m.total,
-                    t[0].req.offset, acc, &err);
+  uint8_t *buf = fo->staging + (uint64_t)s * fo->stride;
+  if (!write && m.total > 0 && fo->read_engine == GPUFS_READ_MAP &&
+      map_copy(fo, &m, t[0].req.hfid, buf, t[0].req.offset, acc))
+    got = m.total;
+  else if (m.total > 0)
+    got = move_full(fo, write, m.fd, buf, m.total, t[0].req.offset, acc, &err);
   move_finish(fo, &m, t, n, s, got, err, 0, acc);
 }
 

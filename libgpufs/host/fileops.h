@@ -11,6 +11,7 @@
 
 #include <stdint.h>
 #include "../common/queue.h"
+#include "gpufs/config.h" /* enum gpufs_read_engine */
 #include "hostfiles.h"
 #include "io.h"
 #include "uring.h"
@@ -35,6 +36,8 @@ struct gpufs_fileops {
   uint8_t *staging;
   uint32_t stride;
   uint32_t queue; /* the queue's index: whose write hostfiles refreshes */
+  uint32_t read_engine; /* enum gpufs_read_engine: GPUFS_READ_MAP copies READ
+                           runs from the file's mapping (filemap.h) */
 };
 
 /* io with every NULL member replaced by the C library's. */
@@ -46,7 +49,10 @@ void gpufs_io_defaults(struct gpufs_io_ops *io);
 uint32_t gpufs_merge_len(const struct gpufs_ticket *t, uint32_t avail, uint32_t stride);
 
 /* Serve n merged READs (or WRITEs) t[0..n) whose first slot is s.  Each
- * ticket gets what an unmerged call would have given it. */
+ * ticket gets what an unmerged call would have given it.  With read_engine
+ * map, a READ run that lies wholly within the file's mapping is copied
+ * from it (one copy, counted in map_copies); the others, and a copy that
+ * hit SIGBUS (map_faults), are preread. */
 void gpufs_serve_reads(const struct gpufs_fileops *fo, struct gpufs_ticket *t, uint32_t n,
                        uint32_t s, struct gpufs_daemon_stats *acc);
 void gpufs_serve_writes(const struct gpufs_fileops *fo, struct gpufs_ticket *t, uint32_t n,

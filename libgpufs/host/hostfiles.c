@@ -16,6 +16,7 @@
  * only succeeds on an OPEN entry.
  */
 #include "hostfiles.h"
+#include "filemap.h"
 #include "../common/cache.h"
 #include "../common/queue.h"
 
@@ -40,6 +41,25 @@ struct hf_entry {
   int fd;           /* set before the release of OPEN; read after a pin */
   uint32_t advised; /* 1 once the file's host readahead advice is given */
   uint64_t dev, ino; /* the file's, set under the lock with OPEN */
+  uint32_t map;      /* enum hf_map (read_engine map): atomics only */
+  void *map_addr;    /* set by the mapper before MAP_LIVE; unmapped by */
+  uint64_t map_len;  /* the entry's last user (hf_retire) */
+};
+
+/* An entry's mapping for read_engine map (gpufs_hostfiles_map):
+ *
+ *   NONE --first READ--> MAKING --mapped--> LIVE --renew--> RETIRED
+ *     ^                    |  (not mappable: OFF; empty file: NONE)
+ *     +------------- hf_retire unmaps whatever was made ------------+
+ *
+ * A renew (the daemon truncated the file) retires the mappings of every
+ * entry of the inode: pages past the cut are no longer the file's. */
+enum hf_map {
+  MAP_NONE = 0,
+  MAP_MAKING = 1,
+  MAP_LIVE = 2,
+  MAP_RETIRED = 3, /* truncated: pread from now on */
+  MAP_OFF = 4      /* could not be mapped: pread from now on */
 };
 
 static uint32_t hf_state(uint32_t w) { return w >> HF_STATE_SHIFT; }
@@ -110,7 +130,10 @@ void gpufs_hostfiles_destroy(struct gpufs_hostfiles *hf)
     struct hf_entry *e = &hf->files[i];
     /* relaxed: the workers are joined; nothing races with this */
     uint32_t st = hf_state(gpufs_ld_relaxed_u32_dev(&e->word));
-    if (st == HF_OPEN || st == HF_CLOSING) hf->io->close(e->fd);
+    if (st == HF_OPEN || st == HF_CLOSING) {
+      gpufs_filemap_unmap(e->map_addr, e->map_len);
+      hf->io->close(e->fd);
+    }
   }
   pthread_mutex_destroy(&hf->lock);
   free(hf->files);
@@ -252,6 +275,9 @@ int gpufs_hostfiles_open(struct gpufs_hostfiles *hf, const char *path, int flags
     e->dev = (uint64_t)st.st_dev;
     e->ino = (uint64_t)st.st_ino;
     gpufs_st_relaxed_u32_dev(&e->advised, 0u);
+    gpufs_st_relaxed_u32_dev(&e->map, MAP_NONE);
+    e->map_addr = NULL;
+    e->map_len = 0;
   }
   /* release: publishes fd and advised to pinners (pairs with the acquire CAS in
    * gpufs_hostfiles_pin), or frees the entry again */
@@ -280,6 +306,8 @@ int gpufs_hostfiles_advise_once(struct gpufs_hostfiles *hf, int32_t hfid)
 static int hf_retire(struct gpufs_hostfiles *hf, struct hf_entry *e)
 {
   int fd = e->fd;
+  gpufs_filemap_unmap(e->map_addr, e->map_len);
+  e->map_addr = NULL;
   /* release: the entry may be reserved again; pairs with the reserving
    * CAS in gpufs_hostfiles_open */
   gpufs_st_release_u32_dev(&e->word, hf_word(HF_FREE, 0));
@@ -344,6 +372,53 @@ void gpufs_hostfiles_refresh(struct gpufs_hostfiles *hf, int fd, const struct st
   pthread_mutex_unlock(&hf->lock);
 }
 
+/* Retire the mappings of every open entry of inode (dev, ino): a mapping
+ * being made or live stops serving reads (its pages past the cut would
+ * raise SIGBUS or read zeros).  Under hf->lock (dev and ino are set under
+ * it). */
+static void hf_map_retire(struct gpufs_hostfiles *hf, uint64_t dev, uint64_t ino)
+{
+  for (uint32_t i = 0; i < hf->nfiles; i++) {
+    struct hf_entry *e = &hf->files[i];
+    const uint32_t st = hf_state(gpufs_ld_relaxed_u32_dev(&e->word));
+    if ((st != HF_OPEN && st != HF_CLOSING) || e->dev != dev || e->ino != ino) continue;
+    uint32_t m = gpufs_ld_relaxed_u32_dev(&e->map);
+    /* acq_rel CAS: RETIRED publishes nothing (the readers it turns away
+     * read with pread); the mapping itself stays until hf_retire */
+    while ((m == MAP_MAKING || m == MAP_LIVE) &&
+           !gpufs_cas_acqrel_u32_dev(&e->map, &m, MAP_RETIRED)) {
+    }
+  }
+}
+
+const uint8_t *gpufs_hostfiles_map(struct gpufs_hostfiles *hf, int32_t hfid, uint64_t *len)
+{
+  struct hf_entry *e = &hf->files[hfid];
+  /* acquire: pairs with the mapper's release of MAP_LIVE (map_addr and
+   * map_len are set) */
+  uint32_t m = gpufs_ld_acquire_u32_dev(&e->map);
+  if (m == MAP_LIVE) {
+    *len = e->map_len;
+    return (const uint8_t *)e->map_addr;
+  }
+  /* someone is making it, it was retired or refused: pread this time */
+  if (m != MAP_NONE || !gpufs_cas_acqrel_u32_dev(&e->map, &m, MAP_MAKING)) return NULL;
+  struct stat st;
+  const int reg = fstat(e->fd, &st) == 0 && S_ISREG(st.st_mode);
+  const uint64_t n = reg ? (uint64_t)st.st_size : 0;
+  void *a = n > 0 ? gpufs_filemap_map(hf->io, e->fd, n) : NULL;
+  /* an empty file: try again at a later READ, when it may have grown */
+  const uint32_t next = a ? MAP_LIVE : reg && n == 0 ? MAP_NONE : MAP_OFF;
+  e->map_addr = a;
+  e->map_len = a ? n : 0;
+  m = MAP_MAKING;
+  /* release: publishes map_addr and map_len to the acquire above; fails
+   * when a renew retired the mapping meanwhile (hf_retire unmaps it) */
+  if (!gpufs_cas_acqrel_u32_dev(&e->map, &m, next) || !a) return NULL;
+  *len = n;
+  return (const uint8_t *)a;
+}
+
 uint32_t gpufs_hostfiles_renew(struct gpufs_hostfiles *hf, int fd)
 {
   struct stat st;
@@ -355,6 +430,7 @@ uint32_t gpufs_hostfiles_renew(struct gpufs_hostfiles *hf, int fd)
     v = ++n->version;
     n->stale = 0; /* every queue's next open gets v, newer than its pages */
     hf_reg_retire(hf, n);
+    hf_map_retire(hf, n->dev, n->ino);
     n->size = (int64_t)st.st_size;
     n->mtime_ns = gpufs_timespec_ns(st.st_mtim);
     n->ctime_ns = gpufs_timespec_ns(st.st_ctim);

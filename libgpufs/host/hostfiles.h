@@ -102,6 +102,14 @@ int gpufs_hostfiles_close(struct gpufs_hostfiles *hf, int32_t hfid);
 int gpufs_hostfiles_pin(struct gpufs_hostfiles *hf, int32_t hfid);
 void gpufs_hostfiles_unpin(struct gpufs_hostfiles *hf, int32_t hfid);
 
+/* read_engine map: the read-only mapping of pinned hfid's file (filemap.h),
+ * made at the first call, of the file's size then (*len).  NULL when there
+ * is none: another worker is making it, the file is empty, not a regular
+ * file or not readable, or a truncation by the daemon retired it (the
+ * caller reads with pread).  The mapping lives until the entry's
+ * descriptor is closed, so while the caller's pin lasts. */
+const uint8_t *gpufs_hostfiles_map(struct gpufs_hostfiles *hf, int32_t hfid, uint64_t *len);
+
 /* 1 for the first caller since hfid was opened (pinned by the caller), 0
  * after: who gives the file's host readahead advice, once (fileops.c). */
 int gpufs_hostfiles_advise_once(struct gpufs_hostfiles *hf, int32_t hfid);

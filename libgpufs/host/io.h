@@ -27,6 +27,7 @@ struct gpufs_io_ops {
   int (*ftruncate)(int fd, off_t len);
   int (*unlink)(const char *path);
   int (*fadvise)(int fd, off_t off, off_t len, int advice); /* as posix_fadvise */
+  void *(*mmap)(void *addr, size_t len, int prot, int flags, int fd, off_t off);
 };
 
 struct gpufs_daemon_stats {
@@ -43,6 +44,8 @@ struct gpufs_daemon_stats {
   uint64_t io_ns;     /* time inside pread and pwrite */
   uint64_t busy_ns;   /* time serving claimed runs, from claim to last completion */
   uint64_t uring_batches; /* io_uring submissions of READ runs (read_engine uring) */
+  uint64_t map_copies; /* READ runs copied from the file's mapping (read_engine map) */
+  uint64_t map_faults; /* of those, copies that hit SIGBUS and were preread */
 };
 
 /* Monotonic nanoseconds, for the time counters. */

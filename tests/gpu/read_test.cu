@@ -2,8 +2,10 @@
  * read_test.cu - gread and gread_warp return exactly the file's bytes:
  * odd offsets and sizes, page boundaries, EOF, many groups, many files, a
  * cache smaller than the data; for both page sizes and both transfer paths,
- * and again with every data file registered (gpufs_register: pages within
- * the registered length come from the pinned mapping, instance "Registered").
+ * again with every data file registered (gpufs_register: pages within the
+ * registered length come from the pinned mapping, instance "Registered"),
+ * and again with the daemon's read_engine map (its workers copy from a
+ * mapping of the file instead of pread, instance "Mapped").
  */
 #include <algorithm>
 #include <random>
@@ -38,8 +40,12 @@ __global__ void open_close(const char *path, int *fd_out, int *close_ret, bool w
   }
 }
 
-/* (page size, transfer path, data files registered) */
-class ReadTest : public ::testing::TestWithParam<std::tuple<uint32_t, uint32_t, bool>> {
+/* Where missing pages come from: the daemon's preads, the registered
+ * mappings, the daemon's copies from its own mappings (read_engine map). */
+enum read_source { SRC_PREAD = 0, SRC_REGISTERED = 1, SRC_MAPPED = 2 };
+
+/* (page size, transfer path, enum read_source) */
+class ReadTest : public ::testing::TestWithParam<std::tuple<uint32_t, uint32_t, int>> {
 protected:
   tdir dir;
   uint32_t page = 0;
@@ -54,6 +60,7 @@ protected:
   {
     struct gpufs_config c = small_config(page, cache);
     c.xfer = std::get<1>(GetParam());
+    if (std::get<2>(GetParam()) == SRC_MAPPED) c.read_engine = GPUFS_READ_MAP;
     c.alloc_timeout_ms = timeout_ms;
     ASSERT_EQ(0, gpufs_start(&c)) << gpufs_error_detail();
     started = true;
@@ -63,7 +70,7 @@ protected:
    * more: gpufs_register refuses shorter ones) before the test opens them. */
   void register_files()
   {
-    if (!std::get<2>(GetParam())) return;
+    if (std::get<2>(GetParam()) != SRC_REGISTERED) return;
     for (const std::string &f : dir.files) {
       struct stat s;
       if (stat(f.c_str(), &s) != 0 || s.st_size < 4096 ||
@@ -92,6 +99,19 @@ protected:
     if (registered.empty()) {
       EXPECT_EQ(0ull, st.reg_pages);
     }
+    /* only Mapped runs copy from the daemon's mappings; a file that no
+     * one shrinks never faults */
+    bool big = false; /* a data file of 2+ pages: its first lies inside its mapping */
+    for (const std::string &f : dir.files) {
+      struct stat s;
+      big = big || (stat(f.c_str(), &s) == 0 && (uint64_t)s.st_size >= 2ull * page);
+    }
+    if (std::get<2>(GetParam()) != SRC_MAPPED) {
+      EXPECT_EQ(0ull, st.map_copies);
+    } else if (big && st.misses >= 64 && st.bytes_read > 0) {
+      EXPECT_GT(st.map_copies, 0ull) << "64+ pages loaded, none copied from a mapping";
+    }
+    EXPECT_EQ(0ull, st.map_faults);
   }
   void TearDown() override
   {
@@ -445,11 +465,17 @@ INSTANTIATE_TEST_SUITE_P(Pages, ReadTest,
                          ::testing::Combine(::testing::Values(4096u, 65536u),
                                             ::testing::Values((uint32_t)GPUFS_XFER_PULL,
                                                               (uint32_t)GPUFS_XFER_DMA),
-                                            ::testing::Values(false)),
+                                            ::testing::Values((int)SRC_PREAD)),
                          read_param_name);
 INSTANTIATE_TEST_SUITE_P(Registered, ReadTest,
                          ::testing::Combine(::testing::Values(4096u, 65536u),
                                             ::testing::Values((uint32_t)GPUFS_XFER_PULL,
                                                               (uint32_t)GPUFS_XFER_DMA),
-                                            ::testing::Values(true)),
+                                            ::testing::Values((int)SRC_REGISTERED)),
+                         read_param_name);
+INSTANTIATE_TEST_SUITE_P(Mapped, ReadTest,
+                         ::testing::Combine(::testing::Values(4096u, 65536u),
+                                            ::testing::Values((uint32_t)GPUFS_XFER_PULL,
+                                                              (uint32_t)GPUFS_XFER_DMA),
+                                            ::testing::Values((int)SRC_MAPPED)),
                          read_param_name);

@@ -88,9 +88,13 @@ TEST(ConfigHostTest, ReadEngineAndRegisterMax)
   EXPECT_EQ(-EINVAL, gpufs_config_from_env(&c, &bad));
   ASSERT_NE(nullptr, bad);
   EXPECT_STREQ("GPUFS_READ_ENGINE", bad);
+  setenv("GPUFS_READ_ENGINE", "map", 1);
+  EXPECT_EQ(0, gpufs_config_from_env(&c, &bad));
+  EXPECT_EQ((uint32_t)GPUFS_READ_MAP, c.read_engine);
+  EXPECT_EQ(0, gpufs_config_check(&c, &bad, &why));
   unsetenv("GPUFS_READ_ENGINE");
   unsetenv("GPUFS_REGISTER_MAX");
-  c.read_engine = 2;
+  c.read_engine = 3;
   EXPECT_EQ(-EINVAL, gpufs_config_check(&c, &bad, &why));
   ASSERT_NE(nullptr, bad);
   EXPECT_STREQ("read_engine", bad);

@@ -24,26 +24,31 @@ using namespace gpufs_test;
 
 namespace {
 
-/* Param: bit 0 the DMA transport, bit 1 read_engine uring. */
+/* Param: bit 0 the DMA transport, bit 1 read_engine uring, bit 2
+ * read_engine map. */
 class DaemonRead : public DaemonFixture, public ::testing::TestWithParam<int> {
 protected:
   bool dma() const { return (GetParam() & 1) != 0; }
   bool uring() const { return (GetParam() & 2) != 0; }
+  bool map() const { return (GetParam() & 4) != 0; }
   void SetUp() override
   {
-    read_engine = uring() ? GPUFS_READ_URING : GPUFS_READ_PREAD;
+    read_engine = uring() ? GPUFS_READ_URING : map() ? GPUFS_READ_MAP : GPUFS_READ_PREAD;
     start(dma());
   }
   void TearDown() override
   {
-    /* the uring runs read through the ring, the others never */
+    /* the uring runs read through the ring; only map copies from the
+     * mapping (and not every run: those that cross the end of a file are
+     * preread) */
     if (!d) return;
-    if (uring()) {
-      EXPECT_GT(stats().uring_batches, 0u);
-    } else {
-      EXPECT_EQ(0u, stats().uring_batches);
-    }
+    gpufs_daemon_stats s = stats();
+    EXPECT_EQ(uring(), s.uring_batches > 0);
+    if (!map()) EXPECT_EQ(0u, s.map_copies);
+    EXPECT_EQ(0u, s.map_faults);
   }
+  /* host reads of runs: preads, or copies from the mapping */
+  static uint64_t host_reads(const gpufs_daemon_stats &s) { return s.preads + s.map_copies; }
 };
 
 TEST_P(DaemonRead, EveryPageOfAFile)
@@ -100,7 +105,8 @@ TEST_P(DaemonRead, ConsecutivePagesAreMerged)
   gpufs_daemon_stats after = stats();
   for (auto &r : reqs) expect_read_ok(r, f.size, f.seed);
   EXPECT_EQ(63u, after.merged - before.merged);
-  EXPECT_EQ(1u, after.preads - before.preads);
+  EXPECT_EQ(1u, host_reads(after) - host_reads(before));
+  EXPECT_EQ(map() ? 1u : 0u, after.map_copies - before.map_copies);
   EXPECT_EQ(1u, after.batches - before.batches);
   EXPECT_EQ(64u * kStride, after.bytes_read - before.bytes_read);
   if (dma()) {
@@ -126,7 +132,7 @@ TEST_P(DaemonRead, MergedRunAcrossEof)
   EXPECT_EQ(2048, reqs[40].result);
   EXPECT_EQ(0, reqs[41].result);
   EXPECT_EQ(63u, after.merged - before.merged);
-  EXPECT_LE(after.preads - before.preads, 2u);
+  EXPECT_LE(host_reads(after) - host_reads(before), 2u);
   if (dma()) {
     EXPECT_EQ(1u, q->dma_calls.load());
     EXPECT_EQ(f.size, q->dma_bytes.load());
@@ -293,10 +299,10 @@ TEST_P(DaemonRead, ConcurrentClients)
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Transport, DaemonRead, ::testing::Values(0, 1, 2, 3),
+INSTANTIATE_TEST_SUITE_P(Transport, DaemonRead, ::testing::Values(0, 1, 2, 3, 4, 5),
                          [](const ::testing::TestParamInfo<int> &i) {
                            return std::string(i.param & 1 ? "Dma" : "Pull") +
-                                  (i.param & 2 ? "Uring" : "");
+                                  (i.param & 2 ? "Uring" : i.param & 4 ? "Map" : "");
                          });
 
 } // namespace

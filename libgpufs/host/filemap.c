@@ -1,0 +1,83 @@
+/*
+ * filemap.c - mappings for read_engine map, and the copy that catches
+ * SIGBUS (filemap.h).
+ *
+ * The guard: a thread about to copy from a mapping stores the address of
+ * its jump buffer in its thread-local `guard`; the SIGBUS handler, running
+ * on the faulting thread, jumps back to it.  The handler is installed with
+ * SA_NODEFER, so SIGBUS is not left blocked after the jump and sigsetjmp
+ * need not save the signal mask (which would cost a system call a copy);
+ * the rare caught fault unblocks it all the same.
+ */
+#include "filemap.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mman.h>
+
+static __thread sigjmp_buf *volatile guard;
+static struct sigaction prev_bus;
+static pthread_once_t bus_once = PTHREAD_ONCE_INIT;
+
+static void on_sigbus(int sig, siginfo_t *si, void *uc)
+{
+  sigjmp_buf *g = guard;
+  if (g) {
+    guard = NULL;
+    siglongjmp(*g, 1);
+  }
+  /* not a guarded copy's: the handler that was there before */
+  if (prev_bus.sa_flags & SA_SIGINFO) {
+    prev_bus.sa_sigaction(sig, si, uc);
+  } else if (prev_bus.sa_handler != SIG_DFL && prev_bus.sa_handler != SIG_IGN) {
+    prev_bus.sa_handler(sig);
+  } else {
+    /* default action: the faulting access runs again and kills the
+     * process as it would have without us */
+    signal(SIGBUS, SIG_DFL);
+  }
+}
+
+static void install_bus_handler(void)
+{
+  struct sigaction sa;
+  memset(&sa, 0, sizeof(sa));
+  sa.sa_sigaction = on_sigbus;
+  sa.sa_flags = SA_SIGINFO | SA_NODEFER | SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGBUS, &sa, &prev_bus);
+}
+
+void *gpufs_filemap_map(const struct gpufs_io_ops *io, int fd, uint64_t len)
+{
+  pthread_once(&bus_once, install_bus_handler);
+  void *a = io->mmap(NULL, (size_t)len, PROT_READ, MAP_SHARED, fd, 0);
+  return a == MAP_FAILED ? NULL : a;
+}
+
+void gpufs_filemap_unmap(void *addr, uint64_t len)
+{
+  if (addr) munmap(addr, (size_t)len);
+}
+
+int gpufs_filemap_copy(void *dst, const void *src, size_t n)
+{
+  sigjmp_buf jb;
+  if (sigsetjmp(jb, 0) != 0) {
+    /* SA_NODEFER leaves SIGBUS unblocked, but a wrapper around our handler
+     * (ThreadSanitizer's) may have blocked it: unblock it, on this rare
+     * path only */
+    sigset_t bus;
+    sigemptyset(&bus);
+    sigaddset(&bus, SIGBUS);
+    pthread_sigmask(SIG_UNBLOCK, &bus, NULL);
+    return -EFAULT;
+  }
+  guard = &jb;
+  memcpy(dst, src, n);
+  guard = NULL;
+  return 0;
+}

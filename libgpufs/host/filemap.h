@@ -1,0 +1,49 @@
+/*
+ * filemap.h - read_engine map: a daemon worker copies a READ run from a
+ * read-only shared mapping of the file (the host page cache itself) into
+ * staging, instead of one pread system call per run (docs/config.md).
+ *
+ * On the GPU machines a random 4 KiB pread costs about 3 us of a worker,
+ * a copy from the mapping a third of that (docs/results.md, 2026-11-27).
+ *
+ * The mapping is made by the host file table (hostfiles.c), one per open
+ * hfid, of the file's size at its first READ; these are the two pieces it
+ * needs: the map call, and a copy that survives a page the file no longer
+ * has.  A file another process truncates under a live mapping raises
+ * SIGBUS on its vanished pages (an I/O error on a page does too): the copy
+ * catches it and reports it, and the caller reads with pread, which gives
+ * the short read or the error as before.  The SIGBUS handler is installed
+ * at the first mapping, once per process, and passes every SIGBUS that is
+ * not a guarded copy's to the handler that was there before it.
+ */
+#ifndef GPUFS_HOST_FILEMAP_H
+#define GPUFS_HOST_FILEMAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "io.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Map the first len (> 0) bytes of fd read-only and shared through io's
+ * mmap, installing the SIGBUS handler first.  The mapping, or NULL with
+ * errno set (a file not open for reading, a special file, no address
+ * space). */
+void *gpufs_filemap_map(const struct gpufs_io_ops *io, int fd, uint64_t len);
+
+/* Unmap what gpufs_filemap_map returned (addr, len as given).  NULL is a
+ * no-op. */
+void gpufs_filemap_unmap(void *addr, uint64_t len);
+
+/* Copy n bytes from src, inside a mapping of gpufs_filemap_map, to dst.
+ * 0; or -EFAULT when a page of src raised SIGBUS (the file shrank under the
+ * mapping, or the page could not be read): dst holds some of the bytes and
+ * the caller reads the run again with pread.  Any thread. */
+int gpufs_filemap_copy(void *dst, const void *src, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* GPUFS_HOST_FILEMAP_H */

@@ -1,0 +1,205 @@
+/*
+ * filemap_test.cpp - read_engine map (libgpufs/host/filemap.h and the host
+ * file table's mappings): the guarded copy survives a file shrunk under
+ * its mapping, and through the daemon every such case gets the bytes or
+ * the end of file that pread gives: a file shrunk by another process, a
+ * truncation by the daemon, a file that grew or was empty at the first
+ * READ, a mapping the kernel refuses, and many workers making the mapping
+ * of a file at once.  The DaemonRead suite (daemon_read_test.cpp) runs
+ * every read case with map too.
+ */
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cerrno>
+#include <fcntl.h>
+#include <random>
+#include <string>
+#include <sys/mman.h>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+#include "daemon_fixture.h"
+#include "libgpufs/host/filemap.h"
+
+using namespace gpufs_test;
+
+namespace {
+
+/* Append pattern(seed) bytes [from, to) to the file at path. */
+void grow_pattern_file(const std::string &path, uint64_t from, uint64_t to, uint64_t seed)
+{
+  int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  std::vector<uint8_t> buf(to - from);
+  for (uint64_t i = 0; i < buf.size(); i++) buf[i] = pattern_byte(seed, from + i);
+  ASSERT_EQ((ssize_t)buf.size(), pwrite(fd, buf.data(), buf.size(), (off_t)from));
+  close(fd);
+}
+
+TEST(Filemap, CopyCatchesThePagesOfAShrunkFile)
+{
+  TempDir dir;
+  const std::string path = dir.file("shrink");
+  ASSERT_EQ(0, write_pattern_file(path, 16 * kStride, 7));
+  int fd = open(path.c_str(), O_RDWR);
+  ASSERT_GE(fd, 0);
+  gpufs_io_ops io = {};
+  io.mmap = mmap;
+  uint8_t *m = (uint8_t *)gpufs_filemap_map(&io, fd, 16 * kStride);
+  ASSERT_NE(nullptr, m);
+  std::vector<uint8_t> buf(2 * kStride);
+  ASSERT_EQ(0, gpufs_filemap_copy(buf.data(), m + 3 * kStride, 2 * kStride));
+  EXPECT_EQ(-1, first_mismatch(buf.data(), 2 * kStride, 7, 3 * kStride));
+
+  ASSERT_EQ(0, ftruncate(fd, kStride));
+  /* twice: the first fault must not leave SIGBUS blocked */
+  EXPECT_EQ(-EFAULT, gpufs_filemap_copy(buf.data(), m + 3 * kStride, kStride));
+  EXPECT_EQ(-EFAULT, gpufs_filemap_copy(buf.data(), m + 8 * kStride, 100));
+  ASSERT_EQ(0, gpufs_filemap_copy(buf.data(), m, kStride));
+  EXPECT_EQ(-1, first_mismatch(buf.data(), kStride, 7, 0));
+  gpufs_filemap_unmap(m, 16 * kStride);
+  close(fd);
+}
+
+class DaemonMap : public DaemonFixture, public ::testing::Test {
+protected:
+  void SetUp() override { read_engine = GPUFS_READ_MAP; }
+
+  Request read_one(int32_t hfid, uint64_t off, uint32_t len = kStride)
+  {
+    Request r = read_req(hfid, off, len);
+    EXPECT_EQ(0, client_run(*q, &r, 1));
+    return r;
+  }
+};
+
+/* Another process cuts the file under the mapping: a page past the new
+ * end raises SIGBUS in the worker's copy, which the pread after it
+ * answers with the end of the file; the pages before it still come from
+ * the mapping. */
+TEST_F(DaemonMap, FileShrunkByAnotherProcessReadsAsEof)
+{
+  start(false);
+  TestFile f = make_file("cut", 16 * kStride, 3);
+  expect_read_ok(read_one(f.hfid, 10 * kStride), f.size, f.seed);
+  EXPECT_EQ(1u, stats().map_copies);
+  ASSERT_EQ(0, truncate(f.path.c_str(), 4 * kStride));
+  Request r = read_one(f.hfid, 10 * kStride);
+  EXPECT_EQ(0, r.result);
+  EXPECT_EQ(1u, stats().map_faults);
+  expect_read_ok(read_one(f.hfid, 2 * kStride), 4 * kStride, f.seed);
+  EXPECT_EQ(2u, stats().map_copies);
+}
+
+/* The daemon's own TRUNCATE retires the mapping: reads past the cut are
+ * preread (no SIGBUS), and so is everything after, until the file is
+ * opened again. */
+TEST_F(DaemonMap, TruncateByTheDaemonRetiresTheMapping)
+{
+  start(false);
+  TestFile f = make_file("trunc", 16 * kStride, 4, false);
+  uint64_t out[4];
+  const int32_t h = (int32_t)client_open(*q, f.path, O_RDWR, out);
+  ASSERT_GE(h, 0);
+  expect_read_ok(read_one(h, 9 * kStride), f.size, f.seed);
+  Request t;
+  t.op = GPUFS_OP_TRUNCATE;
+  t.hfid = h;
+  t.offset = 3 * kStride;
+  ASSERT_EQ(0, client_run(*q, &t, 1));
+  ASSERT_EQ(0, t.result);
+  const gpufs_daemon_stats before = stats();
+  EXPECT_EQ(0, read_one(h, 9 * kStride).result);
+  expect_read_ok(read_one(h, kStride), 3 * kStride, f.seed);
+  const gpufs_daemon_stats after = stats();
+  EXPECT_EQ(0u, after.map_faults);
+  EXPECT_EQ(before.map_copies, after.map_copies);
+  EXPECT_EQ(2u, after.preads - before.preads);
+}
+
+/* The mapping has the file's length at the first READ: pages the file
+ * gained later are preread, with their bytes. */
+TEST_F(DaemonMap, BytesPastTheMappingArePreread)
+{
+  start(false);
+  TestFile f = make_file("grow", 4 * kStride, 5);
+  expect_read_ok(read_one(f.hfid, kStride), f.size, f.seed);
+  grow_pattern_file(f.path, f.size, 8 * kStride + 10, f.seed);
+  const gpufs_daemon_stats before = stats();
+  expect_read_ok(read_one(f.hfid, 6 * kStride), 8 * kStride + 10, f.seed);
+  expect_read_ok(read_one(f.hfid, 8 * kStride), 8 * kStride + 10, f.seed);
+  expect_read_ok(read_one(f.hfid, 3 * kStride), 8 * kStride + 10, f.seed);
+  const gpufs_daemon_stats after = stats();
+  /* page 6, then page 8: its 10 bytes and the pread that finds the end */
+  EXPECT_EQ(3u, after.preads - before.preads);
+  EXPECT_EQ(1u, after.map_copies - before.map_copies);
+}
+
+/* An empty file is not mapped; once it has bytes, a later READ maps it. */
+TEST_F(DaemonMap, EmptyFileIsMappedOnceItHasBytes)
+{
+  start(false);
+  TestFile f = make_file("empty", 0, 6);
+  EXPECT_EQ(0, read_one(f.hfid, 0).result);
+  grow_pattern_file(f.path, 0, 3 * kStride, f.seed);
+  expect_read_ok(read_one(f.hfid, kStride), 3 * kStride, f.seed);
+  EXPECT_EQ(1u, stats().map_copies);
+}
+
+ssize_t refuse_mmap_calls;
+void *refuse_mmap(void *, size_t, int, int, int, off_t)
+{
+  refuse_mmap_calls++;
+  errno = ENOMEM;
+  return MAP_FAILED;
+}
+
+/* A mapping the kernel refuses leaves the file on pread, asked once. */
+TEST_F(DaemonMap, RefusedMappingReadsWithPread)
+{
+  static gpufs_io_ops io = {};
+  io.mmap = refuse_mmap;
+  refuse_mmap_calls = 0;
+  start(false, 2, 64, 64, &io);
+  TestFile f = make_file("refused", 8 * kStride + 5, 8);
+  for (uint64_t p = 0; p < 9; p++) expect_read_ok(read_one(f.hfid, p * kStride), f.size, f.seed);
+  EXPECT_EQ(0u, stats().map_copies);
+  EXPECT_EQ(10u, stats().preads) << "8 pages, then 5 bytes and the pread that finds the end";
+  EXPECT_EQ(1, refuse_mmap_calls);
+}
+
+/* Many clients read a file right after its open, so that several workers
+ * race to make its mapping; then it is closed (the last unpin unmaps) and
+ * opened again, 20 times.  Every byte is checked (ThreadSanitizer watches
+ * the mapping's publication). */
+TEST_F(DaemonMap, WorkersRaceToMapAFile)
+{
+  start(false, 4);
+  TestFile f = make_file("race", 64 * kStride, 9, false);
+  for (int round = 0; round < 20; round++) {
+    uint64_t out[4];
+    const int32_t h = (int32_t)client_open(*q, f.path, O_RDONLY, out);
+    ASSERT_GE(h, 0);
+    std::atomic<int> bad{0};
+    std::vector<std::thread> th;
+    for (int c = 0; c < 4; c++)
+      th.emplace_back([&, c] {
+        std::mt19937 rng(round * 16 + c);
+        for (int i = 0; i < 8; i++) {
+          Request r = read_req(h, (uint64_t)(rng() % 64) * kStride, kStride);
+          if (client_run(*q, &r, 1) != 0 || r.result != (int64_t)kStride ||
+              first_mismatch(r.data.data(), kStride, f.seed, r.offset) != -1)
+            bad++;
+        }
+      });
+    for (auto &t : th) t.join();
+    EXPECT_EQ(0, bad.load()) << "round " << round;
+    ASSERT_EQ(0, client_close(*q, h));
+  }
+  EXPECT_GT(stats().map_copies, 0u);
+  EXPECT_EQ(0u, stats().map_faults);
+}
+
+} // namespace

@@ -76,8 +76,8 @@ struct gpufs_stats {
   uint64_t daemon_busy_ns; /* workers' time serving claimed requests, summed */
   uint64_t uring_batches;  /* io_uring submissions of READ runs (read_engine
                               uring; 0: every worker reads with pread) */
-  uint64_t map_copies;     /* READ runs copied from the file's mapping
-                              (read_engine map; not counted in preads) */
+  uint64_t map_copies;     /* of preads, READ runs copied from the file's
+                              mapping (read_engine map) */
   uint64_t map_faults;     /* copies that hit SIGBUS (the file shrank under
                               the mapping) and were preread instead */
   /* write path */

@@ -67,7 +67,8 @@ struct gpufs_config {
                                (byte-exact) to 64, a power of two;
                                0: GPUFS_DIRTY_GRAIN (64) */
   uint32_t read_engine;     /* enum gpufs_read_engine: how       GPUFS_READ_ENGINE
-                               workers read (pread | uring | map) */
+                               workers read (pread | uring |
+                               map); default map */
   uint64_t register_max;    /* bytes the files gpufs_register    GPUFS_REGISTER_MAX
                                pins together, at most (0: half
                                of the host's physical memory) */

@@ -35,6 +35,7 @@ void gpufs_config_default(struct gpufs_config *cfg)
   cfg->alloc_timeout_ms = 2000;
   cfg->poll_max_ns = 32768;
   cfg->readahead_max = 128u << 10;
+  cfg->read_engine = GPUFS_READ_MAP; /* 2x pread on random 4 KiB misses (docs/config.md) */
   cfg->ndevices = 0; /* one instance, on `device` */
 }
 

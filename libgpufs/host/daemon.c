@@ -288,16 +288,23 @@ static void serve_run(struct worker *w, uint32_t qi, uint64_t first, uint32_t k)
    * the GPU starts copying while the worker preads the rest of the run.
    * DMA path: only after the run's one copy to the device. */
   uint32_t done = 0;
+  struct gpufs_pin pin = GPUFS_PIN_NONE;
   for (uint32_t r = 0; r < k;) {
     gpufs_st_relaxed_u32_dev(&w->busy_queue, qi);
     gpufs_st_relaxed_u32_dev(&w->busy_slot, s + r);
     gpufs_st_relaxed_u32_dev(&w->busy_op, t[r].req.op);
-    r += w->uring && t[r].req.op == GPUFS_OP_READ
-             ? gpufs_serve_read_batch(fo, w->uring, &t[r], k - r, s + r, &acc)
-             : serve_op(fo, &t[r], k - r, s + r, &acc);
+    if (t[r].req.op != GPUFS_OP_READ) {
+      gpufs_pin_drop(fo, &pin); /* fileops.h: no READ pin across other ops */
+      r += serve_op(fo, &t[r], k - r, s + r, &acc);
+    } else if (w->uring) {
+      r += gpufs_serve_read_batch(fo, w->uring, &t[r], k - r, s + r, &acc, &pin);
+    } else {
+      r += gpufs_serve_read_run(fo, &t[r], k - r, s + r, &acc, &pin);
+    }
     gpufs_st_relaxed_u32_dev(&w->busy_op, GPUFS_OP_NONE);
     if (!sv->q->to_device) done = complete_tickets(w, qi, t, s, first, done, r, &acc);
   }
+  gpufs_pin_drop(fo, &pin);
   if (sv->q->to_device) {
     transfer_run(w, sv, t, k, s, &acc);
     complete_tickets(w, qi, t, s, first, 0, k, &acc);

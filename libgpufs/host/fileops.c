@@ -98,31 +98,43 @@ static uint64_t move_full(const struct gpufs_fileops *fo, int write, int fd, uin
 struct move {
   int write;
   int fd;      /* pinned; -1: the run was answered at begin */
+  int cached;  /* the pin is the batch's (struct gpufs_pin), not the run's */
   uint64_t total;
   struct stat before;
   int have_before;
 };
 
-/* Validate and pin a run of n tickets from t[0]; 0, or -1 when every
- * ticket has been answered already (bad request, file not open). */
+/* Validate and pin a run of n tickets from t[0] (through pc when it is the
+ * batch's file, or the batch has none yet; pc NULL: the run's own pin); 0,
+ * or -1 when every ticket has been answered already (bad request, file not
+ * open). */
 static int move_begin(const struct gpufs_fileops *fo, int write, struct gpufs_ticket *t,
-                      uint32_t n, struct move *m)
+                      uint32_t n, struct move *m, struct gpufs_pin *pc)
 {
   m->write = write;
   m->fd = -1;
+  m->cached = 0;
   if (!req_valid(&t[0], fo->stride)) {
     t[0].reply.result = -EINVAL;
     return -1;
   }
-  int fd = gpufs_hostfiles_pin(fo->files, t[0].req.hfid);
+  const int32_t hfid = t[0].req.hfid;
+  int fd;
+  if (pc && pc->hfid >= 0 && pc->hfid == hfid) {
+    fd = pc->fd;
+  } else {
+    fd = gpufs_hostfiles_pin(fo->files, hfid);
+    if (fd >= 0 && pc && pc->hfid < 0) *pc = (struct gpufs_pin){hfid, fd};
+  }
   if (fd < 0) {
     for (uint32_t j = 0; j < n; j++) t[j].reply.result = fd;
     return -1;
   }
+  m->cached = pc && pc->hfid == hfid;
   /* A run this long comes from a sequential reader (readahead, or large
    * calls): ask the host to read the file ahead too, once per open file,
    * unless the GPU's caller gave advice of its own (gfadvise). */
-  if (!write && n >= GPUFS_HOST_SEQ_RUN && gpufs_hostfiles_advise_once(fo->files, t[0].req.hfid))
+  if (!write && n >= GPUFS_HOST_SEQ_RUN && gpufs_hostfiles_advise_once(fo->files, hfid))
     fo->io->fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
   m->fd = fd;
   m->total = (uint64_t)(n - 1) * fo->stride + t[n - 1].req.len;
@@ -167,7 +179,7 @@ static void move_finish(const struct gpufs_fileops *fo, struct move *m, struct g
   }
   got = moved;
   if (m->have_before && got > 0) gpufs_hostfiles_refresh(fo->files, fd, &m->before, fo->queue);
-  gpufs_hostfiles_unpin(fo->files, t[0].req.hfid);
+  if (!m->cached) gpufs_hostfiles_unpin(fo->files, t[0].req.hfid);
   acc->merged += n - 1;
   if (write) acc->bytes_written += got;
   else acc->bytes_read += got;
@@ -189,15 +201,16 @@ static int map_copy(const struct gpufs_fileops *fo, const struct move *m, int32_
     acc->map_faults++;
     return 0;
   }
+  acc->preads++; /* a host read of the run, as uring's are */
   acc->map_copies++;
   return 1;
 }
 
 static void serve_moves(const struct gpufs_fileops *fo, int write, struct gpufs_ticket *t,
-                        uint32_t n, uint32_t s, struct gpufs_daemon_stats *acc)
+                        uint32_t n, uint32_t s, struct gpufs_daemon_stats *acc, struct gpufs_pin *pc)
 {
   struct move m;
-  if (move_begin(fo, write, t, n, &m)) return;
+  if (move_begin(fo, write, t, n, &m, pc)) return;
   int err = 0;
   uint64_t got = 0;
   uint8_t *buf = fo->staging + (uint64_t)s * fo->stride;
@@ -209,9 +222,11 @@ static void serve_moves(const struct gpufs_fileops *fo, int write, struct gpufs_
   move_finish(fo, &m, t, n, s, got, err, 0, acc);
 }
 
-uint32_t gpufs_serve_read_batch(const struct gpufs_fileops *fo, struct gpufs_uring *u,
-                                struct gpufs_ticket *t, uint32_t avail, uint32_t s,
-                                struct gpufs_daemon_stats *acc)
+/* The READ runs at the head of t[0..avail) through io_uring
+ * (gpufs_serve_read_batch). */
+static uint32_t uring_runs(const struct gpufs_fileops *fo, struct gpufs_uring *u,
+                           struct gpufs_ticket *t, uint32_t avail, uint32_t s,
+                           struct gpufs_daemon_stats *acc, struct gpufs_pin *pc)
 {
   enum { MAX_RUNS = 64 };
   struct gpufs_uring_read rd[MAX_RUNS];
@@ -226,7 +241,7 @@ uint32_t gpufs_serve_read_batch(const struct gpufs_fileops *fo, struct gpufs_uri
     const uint32_t n = gpufs_merge_len(&t[used], avail - used, fo->stride);
     at[runs] = used;
     len[runs] = n;
-    if (move_begin(fo, 0, &t[used], n, &mv[runs]) == 0 && mv[runs].total > 0) {
+    if (move_begin(fo, 0, &t[used], n, &mv[runs], pc) == 0 && mv[runs].total > 0) {
       rd[runs] = (struct gpufs_uring_read){mv[runs].fd,
                                            fo->staging + (uint64_t)(s + used) * fo->stride,
                                            mv[runs].total, t[used].req.offset};
@@ -256,16 +271,38 @@ uint32_t gpufs_serve_read_batch(const struct gpufs_fileops *fo, struct gpufs_uri
   return used;
 }
 
+uint32_t gpufs_serve_read_batch(const struct gpufs_fileops *fo, struct gpufs_uring *u,
+                                struct gpufs_ticket *t, uint32_t avail, uint32_t s,
+                                struct gpufs_daemon_stats *acc, struct gpufs_pin *pc)
+{
+  return uring_runs(fo, u, t, avail, s, acc, pc);
+}
+
+uint32_t gpufs_serve_read_run(const struct gpufs_fileops *fo, struct gpufs_ticket *t,
+                              uint32_t avail, uint32_t s, struct gpufs_daemon_stats *acc,
+                              struct gpufs_pin *pc)
+{
+  const uint32_t n = gpufs_merge_len(t, avail, fo->stride);
+  serve_moves(fo, 0, t, n, s, acc, pc);
+  return n;
+}
+
+void gpufs_pin_drop(const struct gpufs_fileops *fo, struct gpufs_pin *pc)
+{
+  if (pc->hfid >= 0) gpufs_hostfiles_unpin(fo->files, pc->hfid);
+  *pc = GPUFS_PIN_NONE;
+}
+
 void gpufs_serve_reads(const struct gpufs_fileops *fo, struct gpufs_ticket *t, uint32_t n,
                        uint32_t s, struct gpufs_daemon_stats *acc)
 {
-  serve_moves(fo, 0, t, n, s, acc);
+  serve_moves(fo, 0, t, n, s, acc, NULL);
 }
 
 void gpufs_serve_writes(const struct gpufs_fileops *fo, struct gpufs_ticket *t, uint32_t n,
                         uint32_t s, struct gpufs_daemon_stats *acc)
 {
-  serve_moves(fo, 1, t, n, s, acc);
+  serve_moves(fo, 1, t, n, s, acc, NULL);
 }
 
 /* The descriptor of t's file, pinned; or -1 with t->reply.result set (an offset

@@ -58,14 +58,38 @@ void gpufs_serve_reads(const struct gpufs_fileops *fo, struct gpufs_ticket *t, u
 void gpufs_serve_writes(const struct gpufs_fileops *fo, struct gpufs_ticket *t, uint32_t n,
                         uint32_t s, struct gpufs_daemon_stats *acc);
 
+/* The pin a worker keeps, over the READ runs of one claimed batch, on the
+ * first file they read, so that the runs of one file (random reads: a run
+ * per page) take one pin, not one each: 16 workers pinning one entry word
+ * for every 4 KiB page spent more time passing its cache line around than
+ * copying (docs/results.md, 2026-11-27).  The worker drops it before any
+ * other op of the batch (a READ after a CLOSE of its file must find the
+ * file closed) and at the batch's end.  hfid -1: none held. */
+struct gpufs_pin {
+  int32_t hfid;
+  int fd;
+};
+#define GPUFS_PIN_NONE ((struct gpufs_pin){-1, -1})
+
+/* Serve the merged READ run at t[0] (a READ; the run is gpufs_merge_len
+ * of avail) as gpufs_serve_reads would, pinning its file through pc (when
+ * it is pc's file or pc holds none).  Returns the tickets served. */
+uint32_t gpufs_serve_read_run(const struct gpufs_fileops *fo, struct gpufs_ticket *t,
+                              uint32_t avail, uint32_t s, struct gpufs_daemon_stats *acc,
+                              struct gpufs_pin *pc);
+
 /* read_engine uring: serve the READ runs at the head of t[0..avail) (up to
  * the first other op, at most the ring's depth of runs) with one io_uring
  * submission, each run as gpufs_serve_reads would (a short or failed read
- * is finished or retried with pread).  Returns the tickets served (>= 1:
- * t[0] is a READ). */
+ * is finished or retried with pread), pinning through pc as
+ * gpufs_serve_read_run.  Returns the tickets served (>= 1: t[0] is a
+ * READ). */
 uint32_t gpufs_serve_read_batch(const struct gpufs_fileops *fo, struct gpufs_uring *u,
                                 struct gpufs_ticket *t, uint32_t avail, uint32_t s,
-                                struct gpufs_daemon_stats *acc);
+                                struct gpufs_daemon_stats *acc, struct gpufs_pin *pc);
+
+/* Unpin pc's file, if it holds one, and empty it. */
+void gpufs_pin_drop(const struct gpufs_fileops *fo, struct gpufs_pin *pc);
 
 /* The single-ticket operations (n is 1; t is in slot s; acc the run's
  * counters), with the signature of every server (daemon.c's op table):

@@ -33,7 +33,8 @@ struct gpufs_io_ops {
 struct gpufs_daemon_stats {
   uint64_t requests; /* tickets served */
   uint64_t batches;  /* claims that returned at least one ticket */
-  uint64_t preads;   /* pread calls (after merging) */
+  uint64_t preads;   /* host reads of merged runs: pread calls, io_uring reads,
+                        copies from a mapping */
   uint64_t merged;   /* READ tickets served by a pread of an earlier ticket */
   uint64_t bytes_read;
   uint64_t transfers; /* to_device calls */
@@ -44,7 +45,7 @@ struct gpufs_daemon_stats {
   uint64_t io_ns;     /* time inside pread and pwrite */
   uint64_t busy_ns;   /* time serving claimed runs, from claim to last completion */
   uint64_t uring_batches; /* io_uring submissions of READ runs (read_engine uring) */
-  uint64_t map_copies; /* READ runs copied from the file's mapping (read_engine map) */
+  uint64_t map_copies; /* of preads, runs copied from the file's mapping (read_engine map) */
   uint64_t map_faults; /* of those, copies that hit SIGBUS and were preread */
 };
 

@@ -76,7 +76,7 @@ TEST(ConfigHostTest, ReadEngineAndRegisterMax)
   struct gpufs_config c;
   const char *bad = NULL, *why = NULL;
   gpufs_config_default(&c);
-  EXPECT_EQ((uint32_t)GPUFS_READ_PREAD, c.read_engine);
+  EXPECT_EQ((uint32_t)GPUFS_READ_MAP, c.read_engine) << "the default (docs/config.md)";
   EXPECT_EQ(0u, c.register_max);
   setenv("GPUFS_READ_ENGINE", "uring", 1);
   setenv("GPUFS_REGISTER_MAX", "1048576", 1);
@@ -88,6 +88,10 @@ TEST(ConfigHostTest, ReadEngineAndRegisterMax)
   EXPECT_EQ(-EINVAL, gpufs_config_from_env(&c, &bad));
   ASSERT_NE(nullptr, bad);
   EXPECT_STREQ("GPUFS_READ_ENGINE", bad);
+  setenv("GPUFS_READ_ENGINE", "pread", 1);
+  EXPECT_EQ(0, gpufs_config_from_env(&c, &bad));
+  EXPECT_EQ((uint32_t)GPUFS_READ_PREAD, c.read_engine);
+  EXPECT_EQ(0, gpufs_config_check(&c, &bad, &why));
   setenv("GPUFS_READ_ENGINE", "map", 1);
   EXPECT_EQ(0, gpufs_config_from_env(&c, &bad));
   EXPECT_EQ((uint32_t)GPUFS_READ_MAP, c.read_engine);

@@ -75,7 +75,8 @@ static void bench_add_reg(struct bench_job *jobs, int *n, const char *workload)
 }
 
 /* The job `back` places before, on the daemon path, with the workers'
- * reads through another read_engine: a "/uring" or "/map" row. */
+ * reads through another read_engine than the default (map): a "/uring" or
+ * "/pread" row. */
 static void bench_add_engine(struct bench_job *jobs, int *n, const char *workload, int back,
                              int engine)
 {
@@ -114,7 +115,7 @@ int bench_plan(struct bench_job *jobs)
               seq_blocks)->hit = 1;
     bench_add_reg(jobs, &n, "seq/reg");
     if (seq_pages[i] == 4096 || seq_pages[i] == 65536)
-      bench_add_engine(jobs, &n, "seq/map", 1, GPUFS_READ_MAP);
+      bench_add_engine(jobs, &n, "seq/pread", 1, GPUFS_READ_PREAD);
   }
   for (i = 0; i < 2; i++)
     bench_add(jobs, &n, "seq_warp", "seq_warp", BENCH_SEQ_WARP, two[i], 2 * size,
@@ -128,13 +129,13 @@ int bench_plan(struct bench_job *jobs)
             rand_blocks)->rand_reads = rand_reads;
   bench_add_reg(jobs, &n, "rand/reg");
   bench_add_engine(jobs, &n, "rand/uring", 1, GPUFS_READ_URING);
-  bench_add_engine(jobs, &n, "rand/map", 2, GPUFS_READ_MAP);
+  bench_add_engine(jobs, &n, "rand/pread", 2, GPUFS_READ_PREAD);
   /* the same with a cache 1/20 of the file: nearly every read evicts */
   bench_add(jobs, &n, "rand", "rand20", BENCH_RAND_WARP, 4096, size / 20 / 4096 * 4096, 4096,
             rand_blocks)->rand_reads = rand_reads;
   bench_add_reg(jobs, &n, "rand20/reg");
   bench_add_engine(jobs, &n, "rand20/uring", 1, GPUFS_READ_URING);
-  bench_add_engine(jobs, &n, "rand20/map", 2, GPUFS_READ_MAP);
+  bench_add_engine(jobs, &n, "rand20/pread", 2, GPUFS_READ_PREAD);
   /* the file is twice the cache */
   bench_add(jobs, &n, "big", "big", BENCH_SEQ_BLOCK, 65536, size / 2, BENCH_MIB, seq_blocks);
   /* readahead: small sequential greads (one page each), which without it

@@ -36,7 +36,7 @@ struct bench_job {
                   kernel (untimed; its time is the rows' register_s), and
                   gpufs_unregister it after: a "/reg" row (bench/registered.h) */
   int engine;  /* enum gpufs_read_engine, or -1: libgpufs's default; a
-                  "/uring" or "/map" row */
+                  "/uring" or "/pread" row */
   int cold;    /* drop the data file from the host page cache after
                   gpufs_start, before the kernel (and the registration):
                   a "/cold" row (bench/cold.h) */

@@ -130,7 +130,8 @@ void bench_engine_check(struct bench_row *row, const struct gpufs_config *cfg,
                      "invalid: read_engine uring, but no io_uring submission (the kernel "
                      "refused io_uring: the workers read with pread)");
     row->value = NAN;
-  } else if (cfg->read_engine == GPUFS_READ_MAP && st->map_copies == 0) {
+  } else if (cfg->read_engine == GPUFS_READ_MAP && st->map_copies == 0 && st->reg_pages == 0 &&
+             st->preads > 0) {
     bench_row_status(row, BENCH_FAILED,
                      "invalid: read_engine map, but no run copied from a mapping (mmap "
                      "refused: the workers read with pread)");

@@ -41,8 +41,8 @@ void bench_reg_row(struct bench_row *row, const struct bench_reg *reg,
                    const struct gpufs_stats *st);
 
 /* A row of a job with read_engine uring (map) fails when no worker read
- * through io_uring (copied from a mapping): the kernel refused it, and the
- * figure would be pread's. */
+ * through io_uring (the daemon read runs, but copied none from a mapping):
+ * the kernel refused it, and the figure would be pread's. */
 struct gpufs_config;
 void bench_engine_check(struct bench_row *row, const struct gpufs_config *cfg,
                         const struct gpufs_stats *st);

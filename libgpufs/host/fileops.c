@@ -33,8 +33,18 @@ static int libc_open(const char *path, int flags, mode_t mode) { return open(pat
  * host's readahead for the file (POSIX_FADV_SEQUENTIAL), once. */
 #define GPUFS_HOST_SEQ_RUN 8u
 
+/* The mmap of a caller who replaced pread but not mmap (fault injection):
+ * no mapping, so that every READ goes through their pread. */
+static void *no_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+  (void)addr, (void)len, (void)prot, (void)flags, (void)fd, (void)off;
+  errno = ENODEV;
+  return MAP_FAILED;
+}
+
 void gpufs_io_defaults(struct gpufs_io_ops *io)
 {
+  if (!io->mmap) io->mmap = io->pread ? no_mmap : mmap;
   if (!io->open) io->open = libc_open;
   if (!io->pread) io->pread = pread;
   if (!io->close) io->close = close;
@@ -43,7 +53,6 @@ void gpufs_io_defaults(struct gpufs_io_ops *io)
   if (!io->ftruncate) io->ftruncate = ftruncate;
   if (!io->unlink) io->unlink = unlink;
   if (!io->fadvise) io->fadvise = posix_fadvise;
-  if (!io->mmap) io->mmap = mmap;
 }
 
 /* -errno of the call that just failed; -EIO if a hook forgot errno. */

@@ -17,7 +17,8 @@ extern "C" {
 
 /* File operations the daemon performs; replaceable for fault injection.
  * They behave as the C library's (-1 and errno on failure).  A NULL member
- * is the C library's own. */
+ * is the C library's own, except mmap when pread is replaced: then no file
+ * is mapped (read_engine map reads through the caller's pread). */
 struct gpufs_io_ops {
   int (*open)(const char *path, int flags, mode_t mode);
   ssize_t (*pread)(int fd, void *buf, size_t len, off_t off);

@@ -171,6 +171,27 @@ TEST_F(DaemonMap, RefusedMappingReadsWithPread)
   EXPECT_EQ(1, refuse_mmap_calls);
 }
 
+std::atomic<int> hooked_preads{0};
+ssize_t counting_pread(int fd, void *buf, size_t len, off_t off)
+{
+  hooked_preads++;
+  return pread(fd, buf, len, off);
+}
+
+/* A caller who replaces pread (fault injection) and not mmap gets no
+ * mapping: every READ goes through their pread. */
+TEST_F(DaemonMap, ReplacedPreadSeesEveryRead)
+{
+  static gpufs_io_ops io = {};
+  io.pread = counting_pread;
+  hooked_preads = 0;
+  start(false, 2, 64, 64, &io);
+  TestFile f = make_file("hooked", 6 * kStride, 10);
+  for (uint64_t p = 0; p < 6; p++) expect_read_ok(read_one(f.hfid, p * kStride), f.size, f.seed);
+  EXPECT_EQ(0u, stats().map_copies);
+  EXPECT_EQ(6, hooked_preads.load());
+}
+
 /* Many clients read a file right after its open, so that several workers
  * race to make its mapping; then it is closed (the last unpin unmaps) and
  * opened again, 20 times.  Every byte is checked (ThreadSanitizer watches

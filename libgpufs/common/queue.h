@@ -280,11 +280,35 @@ GPUFS_HD int64_t gpufs_q_call(const struct gpufs_queue_ref *q, const struct gpuf
 
 /* ---- consumer side (host workers) ---- */
 
-/* Claim up to max consecutive posted tickets.  Returns how many (0 if none
- * is posted at the head) and the first ticket in *first.  Runs never wrap
- * around the end of the slot array, so their staging is contiguous. */
+/* The most tickets one claim takes when the tickets past its max continue
+ * one READ or WRITE run (gpufs_q_claim). */
+#define GPUFS_Q_RUN_MAX 64u
+
+/* Posted slot b continues the READ or WRITE run that slot a ends: the same
+ * op on the same file, b's bytes right after a's.  Relaxed loads: the
+ * caller acquired both req_seqs first, but has not claimed the slots yet
+ * (another worker may claim, serve and hand them on meanwhile; then the
+ * caller's claim fails and what it read here is dropped). */
+GPUFS_HD int gpufs_q_continues(struct gpufs_slot *a, struct gpufs_slot *b)
+{
+  const uint32_t op = gpufs_ld_relaxed_u32_sys(&a->op);
+  const uint32_t len = gpufs_ld_relaxed_u32_sys(&a->len);
+  return (op == GPUFS_OP_READ || op == GPUFS_OP_WRITE) && len > 0 &&
+         gpufs_ld_relaxed_u32_sys(&b->op) == op &&
+         gpufs_ld_relaxed_u32_sys((uint32_t *)&b->hfid) ==
+             gpufs_ld_relaxed_u32_sys((uint32_t *)&a->hfid) &&
+         gpufs_ld_relaxed_u64_sys(&b->offset) == gpufs_ld_relaxed_u64_sys(&a->offset) + len;
+}
+
+/* Claim up to max consecutive posted tickets, and past max up to run_max
+ * (>= max) while each next posted ticket continues the run of the last
+ * (gpufs_q_continues): a run of pages a group posted at once is served by
+ * one worker in one host call, not cut at max.  Returns how many (0 if
+ * none is posted at the head) and the first ticket in *first.  Runs never
+ * wrap around the end of the slot array, so their staging is contiguous. */
 GPUFS_HD uint32_t gpufs_q_claim(struct gpufs_queue_hdr *hdr, struct gpufs_slot *slots,
-                                uint32_t nslots, uint32_t max, uint64_t *first)
+                                uint32_t nslots, uint32_t max, uint32_t run_max,
+                                uint64_t *first)
 {
   for (;;) {
     /* relaxed: host_head only hands out tickets; the slot contents are
@@ -295,10 +319,18 @@ GPUFS_HD uint32_t gpufs_q_claim(struct gpufs_queue_hdr *hdr, struct gpufs_slot *
     /* clamp per try: a try that lost the CAS near the end of the array must
      * not shrink the batch of the next try, which may start anywhere */
     uint32_t lim = max < room ? max : room;
+    uint32_t rlim = run_max < room ? run_max : room;
     /* acquire: pairs with gpufs_q_post; the fields and payload of each
      * counted slot are visible to this worker */
     while (k < lim && gpufs_ld_acquire_u64_sys(&slots[(h + k) % nslots].req_seq) == h + k + 1)
       k++;
+    /* acquire, as above, before the fields of slot h + k are read */
+    while (k == lim && k > 0 && lim < rlim &&
+           gpufs_ld_acquire_u64_sys(&slots[(h + k) % nslots].req_seq) == h + k + 1 &&
+           gpufs_q_continues(&slots[(h + k - 1) % nslots], &slots[(h + k) % nslots])) {
+      k++;
+      lim++;
+    }
     if (k == 0) return 0;
     /* acq_rel: the release orders this worker's reads of the claimed slots
      * before another worker can see the new head; the acquire pairs with the

@@ -55,6 +55,7 @@ struct served {
   const struct gpufs_daemon_queue *q; /* in gpufs_daemon.p.queues */
   struct gpufs_fileops fo; /* the shared files and io, this queue's staging */
   uint32_t batch_max;      /* tickets one claim on it can return */
+  uint32_t run_max;        /* ... when those past batch_max continue one run */
 };
 
 struct worker {
@@ -337,7 +338,8 @@ static int serve_next(struct worker *w)
     const uint32_t qi = (w->next + n) % nq;
     const struct served *sv = &d->queues[qi];
     uint64_t first;
-    uint32_t k = gpufs_q_claim(sv->q->hdr, sv->q->slots, sv->q->nslots, sv->batch_max, &first);
+    uint32_t k = gpufs_q_claim(sv->q->hdr, sv->q->slots, sv->q->nslots, sv->batch_max,
+                               sv->run_max, &first);
     if (k == 0) continue;
     w->next = (qi + 1) % nq;
     serve_run(w, qi, first, k);
@@ -443,7 +445,10 @@ int gpufs_daemon_start(const struct gpufs_daemon_params *p, struct gpufs_daemon 
     const uint32_t n = d->p.queues[i].nslots;
     d->queues[i].q = &d->p.queues[i];
     d->queues[i].batch_max = p->max_batch < n ? p->max_batch : n;
-    if (d->queues[i].batch_max > tickets) tickets = d->queues[i].batch_max;
+    d->queues[i].run_max = d->queues[i].batch_max > GPUFS_Q_RUN_MAX ? d->queues[i].batch_max
+                           : GPUFS_Q_RUN_MAX < n                  ? GPUFS_Q_RUN_MAX
+                                                                  : n;
+    if (d->queues[i].run_max > tickets) tickets = d->queues[i].run_max;
   }
   d->workers = aligned_alloc(_Alignof(struct worker), p->nthreads * sizeof(struct worker));
   /* zeroed at once: daemon_free frees every worker's tickets */

@@ -124,6 +124,18 @@ void serve(host_queue &hq, uint64_t first, uint32_t n)
   }
 }
 
+/* Complete and release tickets [first, first + n) whatever they asked. */
+void serve_any(host_queue &hq, uint64_t first, uint32_t n)
+{
+  for (uint64_t t = first; t < first + n; t++) {
+    gpufs_slot *s = gpufs_q_slot(&hq.q, t);
+    s->result = 0;
+    gpufs_q_complete(s, t);
+    ASSERT_EQ(gpufs_q_wait_done(&hq.q, t), 0);
+    gpufs_q_release(&hq.q, t);
+  }
+}
+
 void finish(host_queue &hq, uint64_t t)
 {
   ASSERT_EQ(gpufs_q_wait_done(&hq.q, t), 0);
@@ -137,12 +149,12 @@ TEST(QueueBasic, ClaimedRunsStopAtTheEndOfTheArrayAndAtGaps)
   host_queue hq(8, kStride);
   uint64_t first = 99;
 
-  EXPECT_EQ(gpufs_q_claim(&hq.hdr, hq.slots.data(), 8, 8, &first), 0u); /* nothing posted */
+  EXPECT_EQ(gpufs_q_claim(&hq.hdr, hq.slots.data(), 8, 8, 8, &first), 0u); /* nothing posted */
   ASSERT_EQ(gpufs_q_reserve(&hq.q, 6), 0u);
   for (uint64_t t = 0; t < 6; t++) post_read(hq, t);
-  EXPECT_EQ(gpufs_q_claim(&hq.hdr, hq.slots.data(), 8, 4, &first), 4u); /* max */
+  EXPECT_EQ(gpufs_q_claim(&hq.hdr, hq.slots.data(), 8, 4, 4, &first), 4u); /* max */
   EXPECT_EQ(first, 0u);
-  EXPECT_EQ(gpufs_q_claim(&hq.hdr, hq.slots.data(), 8, 8, &first), 2u);
+  EXPECT_EQ(gpufs_q_claim(&hq.hdr, hq.slots.data(), 8, 8, 8, &first), 2u);
   EXPECT_EQ(first, 4u);
   serve(hq, 0, 6);
   for (uint64_t t = 0; t < 6; t++) finish(hq, t);
@@ -150,9 +162,9 @@ TEST(QueueBasic, ClaimedRunsStopAtTheEndOfTheArrayAndAtGaps)
   /* tickets 6..9 occupy slots 6, 7, 0, 1: two runs, never one that wraps */
   ASSERT_EQ(gpufs_q_reserve(&hq.q, 4), 6u);
   for (uint64_t t = 6; t < 10; t++) post_read(hq, t);
-  ASSERT_EQ(gpufs_q_claim(&hq.hdr, hq.slots.data(), 8, 8, &first), 2u);
+  ASSERT_EQ(gpufs_q_claim(&hq.hdr, hq.slots.data(), 8, 8, 8, &first), 2u);
   EXPECT_EQ(first, 6u);
-  ASSERT_EQ(gpufs_q_claim(&hq.hdr, hq.slots.data(), 8, 8, &first), 2u);
+  ASSERT_EQ(gpufs_q_claim(&hq.hdr, hq.slots.data(), 8, 8, 8, &first), 2u);
   EXPECT_EQ(first, 8u);
   serve(hq, 6, 4);
   for (uint64_t t = 6; t < 10; t++) finish(hq, t);
@@ -162,21 +174,72 @@ TEST(QueueBasic, ClaimedRunsStopAtTheEndOfTheArrayAndAtGaps)
   post_read(hq, 10);
   ASSERT_EQ(gpufs_q_wait_free(&hq.q, 11), 0);
   post_read(hq, 12);
-  ASSERT_EQ(gpufs_q_claim(&hq.hdr, hq.slots.data(), 8, 8, &first), 1u);
+  ASSERT_EQ(gpufs_q_claim(&hq.hdr, hq.slots.data(), 8, 8, 8, &first), 1u);
   EXPECT_EQ(first, 10u);
-  EXPECT_EQ(gpufs_q_claim(&hq.hdr, hq.slots.data(), 8, 8, &first), 0u);
+  EXPECT_EQ(gpufs_q_claim(&hq.hdr, hq.slots.data(), 8, 8, 8, &first), 0u);
   gpufs_slot *s = gpufs_q_slot(&hq.q, 11);
   s->op = GPUFS_OP_READ;
   s->offset = 11;
   s->len = 8;
   put_words(hq.stage(11), 8, req_word, 11, 0);
   gpufs_q_post(&hq.q, 11);
-  ASSERT_EQ(gpufs_q_claim(&hq.hdr, hq.slots.data(), 8, 8, &first), 2u);
+  ASSERT_EQ(gpufs_q_claim(&hq.hdr, hq.slots.data(), 8, 8, 8, &first), 2u);
   EXPECT_EQ(first, 11u);
   serve(hq, 10, 3);
   for (uint64_t t = 10; t < 13; t++) finish(hq, t);
   EXPECT_EQ(hq.hdr.host_head, 13u);
   EXPECT_EQ(hq.tail, 13u);
+}
+
+void post_page(host_queue &hq, uint64_t t, uint32_t op, int32_t hfid, uint64_t page)
+{
+  ASSERT_EQ(gpufs_q_wait_free(&hq.q, t), 0);
+  gpufs_slot *s = gpufs_q_slot(&hq.q, t);
+  s->op = op;
+  s->hfid = hfid;
+  s->offset = page * kStride;
+  s->len = kStride;
+  gpufs_q_post(&hq.q, t);
+}
+
+/* Past max, a claim goes on while the next posted ticket continues the
+ * READ or WRITE run of the last (same op and file, the next bytes), up to
+ * run_max: a run a group posted at once is one worker's, served by one
+ * host call.  Another file, another op, a gap, run_max, a ticket not yet
+ * posted and the end of the array each end it. */
+TEST(QueueBasic, ClaimTakesARunPastMax)
+{
+  host_queue hq(32, kStride);
+  uint64_t first = 99;
+  ASSERT_EQ(gpufs_q_reserve(&hq.q, 30), 0u);
+  for (uint64_t t = 0; t < 6; t++) post_page(hq, t, GPUFS_OP_READ, 1, 10 + t);
+  post_page(hq, 6, GPUFS_OP_READ, 2, 16);  /* another file */
+  post_page(hq, 7, GPUFS_OP_READ, 2, 17);
+  post_page(hq, 8, GPUFS_OP_WRITE, 2, 18); /* another op */
+  post_page(hq, 9, GPUFS_OP_WRITE, 2, 19);
+  post_page(hq, 10, GPUFS_OP_WRITE, 2, 21); /* a gap */
+  for (uint64_t t = 11; t < 30; t++) post_page(hq, t, GPUFS_OP_READ, 3, t);
+  EXPECT_EQ(gpufs_q_claim(&hq.hdr, hq.slots.data(), 32, 4, 64, &first), 6u);
+  EXPECT_EQ(first, 0u);
+  EXPECT_EQ(gpufs_q_claim(&hq.hdr, hq.slots.data(), 32, 1, 64, &first), 2u);
+  EXPECT_EQ(first, 6u);
+  EXPECT_EQ(gpufs_q_claim(&hq.hdr, hq.slots.data(), 32, 1, 64, &first), 2u);
+  EXPECT_EQ(first, 8u);
+  EXPECT_EQ(gpufs_q_claim(&hq.hdr, hq.slots.data(), 32, 1, 64, &first), 1u);
+  EXPECT_EQ(first, 10u);
+  EXPECT_EQ(gpufs_q_claim(&hq.hdr, hq.slots.data(), 32, 2, 8, &first), 8u) << "run_max";
+  EXPECT_EQ(first, 11u);
+  EXPECT_EQ(gpufs_q_claim(&hq.hdr, hq.slots.data(), 32, 2, 64, &first), 11u) << "not posted";
+  EXPECT_EQ(first, 19u);
+  /* tickets 30..33: slots 30, 31, 0, 1 of one run; the claim stops at the
+   * end of the array */
+  serve_any(hq, 0, 30);
+  ASSERT_EQ(gpufs_q_reserve(&hq.q, 4), 30u);
+  for (uint64_t t = 30; t < 34; t++) post_page(hq, t, GPUFS_OP_READ, 4, t);
+  EXPECT_EQ(gpufs_q_claim(&hq.hdr, hq.slots.data(), 32, 1, 64, &first), 2u);
+  EXPECT_EQ(first, 30u);
+  EXPECT_EQ(gpufs_q_claim(&hq.hdr, hq.slots.data(), 32, 1, 64, &first), 2u);
+  EXPECT_EQ(first, 32u);
 }
 
 TEST(QueueBasic, SlotIsFreeOnlyAfterReleaseOfTheTicketBefore)
@@ -190,7 +253,7 @@ TEST(QueueBasic, SlotIsFreeOnlyAfterReleaseOfTheTicketBefore)
   std::atomic<int> rc{1};
   std::thread w([&] { rc = gpufs_q_wait_free(&hq.q, 4); });
   uint64_t first;
-  ASSERT_EQ(gpufs_q_claim(&hq.hdr, hq.slots.data(), 4, 4, &first), 4u);
+  ASSERT_EQ(gpufs_q_claim(&hq.hdr, hq.slots.data(), 4, 4, 4, &first), 4u);
   serve(hq, 0, 4);
   std::this_thread::sleep_for(std::chrono::milliseconds(10));
   EXPECT_EQ(rc.load(), 1); /* served is not released */
@@ -232,7 +295,7 @@ TEST(QueueStop, WaitFreeGivesUp)
   std::thread w16([&] { rc16 = gpufs_q_wait_free(&hq.q, 16); });
   std::thread w17([&] { rc17 = gpufs_q_wait_free(&hq.q, 17); });
   uint64_t first;
-  ASSERT_EQ(gpufs_q_claim(&hq.hdr, hq.slots.data(), 16, 16, &first), 16u);
+  ASSERT_EQ(gpufs_q_claim(&hq.hdr, hq.slots.data(), 16, 16, 16, &first), 16u);
   serve(hq, 0, 16);
   finish(hq, 0); /* frees slot 0 for ticket 16 only */
   w16.join();
@@ -265,7 +328,7 @@ TEST(QueueReq, FillAndReadReqRoundTripEveryField)
   EXPECT_EQ(s->out[3], 103u);
   gpufs_q_post(&hq.q, t);
   uint64_t first;
-  ASSERT_EQ(gpufs_q_claim(&hq.hdr, hq.slots.data(), 4, 4, &first), 1u);
+  ASSERT_EQ(gpufs_q_claim(&hq.hdr, hq.slots.data(), 4, 4, 4, &first), 1u);
   ASSERT_EQ(first, t);
   gpufs_req got;
   memset(&got, 0xee, sizeof(got));
@@ -397,12 +460,12 @@ void run_queue_stress(const queue_params &p)
             gpufs_ld_relaxed_u64_sys(&s->done_seq) != prev)
           return bad("free slot with foreign sequence numbers", t);
         nonce[j] = (uint32_t)rng();
-        len[j] = 8 * (1 + (uint32_t)(rng() % (kStride / 8)));
-        s->op = GPUFS_OP_READ;
-        s->hfid = (int32_t)id;
-        s->offset = t;
-        s->len = len[j];
-        s->arg = nonce[j];
+        /* whole pages half the time: runs a claim may take past its max */
+        len[j] = rng() % 2 ? kStride : 8 * (1 + (uint32_t)(rng() % (kStride / 8)));
+        /* consecutive tickets of whole pages form runs; the one slot filler
+         * (relaxed stores: a claim may read an unclaimed slot's fields) */
+        const gpufs_req req = {GPUFS_OP_READ, (int32_t)id, t * kStride, len[j], nonce[j]};
+        gpufs_q_fill(s, &req);
         s->result = -1;
         put_words(hq.stage(t), len[j], req_word, t, nonce[j]);
         if (interleave) gpufs_q_post(&hq.q, t);
@@ -440,21 +503,28 @@ void run_queue_stress(const queue_params &p)
     while (!fail.any.load(std::memory_order_relaxed)) {
       if (p.stop_after && nserved.load() >= p.stop_after) return;
       const uint32_t max = 1 + (uint32_t)(rng() % N);
+      /* past max only runs of continuing tickets (gpufs_q_continues) */
+      const uint32_t run_max = max + (uint32_t)(rng() % N);
       uint64_t first = 0;
-      const uint32_t n = gpufs_q_claim(&hq.hdr, hq.slots.data(), N, max, &first);
+      const uint32_t n = gpufs_q_claim(&hq.hdr, hq.slots.data(), N, max, run_max, &first);
       if (n == 0) {
         if (producers_left.load() == 0) return;
         std::this_thread::yield();
         continue;
       }
-      if (n > max) return bad("run longer than max", first);
+      if (n > run_max) return bad("run longer than run_max", first);
+      for (uint32_t j = max; j < n; j++) { /* past max: each continues the run */
+        const gpufs_slot *a = gpufs_q_slot(&hq.q, first + j - 1), *b = gpufs_q_slot(&hq.q, first + j);
+        if (a->hfid != b->hfid || a->len != kStride || b->offset != a->offset + a->len)
+          return bad("run past max that does not continue", first + j);
+      }
       if (first % N + n > N) return bad("run wraps around the array", first);
       if (first + n > max_tickets) return bad("run beyond all reservations", first);
       runs[id].push_back({first, n});
       for (uint64_t t = first; t < first + n; t++) {
         if (served[t].exchange(1) != 0) return bad("served twice", t);
         const gpufs_slot *s = gpufs_q_slot(&hq.q, t);
-        if (s->op != GPUFS_OP_READ || s->offset != t || s->len == 0 || s->len > kStride ||
+        if (s->op != GPUFS_OP_READ || s->offset != t * kStride || s->len == 0 || s->len > kStride ||
             s->hfid < 0 || (uint32_t)s->hfid >= p.nproducers)
           return bad("slot fields not the producer's", t);
         if (!words_ok(hq.stage(t), s->len, req_word, t, s->arg)) return bad("wrong payload", t);

@@ -11,7 +11,8 @@
 # 13 block rows) -> ref-size.png; (2) collage_mpi -np 2 (rows 7 + 6) on the
 # same input; (3) collage with ref-size.png as a picture file -> ref-pic.png;
 # (4) collage_mpi -np 3 (rows 5 + 4 + 4) on that file; (5) a bad
-# configuration (--device) must end with exit status 2.
+# configuration (--device) must end with exit status 2; (6) where a GPU is
+# present, every GPU version by 2 ranks against the reference of (1).
 # Prints one closing line.  Exit 0: every pair equal, or skipped (no
 # mpirun, or collage_mpi not built); 1: a difference or a failed run (its
 # output follows the message).
@@ -70,5 +71,16 @@ echo "+ ${mpirun[*]} -np 2 $collage_mpi ${common[*]} --device 0 --size 64x64 $di
 st=$?
 [ "$st" -eq 2 ] || fail "a bad configuration (--device) ended with exit status $st, not 2"
 
+# (6) with a GPU: the GPU versions by 2 ranks sharing it, against the same
+# reference (the CPU check above needs none)
+gpu=""
+if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
+  for v in gpufs-warp gpufs-block gpufs-gread cpu-gpu; do
+    run "${mpirun[@]}" -np 2 "$collage_mpi" "${common[@]}" --version "$v" --size 550x420 "$dir/mpi-$v.png"
+    same "$dir/ref-size.png" "$dir/mpi-$v.png" "-np 2, $v"
+  done
+  gpu="; gpufs-warp, gpufs-block, gpufs-gread and cpu-gpu by 2 ranks on the GPU too"
+fi
+
 ms=$((($(date +%s%N) - start) / 1000000))
-echo "$tag: the collage by 2 and 3 ranks is collage's, byte for byte (2 pictures; $ms ms)"
+echo "$tag: the collage by 2 and 3 ranks is collage's, byte for byte (2 pictures$gpu; $ms ms)"

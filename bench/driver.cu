@@ -410,10 +410,9 @@ static void bench_run_job(const struct bench_job *j, double cap)
   if (j->access == BENCH_RAND_WARP)
     snprintf(config + strlen(config), sizeof(config) - strlen(config), " reads=%llu",
              (unsigned long long)j->rand_reads);
+  static const char *const engines[] = {"pread", "uring", "map"}; /* enum gpufs_read_engine */
   snprintf(config + strlen(config), sizeof(config) - strlen(config), " engine=%s",
-           cfg.read_engine == GPUFS_READ_URING ? "uring"
-           : cfg.read_engine == GPUFS_READ_MAP ? "map"
-                                               : "pread");
+           cfg.read_engine <= GPUFS_READ_MAP ? engines[cfg.read_engine] : "?");
   /* the window in force, from the job or libgpufs (default or environment) */
   snprintf(config + strlen(config), sizeof(config) - strlen(config), " ra=%s",
            cfg.readahead_max ? bench_fmt_size(cfg.readahead_max, d, sizeof(d)) : "0");

@@ -18,15 +18,18 @@
 #include <string.h>
 #include <sys/mman.h>
 
-static __thread sigjmp_buf *volatile guard;
+/* The jump buffer of this thread's copy in progress, or NULL.  Read by the
+ * SIGBUS handler on the same thread: relaxed atomics and a signal fence
+ * order it against the copy (nothing crosses threads). */
+static __thread sigjmp_buf *guard;
 static struct sigaction prev_bus;
 static pthread_once_t bus_once = PTHREAD_ONCE_INIT;
 
 static void on_sigbus(int sig, siginfo_t *si, void *uc)
 {
-  sigjmp_buf *g = guard;
+  sigjmp_buf *g = __atomic_load_n(&guard, __ATOMIC_RELAXED);
   if (g) {
-    guard = NULL;
+    __atomic_store_n(&guard, NULL, __ATOMIC_RELAXED);
     siglongjmp(*g, 1);
   }
   /* not a guarded copy's: the handler that was there before */
@@ -76,8 +79,11 @@ int gpufs_filemap_copy(void *dst, const void *src, size_t n)
     pthread_sigmask(SIG_UNBLOCK, &bus, NULL);
     return -EFAULT;
   }
-  guard = &jb;
+  __atomic_store_n(&guard, &jb, __ATOMIC_RELAXED);
+  /* the guard is set before the copy's loads, as the handler sees them */
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
   memcpy(dst, src, n);
-  guard = NULL;
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  __atomic_store_n(&guard, NULL, __ATOMIC_RELAXED);
   return 0;
 }

@@ -192,16 +192,17 @@ int gpufs_daemon_get_queue_stats(struct gpufs_daemon *d, uint32_t q, struct gpuf
 typedef void (*serve_fn)(const struct gpufs_fileops *fo, struct gpufs_ticket *t, uint32_t n,
                          uint32_t s, struct gpufs_daemon_stats *acc);
 
-/* Every operation the daemon serves: a new one is one row.  merges: the
- * op's consecutive page tickets are served together (gpufs_merge_len).  An
- * op without a row (or GPUFS_OP_NONE) gets -ENOSYS. */
+/* Every operation the daemon serves but READ (serve_run gives READ runs to
+ * gpufs_serve_read_run or _batch, with the batch's pin): a new one is one
+ * row.  merges: the op's consecutive page tickets are served together
+ * (gpufs_merge_len).  An op without a row (or GPUFS_OP_NONE) gets
+ * -ENOSYS. */
 static const struct {
   serve_fn serve;
   int merges;
 } op_table[] = {
     [GPUFS_OP_OPEN] = {gpufs_serve_open, 0},
     [GPUFS_OP_CLOSE] = {gpufs_serve_close, 0},
-    [GPUFS_OP_READ] = {gpufs_serve_reads, 1},
     [GPUFS_OP_FSTAT] = {gpufs_serve_fstat, 0},
     [GPUFS_OP_WRITE] = {gpufs_serve_writes, 1},
     [GPUFS_OP_FSYNC] = {gpufs_serve_fsync, 0},

@@ -231,11 +231,9 @@ static void serve_moves(const struct gpufs_fileops *fo, int write, struct gpufs_
   move_finish(fo, &m, t, n, s, got, err, 0, acc);
 }
 
-/* The READ runs at the head of t[0..avail) through io_uring
- * (gpufs_serve_read_batch). */
-static uint32_t uring_runs(const struct gpufs_fileops *fo, struct gpufs_uring *u,
-                           struct gpufs_ticket *t, uint32_t avail, uint32_t s,
-                           struct gpufs_daemon_stats *acc, struct gpufs_pin *pc)
+uint32_t gpufs_serve_read_batch(const struct gpufs_fileops *fo, struct gpufs_uring *u,
+                                struct gpufs_ticket *t, uint32_t avail, uint32_t s,
+                                struct gpufs_daemon_stats *acc, struct gpufs_pin *pc)
 {
   enum { MAX_RUNS = 64 };
   struct gpufs_uring_read rd[MAX_RUNS];
@@ -280,13 +278,6 @@ static uint32_t uring_runs(const struct gpufs_fileops *fo, struct gpufs_uring *u
   return used;
 }
 
-uint32_t gpufs_serve_read_batch(const struct gpufs_fileops *fo, struct gpufs_uring *u,
-                                struct gpufs_ticket *t, uint32_t avail, uint32_t s,
-                                struct gpufs_daemon_stats *acc, struct gpufs_pin *pc)
-{
-  return uring_runs(fo, u, t, avail, s, acc, pc);
-}
-
 uint32_t gpufs_serve_read_run(const struct gpufs_fileops *fo, struct gpufs_ticket *t,
                               uint32_t avail, uint32_t s, struct gpufs_daemon_stats *acc,
                               struct gpufs_pin *pc)
@@ -300,12 +291,6 @@ void gpufs_pin_drop(const struct gpufs_fileops *fo, struct gpufs_pin *pc)
 {
   if (pc->hfid >= 0) gpufs_hostfiles_unpin(fo->files, pc->hfid);
   *pc = GPUFS_PIN_NONE;
-}
-
-void gpufs_serve_reads(const struct gpufs_fileops *fo, struct gpufs_ticket *t, uint32_t n,
-                       uint32_t s, struct gpufs_daemon_stats *acc)
-{
-  serve_moves(fo, 0, t, n, s, acc, NULL);
 }
 
 void gpufs_serve_writes(const struct gpufs_fileops *fo, struct gpufs_ticket *t, uint32_t n,

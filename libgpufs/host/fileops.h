@@ -48,13 +48,8 @@ void gpufs_io_defaults(struct gpufs_io_ops *io);
  * its slot's staging is. */
 uint32_t gpufs_merge_len(const struct gpufs_ticket *t, uint32_t avail, uint32_t stride);
 
-/* Serve n merged READs (or WRITEs) t[0..n) whose first slot is s.  Each
- * ticket gets what an unmerged call would have given it.  With read_engine
- * map, a READ run that lies wholly within the file's mapping is copied
- * from it (one copy, counted in map_copies); the others, and a copy that
- * hit SIGBUS (map_faults), are preread. */
-void gpufs_serve_reads(const struct gpufs_fileops *fo, struct gpufs_ticket *t, uint32_t n,
-                       uint32_t s, struct gpufs_daemon_stats *acc);
+/* Serve n merged WRITEs t[0..n) whose first slot is s, with one pwrite
+ * loop; each ticket gets what an unmerged call would have given it. */
 void gpufs_serve_writes(const struct gpufs_fileops *fo, struct gpufs_ticket *t, uint32_t n,
                         uint32_t s, struct gpufs_daemon_stats *acc);
 
@@ -72,15 +67,18 @@ struct gpufs_pin {
 #define GPUFS_PIN_NONE ((struct gpufs_pin){-1, -1})
 
 /* Serve the merged READ run at t[0] (a READ; the run is gpufs_merge_len
- * of avail) as gpufs_serve_reads would, pinning its file through pc (when
- * it is pc's file or pc holds none).  Returns the tickets served. */
+ * of avail), pinning its file through pc (when it is pc's file or pc
+ * holds none): one pread, or with read_engine map one copy from the file's
+ * mapping when the run lies wholly inside it (map_copies; a copy that hits
+ * SIGBUS, map_faults, is preread).  Each ticket gets what an unmerged
+ * pread would have given it.  Returns the tickets served. */
 uint32_t gpufs_serve_read_run(const struct gpufs_fileops *fo, struct gpufs_ticket *t,
                               uint32_t avail, uint32_t s, struct gpufs_daemon_stats *acc,
                               struct gpufs_pin *pc);
 
 /* read_engine uring: serve the READ runs at the head of t[0..avail) (up to
  * the first other op, at most the ring's depth of runs) with one io_uring
- * submission, each run as gpufs_serve_reads would (a short or failed read
+ * submission, each run as gpufs_serve_read_run would (a short or failed read
  * is finished or retried with pread), pinning through pc as
  * gpufs_serve_read_run.  Returns the tickets served (>= 1: t[0] is a
  * READ). */

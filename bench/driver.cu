@@ -179,9 +179,7 @@ static uint64_t bench_stat(const struct gpufs_stats *s, int i)
 }
 
 static const char *bench_xfer_name(uint32_t x)
-{
-  return x == GPUFS_XFER_PULL ? "pull" : x == GPUFS_XFER_DMA ? "dma" : "?";
-}
+{ return x == GPUFS_XFER_PULL ? "pull" : x == GPUFS_XFER_DMA ? "dma" : "?"; }
 
 /* Status and note of a row from the kernel's outcome; value NaN unless
  * the data was complete and right (capped: right as far as it got).

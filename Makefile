@@ -120,7 +120,7 @@ HOST_TESTS := $(BUILD)/tests/host_tests
 GPU_TESTS  := $(BUILD)/tests/gpu_tests
 BENCH_BIN  := $(BUILD)/bench/gpufs_bench
 
-.PHONY: all lib run test test-host test-gpu test-install sanitize bench rodinia rodinia-quick collage collage-quick fsx install uninstall clean
+.PHONY: all lib run test test-host test-gpu test-install sanitize bench bench-mgpu rodinia rodinia-quick collage collage-quick fsx install uninstall clean
 .PHONY: mpi test-mpi
 all: lib $(SAMPLES) $(HOST_TESTS) $(GPU_TESTS) $(BENCH_BIN) $(RIO_BIN) $(COLLAGE_BIN) $(FSX_BIN)
 lib: $(LIB)
@@ -272,8 +272,8 @@ test-gpu: $(GPU_TESTS)
 
 # compute-sanitizer over the GPU tests (needs a GPU): memcheck on the small
 # configurations, racecheck and synccheck on the block/warp collectives.
-SAN_SMALL := Pages/ReadTest.*/4K_pull:Pages/ReadaheadTest.*/4K_pull:Pages/ReadTest.OddOffsets*:Mmap*:ErrorsTest.*:ConfigTest.*:Pages/WriteTest.*/4K_pull:WriteErrorsTest.*:WriteFaultTest.*:InstancesTest.*:PeerTest.*:ScratchTest.*:Names/IdentityTest.*:OTruncTest.*:Kinds/ReadOnlyMappingTest.*:WritableMappingTest.*:ContractTest.*:Pages/RegisterRead.*/4K_pull:Pages/RegisterWrite.*/4K_pull:RegisterLife.*:Registered/ReadTest.*/4K_pull:Mapped/ReadTest.*/4K_pull
-SAN_SYNC  := Pages/ReadTest.OddOffsets*/4K_pull:Pages/ReadaheadTest.SmallCallsBlocks*/4K_pull:Pages/ReadaheadTest.SmallCallsWarps*/4K_pull:Pages/ReadaheadTest.CacheSmallerThanData*/4K_pull:Pages/ReadTest.SharedDescriptor/4K_pull:Pages/ReadTest.CacheSmallerThanData*/4K_pull:MmapTest.*Cases:MmapTest.AllFrames*:Pages/WriteTest.DisjointRanges*/4K_pull:Pages/WriteTest.FileGrowsPastTheCache/4K_pull:Pages/WriteTest.MmapWrite*/4K_pull:Pages/WriteTest.TruncateShrinksAndGrows/4K_pull:InstancesTest.*:PeerTest.*:Names/IdentityTest.*:OTruncTest.*:Kinds/ReadOnlyMappingTest.*:WritableMappingTest.*:ContractTest.*:Pages/RegisterRead.SameBytes*/4K_pull:Pages/RegisterWrite.GpuWrites*/4K_pull:RegisterLife.TwoInstances*:Registered/ReadTest.OddOffsets*/4K_pull:Registered/ReadTest.CacheSmallerThanData*/4K_pull:Mapped/ReadTest.OddOffsets*/4K_pull
+SAN_SMALL := Pages/ReadTest.*/4K_pull:Pages/ReadaheadTest.*/4K_pull:Pages/ReadTest.OddOffsets*:Mmap*:ErrorsTest.*:ConfigTest.*:Pages/WriteTest.*/4K_pull:WriteErrorsTest.*:WriteFaultTest.*:InstancesTest.*:PeerTest.*:ScratchTest.*:Names/IdentityTest.*:OTruncTest.*:Kinds/ReadOnlyMappingTest.*:WritableMappingTest.*:ContractTest.*:Pages/RegisterRead.*/4K_pull:Pages/RegisterWrite.*/4K_pull:RegisterLife.*:Registered/ReadTest.*/4K_pull:Mapped/ReadTest.*/4K_pull:MultiGpuTest.*
+SAN_SYNC  := Pages/ReadTest.OddOffsets*/4K_pull:Pages/ReadaheadTest.SmallCallsBlocks*/4K_pull:Pages/ReadaheadTest.SmallCallsWarps*/4K_pull:Pages/ReadaheadTest.CacheSmallerThanData*/4K_pull:Pages/ReadTest.SharedDescriptor/4K_pull:Pages/ReadTest.CacheSmallerThanData*/4K_pull:MmapTest.*Cases:MmapTest.AllFrames*:Pages/WriteTest.DisjointRanges*/4K_pull:Pages/WriteTest.FileGrowsPastTheCache/4K_pull:Pages/WriteTest.MmapWrite*/4K_pull:Pages/WriteTest.TruncateShrinksAndGrows/4K_pull:InstancesTest.*:PeerTest.*:Names/IdentityTest.*:OTruncTest.*:Kinds/ReadOnlyMappingTest.*:WritableMappingTest.*:ContractTest.*:Pages/RegisterRead.SameBytes*/4K_pull:Pages/RegisterWrite.GpuWrites*/4K_pull:RegisterLife.TwoInstances*:Registered/ReadTest.OddOffsets*/4K_pull:Registered/ReadTest.CacheSmallerThanData*/4K_pull:Mapped/ReadTest.OddOffsets*/4K_pull:MultiGpuTest.*
 sanitize: $(GPU_TESTS)
 	compute-sanitizer --tool memcheck --error-exitcode 1 $(GPU_TESTS) --gtest_filter='$(SAN_SMALL)'
 	compute-sanitizer --tool racecheck --error-exitcode 1 $(GPU_TESTS) --gtest_filter='$(SAN_SYNC)'
@@ -281,6 +281,12 @@ sanitize: $(GPU_TESTS)
 
 bench: $(BENCH_BIN)
 	$(BENCH_BIN) --out docs/results/latest.jsonl
+
+# Every GPU at once (needs two or more; docs/multigpu.md): the mgpu rows
+# alone, with the device-0 baselines, and the multi-GPU tests.
+bench-mgpu: $(BENCH_BIN) $(GPU_TESTS)
+	$(GPU_TESTS) --gtest_filter='MultiGpuTest.*'
+	$(BENCH_BIN) --only mgpu --out docs/results/latest-mgpu.jsonl
 
 # The version, from the one place it is written (include/gpufs/version.h).
 version_part = $(shell sed -n 's/^\#define GPUFS_VERSION_$(1) \([0-9]*\)$$/\1/p' include/gpufs/version.h)

@@ -31,6 +31,7 @@ struct bench_options {
   double cap;       /* seconds a kernel may keep issuing calls */
   double budget;    /* seconds for all libgpufs runs together */
   int device;
+  int gpus;         /* mgpu: the first N GPUs (0: all) */
 };
 
 struct bench_state {

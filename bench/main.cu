@@ -3,6 +3,7 @@
  *
  *   gpufs_bench [--out FILE] [--size GiB] [--quick] [--only LIST] [--dir DIR]
  *               [--threads N] [--cap SECONDS] [--budget SECONDS] [--device N]
+ *               [--gpus N]
  *
  * 1. writes (or reuses) the pattern file and reads it into the page cache;
  * 2. measures the baselines once: ceiling, naive, expert at 4, 8 and 16
@@ -17,6 +18,9 @@
  *    cold rows (bench/cold.cu): expert_cold, then seq/cold and seq/cold/reg,
  *    each with the data file dropped from the host page cache first (not
  *    in --quick's default set);
+ * 3b. with two GPUs or more, the mgpu rows (bench/multigpu.cu): one
+ *    instance per GPU, all at once, against the ceilings and experts of
+ *    every GPU at once;
  * 4. prints the share of the registered rows' misses served from the
  *    mapping, then the table of every row last on stdout.
  * Rows go to FILE as JSON lines as they are measured.  Progress: stderr.
@@ -35,6 +39,7 @@
 #include "benchlib/cuda_check.h"
 #include "benchlib/datafile.h"
 #include "bench/driver.h"
+#include "bench/multigpu.h"
 #include "bench/peer.h"
 #include "bench/registered.h"
 #include "benchlib/report.h"
@@ -47,6 +52,7 @@ static void bench_usage(FILE *f)
   fprintf(f,
           "usage: gpufs_bench [--out FILE] [--size GiB] [--quick] [--only LIST] [--dir DIR]\n"
           "                   [--threads N] [--cap SECONDS] [--budget SECONDS] [--device N]\n"
+          "                   [--gpus N]\n"
           "  --out FILE      append every row as a JSON line to FILE\n"
           "  --size GiB      data file size (default 4; --quick: 1)\n"
           "  --quick         small file, fewer configurations, shorter caps\n"
@@ -56,14 +62,16 @@ static void bench_usage(FILE *f)
           "                  big, ra, write, peer, cold (expert_cold, seq/cold, seq/cold/reg: the\n"
           "                  file dropped from the page cache first; needs --dir on a disk file\n"
           "                  system; not run by --quick unless named), reg (the registered rows\n"
-          "                  alone, cold's excepted); baselines are always measured\n"
+          "                  alone, cold's excepted), mgpu (every GPU at once: needs two or\n"
+          "                  more); baselines are always measured\n"
           "  --dir DIR       where the data file lives (default /tmp/gpufs_bench)\n"
           "  --threads N     host threads of the expert baseline (default: 4, 8 and 16, each\n"
           "                  a row, the best one is expert, which expert_cold also uses) and\n"
           "                  of expert_write (default 8)\n"
           "  --cap SECONDS   longest a workload's kernel keeps issuing calls (default 60)\n"
           "  --budget SECONDS  caps shrink so that the libgpufs part fits (default 300)\n"
-          "  --device N      CUDA device (default 0)\n");
+          "  --device N      CUDA device (default 0)\n"
+          "  --gpus N        mgpu: the first N GPUs (default: every visible one, at most 8)\n");
 }
 
 static int bench_parse(int argc, char **argv, struct bench_options *o)
@@ -87,7 +95,7 @@ static int bench_parse(int argc, char **argv, struct bench_options *o)
     }
     if (strcmp(a, "--out") && strcmp(a, "--size") && strcmp(a, "--only") && strcmp(a, "--dir") &&
         strcmp(a, "--threads") && strcmp(a, "--cap") && strcmp(a, "--budget") &&
-        strcmp(a, "--device")) {
+        strcmp(a, "--device") && strcmp(a, "--gpus")) {
       fprintf(stderr, "gpufs_bench: unknown option %s\n", a);
       return -EINVAL;
     }
@@ -112,11 +120,13 @@ static int bench_parse(int argc, char **argv, struct bench_options *o)
       o->cap = atof(v);
     else if (!strcmp(a, "--budget"))
       o->budget = atof(v);
+    else if (!strcmp(a, "--gpus"))
+      o->gpus = atoi(v);
     else
       o->device = atoi(v);
   }
   if (o->only) {
-    static const char *known = ",baselines,seq,hit,seq_warp,xfer,rand,big,ra,write,peer,cold,reg,";
+    static const char *known = ",baselines,seq,hit,seq_warp,xfer,rand,big,ra,write,peer,cold,reg,mgpu,";
     const char *p = o->only;
     while (*p) {
       size_t n = strcspn(p, ",");
@@ -133,7 +143,8 @@ static int bench_parse(int argc, char **argv, struct bench_options *o)
     o->size_gib = o->quick ? 1 : 4;
   if (o->quick && o->cap > 20)
     o->cap = 20;
-  if (o->size_gib <= 0 || o->threads < 1 || o->cap <= 0 || o->budget <= 0 || o->device < 0) {
+  if (o->size_gib <= 0 || o->threads < 1 || o->cap <= 0 || o->budget <= 0 || o->device < 0 ||
+      o->gpus < 0) {
     fprintf(stderr, "gpufs_bench: --size, --threads, --cap and --budget want positive values\n");
     return -EINVAL;
   }
@@ -343,6 +354,8 @@ int main(int argc, char **argv)
     bench_plan_run();
   if (bench_selected("peer"))
     bench_peer();
+  if (bench_selected("mgpu"))
+    bench_multigpu();
 
   bench_progress("done: %d rows, %d failed", bench_report_count(), bench_report_failures());
   bench_report_close();

@@ -318,12 +318,15 @@ int bench_gpufs_read(const struct bench_read_params *p, struct bench_read_result
   const uint64_t npages = p->file_size / p->io_size;
   uint64_t stride = 0, reads = 0;
   float ms = 0;
-  int rc;
+  int rc, launched = 0;
 
   memset(r, 0, sizeof(*r));
   r->first_bad = UINT64_MAX;
-  if (!bench_params_ok(p))
+  if (!bench_params_ok(p)) {
+    if (p->before_launch)
+      p->before_launch(p->before_arg); /* the others wait for it */
     return -EINVAL;
+  }
   if (p->access == BENCH_RAND_WARP) {
     reads = p->rand_reads < npages ? p->rand_reads : npages;
     r->expected_bytes = reads * p->io_size;
@@ -342,7 +345,12 @@ int bench_gpufs_read(const struct bench_read_params *p, struct bench_read_result
       (rc = BENCH_CUDA(cudaMemcpy(d, &h, sizeof(h), cudaMemcpyHostToDevice))) ||
       (rc = BENCH_CUDA(cudaMalloc(&bufs, groups * p->io_size))) ||
       (rc = BENCH_CUDA(cudaEventCreate(&e0))) || (rc = BENCH_CUDA(cudaEventCreate(&e1))) ||
-      (rc = BENCH_CUDA(cudaDeviceSynchronize())) || (rc = BENCH_CUDA(cudaEventRecord(e0, 0))))
+      (rc = BENCH_CUDA(cudaDeviceSynchronize())))
+    goto out;
+  if (p->before_launch)
+    p->before_launch(p->before_arg);
+  launched = 1;
+  if ((rc = BENCH_CUDA(cudaEventRecord(e0, 0))))
     goto out;
   switch (p->access) {
   case BENCH_SEQ_BLOCK:
@@ -388,6 +396,8 @@ int bench_gpufs_read(const struct bench_read_params *p, struct bench_read_result
     r->mcalls_per_s = (double)r->calls / r->seconds / 1e6;
   }
 out:
+  if (!launched && p->before_launch)
+    p->before_launch(p->before_arg); /* the others wait for it */
   if (e0)
     BENCH_CUDA(cudaEventDestroy(e0));
   if (e1)

@@ -52,6 +52,11 @@ struct bench_read_params {
   double cap_seconds;    /* a group issues no new call after this long (<= 0: no cap) */
   int instance;          /* the libgpufs instance to open on (gpufs_ref); -1 (or 0 with
                             one instance): the GPU's default */
+  /* Called once, untimed, right before the kernel's start is recorded (or,
+   * when a step before it failed, before returning): how runs on several
+   * GPUs start together (a barrier).  NULL: none. */
+  void (*before_launch)(void *arg);
+  void *before_arg;
 };
 
 struct bench_read_result {

@@ -344,6 +344,18 @@ static int peer_reachable(int a, int b)
   return atomics != 0;
 }
 
+void gpufs_instances_unlink(struct gpufs_instances *all)
+{
+  int old = -1;
+  cudaGetDevice(&old);
+  for (uint32_t k = 0; k < all->npeer_on; k++)
+    if (cudaSetDevice(all->peer_on[k].from) != cudaSuccess ||
+        cudaDeviceDisablePeerAccess(all->peer_on[k].to) != cudaSuccess)
+      cudaGetLastError(); /* the access stays; a later start finds it enabled */
+  all->npeer_on = 0;
+  if (old >= 0) cudaSetDevice(old);
+}
+
 int gpufs_instances_publish(struct gpufs_instances *all)
 {
   int rc = 0;
@@ -363,11 +375,19 @@ int gpufs_instances_publish(struct gpufs_instances *all)
         continue;
       }
       if (!peer_reachable(in->device, p->device)) continue;
-      cudaError_t e = cudaDeviceEnablePeerAccess(p->device, 0);
+      int on = 0; /* enabled by an instance before this one (same devices)? */
+      for (uint32_t k = 0; k < all->npeer_on; k++)
+        on |= all->peer_on[k].from == in->device && all->peer_on[k].to == p->device;
+      cudaError_t e = on ? cudaSuccess : cudaDeviceEnablePeerAccess(p->device, 0);
       if (e == cudaErrorPeerAccessAlreadyEnabled) {
-        cudaGetLastError(); /* not an error for us: clear it */
+        cudaGetLastError(); /* the program enabled it: not an error for us, nor ours to undo */
       } else if (e != cudaSuccess) {
+        cudaGetLastError();
         continue; /* no peer caching with that GPU: its pages come from the host */
+      } else if (!on) {
+        all->peer_on[all->npeer_on].from = in->device;
+        all->peer_on[all->npeer_on].to = p->device;
+        all->npeer_on++;
       }
       /* the peer's cache only: no gopen, no queue, no mapping reaches it */
       struct gpufs_dev view;

@@ -72,6 +72,7 @@ static void runtime_free(struct gpufs_runtime *r)
   int dev[GPUFS_MAX_INSTANCES];
   for (uint32_t i = 0; i < r->all.n; i++) dev[i] = r->all.in[i]->device;
   clear_devices(dev, r->all.n);
+  gpufs_instances_unlink(&r->all);
   for (uint32_t i = 0; i < r->all.n; i++) gpufs_instance_destroy(r->all.in[i]);
   free(r);
 }

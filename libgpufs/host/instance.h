@@ -70,6 +70,13 @@ struct gpufs_daemon_queue gpufs_instance_queue(struct gpufs_instance *in);
 struct gpufs_instances {
   struct gpufs_instance *in[GPUFS_MAX_INSTANCES];
   uint32_t n;
+  /* peer access this runtime enabled (kernels of device from reach the
+   * memory of device to), undone by gpufs_instances_unlink: a later start
+   * in the process enables it again without CUDA reporting it enabled */
+  struct {
+    int from, to;
+  } peer_on[GPUFS_MAX_INSTANCES * GPUFS_MAX_INSTANCES];
+  uint32_t npeer_on;
 };
 int gpufs_instances_worker_init(void *ctx, uint32_t worker);
 void gpufs_instances_worker_fini(void *ctx, uint32_t worker);
@@ -80,6 +87,11 @@ void gpufs_instances_worker_fini(void *ctx, uint32_t worker);
  * a GPU as its default, and a read-only view (no file table, no queue) of
  * each peer on another GPU.  0 or -errno with the detail set. */
 int gpufs_instances_publish(struct gpufs_instances *all);
+
+/* Disable the peer access gpufs_instances_publish enabled (all->peer_on);
+ * access the program had enabled itself stays.  Before the instances are
+ * destroyed, with no kernel of theirs running. */
+void gpufs_instances_unlink(struct gpufs_instances *all);
 
 /* Frames holding bytes not written back, in a snapshot of the frame table
  * (kernels may run: then approximate).  -errno when it cannot be read.

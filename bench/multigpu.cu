@@ -2,7 +2,9 @@
  * multigpu.cu - gpufs_bench's "mgpu" workload: one libgpufs instance per
  * GPU, every GPU reading at once, beside what the host gives N GPUs at once.
  * Runs when the process sees two GPUs or more (--gpus N: the first N); on
- * one GPU it adds a single n/a row.  N is at most GPUFS_MAX_INSTANCES.
+ * one GPU it adds a single n/a row.  --quick runs a subset: seq with own
+ * files at 4 KiB pages (both worker counts, default engine), registered,
+ * peer, rand with the most workers.  N is at most GPUFS_MAX_INSTANCES.
  *
  * Files: GPU k reads its own pattern file (GPU 0 the data file, GPU k > 0
  * a file of seed BENCH_SEED ^ k << 52 beside it, written once and kept).
@@ -647,25 +649,29 @@ void bench_multigpu(void)
   const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   const uint32_t many = (uint32_t)(16 * g_mg.n < cpus ? 16 * g_mg.n : cpus);
   const uint32_t workers[2] = {0, many};
+  const int quick = g_bench.opt.quick;
   struct mg_seq_cfg c;
-  for (int e = 0; e < 2; e++)
+  /* --quick: own files at 4 KiB (both worker counts), registered, peer,
+   * rand with the most workers */
+  for (int e = 0; e < (quick ? 1 : 2); e++)
     for (int i = 0; i < 2; i++) {
+      const int engine = e == 0 ? -1 : GPUFS_READ_PREAD;
       bench_watch("mgpu: seq", 600);
-      c = (struct mg_seq_cfg){1, 0, 4096, workers[i], e == 0 ? -1 : GPUFS_READ_PREAD, 0};
+      c = (struct mg_seq_cfg){1, 0, 4096, workers[i], engine, 0};
       mg_seq(&c);
-      if (e == 0) {
+      if (e == 0 && !quick) {
         c.own = 0;
         mg_seq(&c);
       }
     }
   /* 64 KiB pages: a sixteenth of the requests for the same bytes */
-  for (int i = 0; i < 2; i++) {
+  for (int i = 0; i < (quick ? 0 : 2); i++) {
     bench_watch("mgpu: seq 64K", 600);
     c = (struct mg_seq_cfg){1, 0, 65536, workers[i], -1, 0};
     mg_seq(&c);
   }
   /* scaling: 1 .. N-1 GPUs at once, the most workers */
-  for (int a = 1; a < g_mg.n; a++) {
+  for (int a = 1; a < (quick ? 1 : g_mg.n); a++) {
     bench_watch("mgpu: seq scaling", 600);
     c = (struct mg_seq_cfg){1, a, 4096, many, -1, 0};
     mg_seq(&c);
@@ -675,8 +681,8 @@ void bench_multigpu(void)
   mg_seq(&c);
   bench_watch("mgpu: peer", 600);
   mg_peer();
-  for (int e = 0; e < 2; e++)
-    for (int i = 0; i < 2; i++) {
+  for (int e = 0; e < (quick ? 1 : 2); e++)
+    for (int i = quick ? 1 : 0; i < 2; i++) {
       bench_watch("mgpu: rand", 600);
       mg_rand(workers[i], e == 0 ? -1 : GPUFS_READ_PREAD);
     }

@@ -129,6 +129,27 @@ static __global__ void stream_check(int fd, uint64_t fsize, uint64_t seed, uint6
   }
 }
 
+/* Block-level: gread `ask` bytes of fd at off into buf, which must return
+ * n (ask, or what is left before the end), and add the bytes that differ
+ * from want[off..] to *bad; another result adds 1 to *errs and returns
+ * false.  Every thread of the block calls it with the same arguments; it
+ * ends with a block barrier (buf may be reused after). */
+static __device__ bool tu_read_check(int fd, uint64_t off, uint64_t ask, uint64_t n, uint8_t *buf,
+                                     const uint8_t *want, unsigned long long *bad,
+                                     unsigned long long *errs)
+{
+  ssize_t r = gread(fd, (int64_t)off, ask, buf);
+  if (r != (ssize_t)n) {
+    if (threadIdx.x == 0) atomicAdd(errs, 1ull);
+    return false;
+  }
+  unsigned long long local = 0;
+  for (uint64_t i = threadIdx.x; i < n; i += blockDim.x) local += buf[i] != want[off + i];
+  if (local) atomicAdd(bad, local);
+  __syncthreads();
+  return true;
+}
+
 static __global__ void tu_open(const char *path, int flags, int *fd)
 {
   int r = gopen(path, flags, 0644);

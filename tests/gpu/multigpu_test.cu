@@ -33,15 +33,7 @@ static __global__ void mg_read_check(gpufs_ref ref, const char *path, uint64_t s
   uint8_t *buf = bufs + blockIdx.x * (uint64_t)MG_CHUNK;
   for (uint64_t off = lo; off < hi; off += MG_CHUNK) {
     const uint64_t n = hi - off < MG_CHUNK ? hi - off : MG_CHUNK;
-    ssize_t r = gread(fd, (int64_t)off, n, buf);
-    if (r != (ssize_t)n) {
-      if (threadIdx.x == 0) atomicAdd(errs, 1ull);
-      break;
-    }
-    unsigned long long local = 0;
-    for (uint64_t i = threadIdx.x; i < n; i += blockDim.x) local += buf[i] != want[off + i];
-    if (local) atomicAdd(bad, local);
-    __syncthreads();
+    if (!tu_read_check(fd, off, n, n, buf, want, bad, errs)) break;
   }
   if (gclose(fd) != 0 && threadIdx.x == 0) atomicAdd(errs, 1ull);
 }

@@ -63,15 +63,7 @@ static __global__ void rg_random_k(int fd, const uint8_t *want, uint64_t fsize, 
     x = x * 6364136223846793005ull + 1442695040888963407ull;
     const uint64_t off = (x >> 11) % fsize, len = 1 + (x >> 7) % (3ull * page);
     const uint64_t expect = fsize - off < len ? fsize - off : len;
-    ssize_t r = gread(fd, (int64_t)off, len, buf);
-    if (r != (ssize_t)expect) {
-      if (threadIdx.x == 0) atomicAdd(errs, 1ull);
-      return;
-    }
-    unsigned long long local = 0;
-    for (uint64_t b = threadIdx.x; b < expect; b += blockDim.x) local += buf[b] != want[off + b];
-    if (local) atomicAdd(bad, local);
-    __syncthreads();
+    if (!tu_read_check(fd, off, len, expect, buf, want, bad, errs)) return;
   }
 }
 

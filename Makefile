@@ -41,6 +41,10 @@ HEADERS       := $(wildcard include/*.cuh include/gpufs/*.h libgpufs/*/*.h libgp
 LIB_OBJ  := $(patsubst %.c,$(BUILD)/obj/%.o,$(HOST_CORE_SRC) $(HOST_CUDA_SRC)) \
             $(patsubst %.cu,$(BUILD)/obj/%.o,$(DEV_SRC))
 TSAN_OBJ := $(patsubst %.c,$(BUILD)/tsan/%.o,$(HOST_CORE_SRC))
+# SemCache (issue 18): its cache and protocol, host C, tested with a CPU
+# "device" in the host tests; the BLAS drop-in around it comes later.
+SEMCACHE_C_SRC := $(wildcard libgpufs/semcache/*.c)
+SEMCACHE_TSAN  := $(patsubst %.c,$(BUILD)/tsan/%.o,$(SEMCACHE_C_SRC))
 LIB      := $(BUILD)/libgpufs.a
 # liburing (Debian's liburing-dev) goes inside libgpufs.a: programs link
 # -lgpufs as before, and GPU machines without liburing run them.
@@ -152,7 +156,7 @@ $(LIB): $(LIB_OBJ)
 	$(Q)cd $(BUILD)/obj/liburing && ar x $(URING_A)
 	$(Q)ar rcs $@ $^ $(BUILD)/obj/liburing/*
 
-$(HOST_TESTS): $(HOST_TEST_OBJ) $(TSAN_OBJ) $(RIO_TSAN) $(COLLAGE_TSAN)
+$(HOST_TESTS): $(HOST_TEST_OBJ) $(TSAN_OBJ) $(RIO_TSAN) $(COLLAGE_TSAN) $(SEMCACHE_TSAN)
 	$(call say,LINK,$@)mkdir -p $(dir $@)
 	$(Q)$(CXX) $(TSAN) $^ -o $@ $(GTEST_LIB) $(IMAGE_LIBS) $(URING_A)
 

@@ -1,0 +1,290 @@
+/*
+ * cache.c - SemCache's directory of ranges and its MSI protocol
+ * (cache.h).  The page protection and the fault handler are protect.c.
+ */
+#include "cache.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "protect.h"
+
+/* The lock, with its holder remembered: the fault handler refuses to wait
+ * for a lock its own thread holds (protect.c). */
+void sc_lock(struct sc_cache *c)
+{
+  pthread_mutex_lock(&c->lock);
+  __atomic_store_n(&c->owner, (uint64_t)pthread_self(), __ATOMIC_RELAXED);
+}
+
+void sc_unlock(struct sc_cache *c)
+{
+  __atomic_store_n(&c->owner, 0, __ATOMIC_RELAXED);
+  pthread_mutex_unlock(&c->lock);
+}
+
+static struct sc_entry *find_exact(struct sc_cache *c, uintptr_t host, size_t bytes)
+{
+  for (struct sc_entry *e = c->head; e; e = e->next)
+    if (e->host == host && e->bytes == bytes) return e;
+  return NULL;
+}
+
+/* Copy a MODIFIED range back (its pages made writable for the copy: the
+ * MODIFIED neighbours on its pages are written back first, so no stale
+ * bytes become readable); it is SHARED after.  Locked. */
+int sc_write_back(struct sc_cache *c, struct sc_entry *e)
+{
+  if (e->state != SC_MODIFIED) return 0;
+  for (struct sc_entry *o = c->head; o; o = o->next)
+    if (o != e && o->state == SC_MODIFIED && sc_pages_meet(o, e)) {
+      int rc = sc_write_back(c, o);
+      if (rc) return rc;
+    }
+  sc_open_pages(e);
+  int rc = c->be.to_host(c->be.ctx, (void *)e->host, e->dev, e->bytes);
+  if (rc == 0) {
+    c->st.to_host++;
+    c->st.to_host_bytes += e->bytes;
+  }
+  e->state = rc == 0 ? SC_SHARED : SC_INVALID;
+  sc_protect_span(c, e->page_lo, e->page_hi);
+  return rc;
+}
+
+/* Take e out of the directory and free its device copy; its pages get the
+ * protection the remaining ranges need.  Locked; e unpinned. */
+static void drop(struct sc_cache *c, struct sc_entry *e)
+{
+  for (struct sc_entry **p = &c->head; *p; p = &(*p)->next)
+    if (*p == e) {
+      *p = e->next;
+      break;
+    }
+  c->used -= e->bytes;
+  c->be.free(c->be.ctx, e->dev);
+  sc_protect_span(c, e->page_lo, e->page_hi);
+  free(e);
+}
+
+/* Evict the least recently used unpinned range (written back first when
+ * MODIFIED).  0, or -ENOSPC when every range is pinned. */
+static int evict_one(struct sc_cache *c)
+{
+  struct sc_entry *v = NULL;
+  for (struct sc_entry *e = c->head; e; e = e->next)
+    if (e->pins == 0 && (!v || e->stamp < v->stamp)) v = e;
+  if (!v) return -ENOSPC;
+  int rc = sc_write_back(c, v);
+  if (rc) return rc;
+  c->st.evictions++;
+  drop(c, v);
+  return 0;
+}
+
+/* A new INVALID entry with device memory, making room as needed. */
+static int make_entry(struct sc_cache *c, uintptr_t host, size_t bytes, struct sc_entry **out)
+{
+  struct sc_entry *e = calloc(1, sizeof(*e));
+  if (!e) return -ENOMEM;
+  int rc = 0;
+  for (;;) {
+    if (c->capacity && bytes > c->capacity) {
+      rc = -ENOSPC;
+      break;
+    }
+    if (c->capacity && c->used + bytes > c->capacity) {
+      if ((rc = evict_one(c))) break;
+      continue;
+    }
+    rc = c->be.alloc(c->be.ctx, bytes, &e->dev);
+    if (rc != -ENOMEM) break;
+    if ((rc = evict_one(c))) break; /* the device is full: make room there */
+  }
+  if (rc) {
+    free(e);
+    if (rc == -ENOSPC) c->st.refused++;
+    return rc;
+  }
+  e->host = host;
+  e->bytes = bytes;
+  e->state = SC_INVALID;
+  sc_page_span(host, bytes, &e->page_lo, &e->page_hi);
+  e->next = c->head;
+  c->head = e;
+  c->used += bytes;
+  *out = e;
+  return 0;
+}
+
+int sc_acquire(struct sc_cache *c, void *host, size_t bytes, enum sc_use use, void **dev)
+{
+  const uintptr_t h = (uintptr_t)host;
+  if (!c || !host || bytes == 0 || !dev || h + bytes < h) return -EINVAL;
+  sc_lock(c);
+  int rc = 0;
+  struct sc_entry *e = find_exact(c, h, bytes);
+  /* a cached range that overlaps this one but is another: its newest bytes
+   * to the host, then out (a call's range is one device buffer) */
+  for (struct sc_entry *o = c->head, *nx; o && rc == 0; o = nx) {
+    nx = o->next;
+    if (o == e || o->host >= h + bytes || h >= o->host + o->bytes) continue;
+    if (o->pins) {
+      rc = -EBUSY; /* another call uses it now */
+      break;
+    }
+    if ((rc = sc_write_back(c, o)) == 0) drop(c, o);
+  }
+  if (rc == 0 && !e) {
+    c->st.misses++;
+    rc = make_entry(c, h, bytes, &e);
+  } else if (rc == 0) {
+    if (e->state == SC_INVALID && (use & SC_READ)) c->st.misses++;
+    else c->st.hits++;
+  }
+  if (rc == 0 && e->state == SC_INVALID && (use & SC_READ)) {
+    /* readable host pages (a MODIFIED neighbour on them written back), read-
+     * only before the copy: a CPU write during it faults, waits for this
+     * lock, and then finds the range SHARED to invalidate */
+    for (struct sc_entry *o = c->head; o && rc == 0; o = o->next)
+      if (o != e && o->state == SC_MODIFIED && sc_pages_meet(o, e)) rc = sc_write_back(c, o);
+    if (rc == 0) {
+      e->state = SC_SHARED;
+      sc_protect_span(c, e->page_lo, e->page_hi);
+      rc = c->be.to_dev(c->be.ctx, e->dev, host, bytes);
+      if (rc == 0) {
+        c->st.to_dev++;
+        c->st.to_dev_bytes += bytes;
+      } else {
+        e->state = SC_INVALID;
+        sc_protect_span(c, e->page_lo, e->page_hi);
+      }
+    }
+  }
+  if (rc == 0) {
+    e->pins++;
+    e->stamp = ++c->clock;
+    *dev = e->dev;
+  }
+  sc_unlock(c);
+  return rc;
+}
+
+int sc_release(struct sc_cache *c, void *host, size_t bytes, enum sc_use use)
+{
+  if (!c) return -EINVAL;
+  sc_lock(c);
+  struct sc_entry *e = find_exact(c, (uintptr_t)host, bytes);
+  int rc = 0;
+  if (!e || e->pins == 0) {
+    rc = -ENOENT;
+  } else {
+    e->pins--;
+    if (use & SC_WRITE) {
+      e->state = SC_MODIFIED;
+      if (c->protocol == SC_WRITE_THROUGH) rc = sc_write_back(c, e);
+      else sc_protect_span(c, e->page_lo, e->page_hi);
+    }
+  }
+  sc_unlock(c);
+  return rc;
+}
+
+void sc_forget(struct sc_cache *c, void *addr, size_t len)
+{
+  const uintptr_t a = (uintptr_t)addr;
+  if (!c || len == 0) return;
+  sc_lock(c);
+  for (struct sc_entry *e = c->head, *nx; e; e = nx) {
+    nx = e->next;
+    if (e->host >= a + len || a >= e->host + e->bytes) continue;
+    c->st.invalidations++;
+    e->state = SC_INVALID; /* the bytes are the program's no more: no write-back */
+    e->pins = 0;
+    drop(c, e);
+  }
+  sc_unlock(c);
+}
+
+int sc_flush(struct sc_cache *c)
+{
+  int rc = 0;
+  sc_lock(c);
+  for (struct sc_entry *e = c->head; e; e = e->next) {
+    int r = sc_write_back(c, e);
+    rc = rc ? rc : r;
+  }
+  sc_unlock(c);
+  return rc;
+}
+
+int sc_state_of(struct sc_cache *c, const void *host, size_t bytes)
+{
+  sc_lock(c);
+  struct sc_entry *e = find_exact(c, (uintptr_t)host, bytes);
+  int s = e ? (int)e->state : -1;
+  sc_unlock(c);
+  return s;
+}
+
+void sc_get_stats(struct sc_cache *c, struct sc_stats *st)
+{
+  sc_lock(c);
+  *st = c->st;
+  sc_unlock(c);
+}
+
+int sc_cache_init(struct sc_cache *c, const struct sc_backend *be, enum sc_protocol p,
+                  size_t capacity)
+{
+  if (!c || !be || !be->alloc || !be->free || !be->to_dev || !be->to_host ||
+      (p != SC_WRITE_THROUGH && p != SC_WRITE_BACK))
+    return -EINVAL;
+  memset(c, 0, sizeof(*c));
+  pthread_mutex_init(&c->lock, NULL);
+  c->be = *be;
+  c->protocol = p;
+  c->capacity = capacity;
+  return sc_register(c);
+}
+
+int sc_cache_destroy(struct sc_cache *c)
+{
+  int rc = sc_flush(c);
+  sc_unregister(c);
+  sc_lock(c);
+  while (c->head) {
+    struct sc_entry *e = c->head;
+    e->state = SC_INVALID;
+    e->pins = 0;
+    drop(c, e);
+  }
+  sc_unlock(c);
+  pthread_mutex_destroy(&c->lock);
+  return rc;
+}
+
+/* ---- the CPU backend: host memory stands for the device ---- */
+
+static int cpu_alloc(void *ctx, size_t bytes, void **dev)
+{
+  (void)ctx;
+  *dev = malloc(bytes);
+  return *dev ? 0 : -ENOMEM;
+}
+
+static void cpu_free(void *ctx, void *dev)
+{
+  (void)ctx;
+  free(dev);
+}
+
+static int cpu_copy(void *ctx, void *dst, const void *src, size_t bytes)
+{
+  (void)ctx;
+  memcpy(dst, src, bytes);
+  return 0;
+}
+
+const struct sc_backend sc_cpu_backend = {NULL, cpu_alloc, cpu_free, cpu_copy, cpu_copy};

@@ -1,0 +1,134 @@
+/*
+ * cache.h - SemCache's cache (issue 18): the GPU copies of host address
+ * ranges at the granularity a BLAS call names (a matrix with its leading
+ * dimension: one range from its first to its last element), kept coherent
+ * with the host by an MSI protocol whose CPU side is detected with page
+ * protection.
+ *
+ * States, of a range's device copy against the host's bytes:
+ *   SC_INVALID   no device copy, or a stale one: the next call sends it
+ *   SC_SHARED    both equal; the host pages are read-only, so a CPU write
+ *                faults and invalidates the device copy (then the pages
+ *                are writable again)
+ *   SC_MODIFIED  (write-back only) the device copy is newer; the host
+ *                pages are inaccessible, so a CPU access faults, copies the
+ *                result back and makes the range SHARED (a write faults
+ *                once more and invalidates it)
+ * Write-through copies a call's outputs back at once (they end SHARED);
+ * write-back leaves them MODIFIED until the CPU touches them, the range is
+ * evicted, or sc_flush.
+ *
+ * Protection works on whole host pages: a page that holds bytes of a
+ * range and bytes of something else (a neighbour in one malloc block) is
+ * protected as the strictest range on it needs, so a CPU write to the
+ * neighbour invalidates the range too (never stale, sometimes resent).
+ *
+ * The device is a backend (struct sc_backend): cuBLAS's device memory in
+ * the library, host memory in the tests (sc_cpu_backend), so the protocol
+ * runs and is tested without a GPU.  Thread-safe: one lock per cache;
+ * the SIGSEGV handler takes it too (a fault is taken on the faulting
+ * thread, which never holds it: the cache makes pages accessible before it
+ * touches host bytes itself).
+ */
+#ifndef SEMCACHE_CACHE_H
+#define SEMCACHE_CACHE_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum sc_state { SC_INVALID = 0, SC_SHARED = 1, SC_MODIFIED = 2 };
+enum sc_protocol { SC_WRITE_THROUGH = 0, SC_WRITE_BACK = 1 };
+
+/* How a call uses a range: an operand it reads, an output it overwrites
+ * whole (its old bytes are not sent), or both (gemm's C with beta != 0). */
+enum sc_use { SC_READ = 1, SC_WRITE = 2, SC_READ_WRITE = 3 };
+
+/* The device side.  Each returns 0 or a negative errno; alloc -ENOMEM when
+ * the device is full (the cache evicts and tries again). */
+struct sc_backend {
+  void *ctx;
+  int (*alloc)(void *ctx, size_t bytes, void **dev);
+  void (*free)(void *ctx, void *dev);
+  int (*to_dev)(void *ctx, void *dev, const void *host, size_t bytes);
+  int (*to_host)(void *ctx, void *host, const void *dev, size_t bytes);
+};
+
+/* Host memory standing for device memory: the protocol without a GPU. */
+extern const struct sc_backend sc_cpu_backend;
+
+struct sc_stats {
+  uint64_t hits;           /* acquires whose range's device copy was valid */
+  uint64_t misses;         /* acquires that sent (or allocated) the range */
+  uint64_t to_dev, to_dev_bytes;   /* copies host -> device */
+  uint64_t to_host, to_host_bytes; /* copies device -> host */
+  uint64_t invalidations;  /* device copies made stale by CPU writes, frees */
+  uint64_t faults;         /* protection faults taken */
+  uint64_t evictions;      /* ranges dropped for room */
+  uint64_t refused;        /* acquires that could not get device memory even
+                              after evicting everything unpinned */
+};
+
+struct sc_entry;
+
+struct sc_cache {
+  pthread_mutex_t lock;
+  uint64_t owner;          /* the thread holding lock (0: none); atomics only */
+  struct sc_backend be;
+  enum sc_protocol protocol;
+  size_t capacity, used;   /* device bytes allowed / held */
+  uint64_t clock;          /* use stamps for LRU */
+  struct sc_entry *head;   /* every range, unordered */
+  struct sc_stats st;
+  struct sc_cache *next_registered; /* the fault handler's list */
+};
+
+/* Start a cache over backend be (copied); capacity 0: no limit but the
+ * backend's.  Registers it with the fault handler.  0 or -errno. */
+int sc_cache_init(struct sc_cache *c, const struct sc_backend *be, enum sc_protocol p,
+                  size_t capacity);
+
+/* Write back every MODIFIED range, unprotect every page, free every device
+ * copy and unregister.  0, or the first backend error (everything is freed
+ * all the same). */
+int sc_cache_destroy(struct sc_cache *c);
+
+/* The device copy of host [host, host + bytes) for a call that uses it as
+ * `use`, valid until sc_release: sent when the copy is INVALID and the call
+ * reads it, allocated when missing (evicting unpinned ranges, least
+ * recently used first, MODIFIED ones written back).  A cached range that
+ * overlaps this one without being it is written back and dropped first.
+ * Pins the range.  0 and *dev; -ENOSPC when no room can be made (the caller
+ * runs the call on the CPU; counted as refused); -EINVAL for bytes 0 or a
+ * NULL host; backend errors. */
+int sc_acquire(struct sc_cache *c, void *host, size_t bytes, enum sc_use use, void **dev);
+
+/* End the call's use of a range sc_acquire gave: unpin; if the call wrote
+ * it (use has SC_WRITE), the device copy is the newest: write-through
+ * copies it back now and leaves it SHARED, write-back leaves it MODIFIED.
+ * 0, -ENOENT for a range not acquired, or a backend error (then the range
+ * is INVALID and the host keeps its old bytes). */
+int sc_release(struct sc_cache *c, void *host, size_t bytes, enum sc_use use);
+
+/* The program gives up [addr, addr + len) (free, munmap, realloc): every
+ * range overlapping it is dropped without a write-back and its pages are
+ * made writable again.  How a buffer freed and allocated again at the same
+ * address is never served from the old copy. */
+void sc_forget(struct sc_cache *c, void *addr, size_t len);
+
+/* Write back every MODIFIED range (they become SHARED).  0 or an error. */
+int sc_flush(struct sc_cache *c);
+
+/* The state of the range cached at exactly [host, host + bytes), or -1. */
+int sc_state_of(struct sc_cache *c, const void *host, size_t bytes);
+
+void sc_get_stats(struct sc_cache *c, struct sc_stats *st);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SEMCACHE_CACHE_H */

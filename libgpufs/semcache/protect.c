@@ -1,0 +1,175 @@
+/*
+ * protect.c - SemCache's page protection and its SIGSEGV handler
+ * (protect.h): how the cache learns that the CPU wrote a range whose
+ * device copy is valid, or touches a range whose newest bytes are on the
+ * device.
+ *
+ * A fault on a page of a registered cache's range, taken on the faulting
+ * thread: with a MODIFIED range on the page, every MODIFIED range there is
+ * copied back and becomes SHARED (pages read-only: the access, if it was a
+ * write, faults once more); else the SHARED ranges there become INVALID
+ * (the page writable: it was a write).  Then the access runs again.  A
+ * fault on no cache's page goes to the handler installed before ours (or
+ * the default action, which ends the process as without SemCache).
+ */
+#include "protect.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define SC_MAX_CACHES 8
+
+static uintptr_t page_size(void)
+{
+  static uintptr_t ps;
+  if (!ps) ps = (uintptr_t)sysconf(_SC_PAGESIZE);
+  return ps;
+}
+
+void sc_page_span(uintptr_t host, size_t bytes, uintptr_t *lo, uintptr_t *hi)
+{
+  const uintptr_t ps = page_size();
+  *lo = host / ps;
+  *hi = (host + bytes + ps - 1) / ps;
+}
+
+int sc_pages_meet(const struct sc_entry *a, const struct sc_entry *b)
+{
+  return a->page_lo < b->page_hi && b->page_lo < a->page_hi;
+}
+
+static int prot_of(enum sc_state s)
+{
+  return s == SC_MODIFIED ? PROT_NONE : s == SC_SHARED ? PROT_READ : PROT_READ | PROT_WRITE;
+}
+
+/* The strictest protection at page p over c's ranges, and the next page
+ * where the ranges covering it change (at most hi). */
+static int prot_at(const struct sc_cache *c, uintptr_t p, uintptr_t hi, uintptr_t *next)
+{
+  int prot = PROT_READ | PROT_WRITE;
+  *next = hi;
+  for (const struct sc_entry *e = c->head; e; e = e->next) {
+    if (e->page_lo > p && e->page_lo < *next) *next = e->page_lo;
+    if (e->page_lo <= p && p < e->page_hi) {
+      prot &= prot_of(e->state);
+      if (e->page_hi < *next) *next = e->page_hi;
+    }
+  }
+  return prot;
+}
+
+void sc_protect_span(struct sc_cache *c, uintptr_t lo, uintptr_t hi)
+{
+  const uintptr_t ps = page_size();
+  for (uintptr_t p = lo, next; p < hi; p = next) {
+    const int prot = prot_at(c, p, hi, &next);
+    /* fails only for pages no longer mapped (a range sc_forget dropped
+     * just before its munmap): nothing to protect there */
+    mprotect((void *)(p * ps), (size_t)(next - p) * ps, prot);
+  }
+}
+
+void sc_open_pages(const struct sc_entry *e)
+{
+  const uintptr_t ps = page_size();
+  mprotect((void *)(e->page_lo * ps), (size_t)(e->page_hi - e->page_lo) * ps,
+           PROT_READ | PROT_WRITE);
+}
+
+/* ---- the handler ---- */
+
+/* The registered caches; written under reg_lock, read by the handler
+ * (acquire loads pair with the release stores of sc_register). */
+static struct sc_cache *caches[SC_MAX_CACHES];
+static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct sigaction prev_segv;
+static int installed;
+
+/* Handle a fault at page p on cache c: 1 if a range of c covers p. */
+static int on_cache_fault(struct sc_cache *c, uintptr_t p)
+{
+  if (__atomic_load_n(&c->owner, __ATOMIC_RELAXED) == (uint64_t)pthread_self()) {
+    static const char msg[] = "semcache: a protection fault inside the cache: aborting\n";
+    (void)!write(2, msg, sizeof(msg) - 1);
+    abort();
+  }
+  sc_lock(c);
+  int mine = 0, modified = 0;
+  uintptr_t lo = p, hi = p + 1;
+  for (struct sc_entry *e = c->head; e; e = e->next)
+    if (e->page_lo <= p && p < e->page_hi) {
+      mine = 1;
+      modified |= e->state == SC_MODIFIED;
+    }
+  if (mine) {
+    c->st.faults++;
+    for (struct sc_entry *e = c->head; e; e = e->next) {
+      if (!(e->page_lo <= p && p < e->page_hi)) continue;
+      if (modified && e->state == SC_MODIFIED) {
+        sc_write_back(c, e); /* on a backend error it is INVALID: the host keeps its bytes */
+      } else if (!modified && e->state == SC_SHARED) {
+        e->state = SC_INVALID;
+        c->st.invalidations++;
+        if (e->page_lo < lo) lo = e->page_lo;
+        if (e->page_hi > hi) hi = e->page_hi;
+      }
+    }
+    sc_protect_span(c, lo, hi);
+  }
+  sc_unlock(c);
+  return mine;
+}
+
+static void on_segv(int sig, siginfo_t *si, void *uc)
+{
+  const uintptr_t p = (uintptr_t)si->si_addr / page_size();
+  for (int i = 0; i < SC_MAX_CACHES; i++) {
+    struct sc_cache *c = __atomic_load_n(&caches[i], __ATOMIC_ACQUIRE);
+    if (c && on_cache_fault(c, p)) return; /* the access runs again */
+  }
+  if (prev_segv.sa_flags & SA_SIGINFO) {
+    prev_segv.sa_sigaction(sig, si, uc);
+  } else if (prev_segv.sa_handler != SIG_DFL && prev_segv.sa_handler != SIG_IGN) {
+    prev_segv.sa_handler(sig);
+  } else {
+    signal(SIGSEGV, SIG_DFL); /* the access faults again and ends the process */
+  }
+}
+
+int sc_register(struct sc_cache *c)
+{
+  int rc = -ENOSPC;
+  pthread_mutex_lock(&reg_lock);
+  if (!installed) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_sigaction = on_segv;
+    /* SA_NODEFER: a fault inside the handler (a backend copy into a page
+     * this handler has not opened) is not blocked into a hang */
+    sa.sa_flags = SA_SIGINFO | SA_NODEFER | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGSEGV, &sa, &prev_segv);
+    installed = 1;
+  }
+  for (int i = 0; i < SC_MAX_CACHES && rc; i++)
+    if (!caches[i]) {
+      /* release: publishes the cache's fields; pairs with on_segv's acquire */
+      __atomic_store_n(&caches[i], c, __ATOMIC_RELEASE);
+      rc = 0;
+    }
+  pthread_mutex_unlock(&reg_lock);
+  return rc;
+}
+
+void sc_unregister(struct sc_cache *c)
+{
+  pthread_mutex_lock(&reg_lock);
+  for (int i = 0; i < SC_MAX_CACHES; i++)
+    if (caches[i] == c) __atomic_store_n(&caches[i], NULL, __ATOMIC_RELAXED);
+  pthread_mutex_unlock(&reg_lock);
+}

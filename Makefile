@@ -158,7 +158,7 @@ $(LIB): $(LIB_OBJ)
 
 $(HOST_TESTS): $(HOST_TEST_OBJ) $(TSAN_OBJ) $(RIO_TSAN) $(COLLAGE_TSAN) $(SEMCACHE_TSAN)
 	$(call say,LINK,$@)mkdir -p $(dir $@)
-	$(Q)$(CXX) $(TSAN) $^ -o $@ $(GTEST_LIB) $(IMAGE_LIBS) $(URING_A)
+	$(Q)$(CXX) $(TSAN) $^ -o $@ $(GTEST_LIB) $(IMAGE_LIBS) $(URING_A) -lblas
 
 $(BENCHLIB): $(BENCHLIB_OBJ)
 	$(call say,AR,$@)rm -f $@

@@ -43,8 +43,12 @@ LIB_OBJ  := $(patsubst %.c,$(BUILD)/obj/%.o,$(HOST_CORE_SRC) $(HOST_CUDA_SRC)) \
 TSAN_OBJ := $(patsubst %.c,$(BUILD)/tsan/%.o,$(HOST_CORE_SRC))
 # SemCache (issue 18): its cache and protocol, host C, tested with a CPU
 # "device" in the host tests; the BLAS drop-in around it comes later.
-SEMCACHE_C_SRC := $(wildcard libgpufs/semcache/*.c)
+SEMCACHE_C_SRC := $(filter-out %/dropin.c,$(wildcard libgpufs/semcache/*.c))
 SEMCACHE_TSAN  := $(patsubst %.c,$(BUILD)/tsan/%.o,$(SEMCACHE_C_SRC))
+# libsemcache.so, the drop-in (LD_PRELOAD, or linked ahead of the BLAS)
+SEMCACHE_SO    := $(BUILD)/lib/libsemcache.so
+SEMCACHE_PIC   := $(patsubst %.c,$(BUILD)/pic/%.o,$(wildcard libgpufs/semcache/*.c))
+SEMCACHE_CHAIN := $(BUILD)/tests/semcache_chain
 LIB      := $(BUILD)/libgpufs.a
 # liburing (Debian's liburing-dev) goes inside libgpufs.a: programs link
 # -lgpufs as before, and GPU machines without liburing run them.
@@ -125,7 +129,7 @@ GPU_TESTS  := $(BUILD)/tests/gpu_tests
 BENCH_BIN  := $(BUILD)/bench/gpufs_bench
 
 .PHONY: all lib run test test-host test-gpu test-install sanitize bench bench-mgpu rodinia rodinia-quick collage collage-quick fsx install uninstall clean
-.PHONY: mpi test-mpi
+.PHONY: mpi test-mpi semcache test-semcache
 all: lib $(SAMPLES) $(HOST_TESTS) $(GPU_TESTS) $(BENCH_BIN) $(RIO_BIN) $(COLLAGE_BIN) $(FSX_BIN)
 lib: $(LIB)
 
@@ -159,6 +163,23 @@ $(LIB): $(LIB_OBJ)
 $(HOST_TESTS): $(HOST_TEST_OBJ) $(TSAN_OBJ) $(RIO_TSAN) $(COLLAGE_TSAN) $(SEMCACHE_TSAN)
 	$(call say,LINK,$@)mkdir -p $(dir $@)
 	$(Q)$(CXX) $(TSAN) $^ -o $@ $(GTEST_LIB) $(IMAGE_LIBS) $(URING_A) -lblas
+
+$(BUILD)/pic/%.o: %.c $(wildcard libgpufs/semcache/*.h)
+	$(call say,CC-PIC,$<)mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS) -fPIC -DSC_DROPIN -c $< -o $@
+
+$(SEMCACHE_SO): $(SEMCACHE_PIC)
+	$(call say,LINK,$@)mkdir -p $(dir $@)
+	$(Q)$(CC) -shared -o $@ $^ -ldl -lpthread -lblas
+
+$(SEMCACHE_CHAIN): tests/semcache/chain.c
+	$(call say,CC,$<)mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS) $< -o $@ -lblas
+
+semcache: $(SEMCACHE_SO)
+
+test-semcache: $(SEMCACHE_SO) $(SEMCACHE_CHAIN)
+	tests/semcache/dropin_test.sh $(SEMCACHE_CHAIN) $(SEMCACHE_SO)
 
 $(BENCHLIB): $(BENCHLIB_OBJ)
 	$(call say,AR,$@)rm -f $@
@@ -267,6 +288,7 @@ test: $(HOST_TESTS) $(GPU_TESTS) $(LIB)
 	tests/run_suites.sh $(HOST_TESTS) $(GPU_TESTS)
 	$(MAKE) --no-print-directory test-install
 	$(MAKE) --no-print-directory test-mpi
+	$(MAKE) --no-print-directory test-semcache
 
 test-host: $(HOST_TESTS)
 	$(HOST_TESTS)

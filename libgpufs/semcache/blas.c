@@ -4,15 +4,40 @@
  */
 #include "blas.h"
 
-#include <cblas.h>
 #include <errno.h>
 #include <stdlib.h>
 
-/* ---- the host BLAS (CBLAS, column-major) ---- */
+/* ---- the host BLAS (its Fortran routines) ---- */
 
-static CBLAS_TRANSPOSE tr(char t)
+/* The Fortran routines, which every BLAS has (a reference CBLAS calls
+ * them too).  In libsemcache.so (SC_DROPIN) these names are the drop-in's
+ * own: the host's are the next library's (the program's BLAS), looked up
+ * once each (dropin.c's sc_next; a relaxed pointer: a racing second
+ * lookup finds the same address). */
+void dgemm_(const char *, const char *, const int *, const int *, const int *, const double *,
+            const double *, const int *, const double *, const int *, const double *, double *,
+            const int *);
+void dgemv_(const char *, const int *, const int *, const double *, const double *, const int *,
+            const double *, const int *, const double *, double *, const int *);
+void daxpy_(const int *, const double *, const double *, const int *, double *, const int *);
+double ddot_(const int *, const double *, const int *, const double *, const int *);
+
+#ifdef SC_DROPIN
+void *sc_next(const char *name);
+#define SC_HOST(fn)                                                               \
+  ({                                                                              \
+    static void *p_;                                                              \
+    void *q_ = __atomic_load_n(&p_, __ATOMIC_RELAXED);                            \
+    if (!q_) __atomic_store_n(&p_, q_ = sc_next(#fn), __ATOMIC_RELAXED);          \
+    (__typeof__(&fn))q_;                                                          \
+  })
+#else
+#define SC_HOST(fn) (&fn)
+#endif
+
+static char tr(char t)
 {
-  return t == 'N' || t == 'n' ? CblasNoTrans : CblasTrans; /* real: C is T */
+  return t == 'N' || t == 'n' ? 'N' : 'T'; /* real: C is T */
 }
 
 static int h_dgemm(void *ctx, char ta, char tb, int m, int n, int k, double alpha,
@@ -20,7 +45,8 @@ static int h_dgemm(void *ctx, char ta, char tb, int m, int n, int k, double alph
                    int ldc)
 {
   (void)ctx;
-  cblas_dgemm(CblasColMajor, tr(ta), tr(tb), m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  const char x = tr(ta), y = tr(tb);
+  SC_HOST(dgemm_)(&x, &y, &m, &n, &k, &alpha, a, &lda, b, &ldb, &beta, c, &ldc);
   return 0;
 }
 
@@ -28,14 +54,15 @@ static int h_dgemv(void *ctx, char t, int m, int n, double alpha, const double *
                    const double *x, int incx, double beta, double *y, int incy)
 {
   (void)ctx;
-  cblas_dgemv(CblasColMajor, tr(t), m, n, alpha, a, lda, x, incx, beta, y, incy);
+  const char u = tr(t);
+  SC_HOST(dgemv_)(&u, &m, &n, &alpha, a, &lda, x, &incx, &beta, y, &incy);
   return 0;
 }
 
 static int h_daxpy(void *ctx, int n, double alpha, const double *x, int incx, double *y, int incy)
 {
   (void)ctx;
-  cblas_daxpy(n, alpha, x, incx, y, incy);
+  SC_HOST(daxpy_)(&n, &alpha, x, &incx, y, &incy);
   return 0;
 }
 
@@ -43,7 +70,7 @@ static int h_ddot(void *ctx, int n, const double *x, int incx, const double *y, 
                   double *out)
 {
   (void)ctx;
-  *out = cblas_ddot(n, x, incx, y, incy);
+  *out = SC_HOST(ddot_)(&n, x, &incx, y, &incy);
   return 0;
 }
 

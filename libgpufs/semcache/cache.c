@@ -65,7 +65,7 @@ static void drop(struct sc_cache *c, struct sc_entry *e)
   c->used -= e->bytes;
   c->be.free(c->be.ctx, e->dev);
   sc_protect_span(c, e->page_lo, e->page_hi);
-  free(e);
+  sc_pages_free(e);
 }
 
 /* Evict the least recently used unpinned range (written back first when
@@ -86,7 +86,7 @@ static int evict_one(struct sc_cache *c)
 /* A new INVALID entry with device memory, making room as needed. */
 static int make_entry(struct sc_cache *c, uintptr_t host, size_t bytes, struct sc_entry **out)
 {
-  struct sc_entry *e = calloc(1, sizeof(*e));
+  struct sc_entry *e = sc_pages_alloc(sizeof(*e));
   if (!e) return -ENOMEM;
   int rc = 0;
   for (;;) {
@@ -103,7 +103,7 @@ static int make_entry(struct sc_cache *c, uintptr_t host, size_t bytes, struct s
     if ((rc = evict_one(c))) break; /* the device is full: make room there */
   }
   if (rc) {
-    free(e);
+    sc_pages_free(e);
     if (rc == -ENOSPC) c->st.refused++;
     return rc;
   }
@@ -267,17 +267,19 @@ int sc_cache_destroy(struct sc_cache *c)
 
 /* ---- the CPU backend: host memory stands for the device ---- */
 
+/* "Device" buffers of their own pages: a malloc'ed one could share a
+ * page with a protected range of the program. */
 static int cpu_alloc(void *ctx, size_t bytes, void **dev)
 {
   (void)ctx;
-  *dev = malloc(bytes);
+  *dev = sc_pages_alloc(bytes);
   return *dev ? 0 : -ENOMEM;
 }
 
 static void cpu_free(void *ctx, void *dev)
 {
   (void)ctx;
-  free(dev);
+  sc_pages_free(dev);
 }
 
 static int cpu_copy(void *ctx, void *dst, const void *src, size_t bytes)

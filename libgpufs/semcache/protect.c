@@ -81,6 +81,23 @@ void sc_open_pages(const struct sc_entry *e)
            PROT_READ | PROT_WRITE);
 }
 
+/* The mapping's length sits in its first 64 bytes. */
+void *sc_pages_alloc(size_t bytes)
+{
+  const size_t len = (bytes + 64 + page_size() - 1) / page_size() * page_size();
+  void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (m == MAP_FAILED) return NULL;
+  *(size_t *)m = len;
+  return (char *)m + 64;
+}
+
+void sc_pages_free(void *p)
+{
+  if (!p) return;
+  char *m = (char *)p - 64;
+  munmap(m, *(size_t *)m);
+}
+
 /* ---- the handler ---- */
 
 /* The registered caches; written under reg_lock, read by the handler

@@ -24,6 +24,13 @@ struct sc_entry {
   struct sc_entry *next;
 };
 
+/* Memory of its own pages (mmap), zeroed: the cache's entries and the CPU
+ * backend's "device" buffers, which must never share a page with the
+ * program's ranges (a protected page would fault under the cache's lock).
+ * NULL when out of memory. */
+void *sc_pages_alloc(size_t bytes);
+void sc_pages_free(void *p);
+
 void sc_lock(struct sc_cache *c);
 void sc_unlock(struct sc_cache *c);
 

@@ -479,7 +479,14 @@ TEST_F(HostFilesReg, OpensRaceRegistrations)
   for (int i = 0; i < 4; i++) th.emplace_back(opener, 100 + i);
   bool live = false;
   std::thread reg([&] { live = registrar(); });
-  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  /* at least 1.5 s, and on until both sides have seen each other's turns
+   * (a loaded machine can starve the registrar's removals for long: the
+   * openers hold the registration nearly all the time), 60 s at most */
+  const auto t0 = std::chrono::steady_clock::now();
+  while (std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(1500) ||
+         ((removes.load() == 0 || adds.load() < 2 || with_word.load() == 0 || without.load() == 0) &&
+          std::chrono::steady_clock::now() - t0 < std::chrono::seconds(60)))
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   stop = true;
   for (auto &t : th) t.join();
   reg.join();

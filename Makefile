@@ -164,7 +164,7 @@ $(HOST_TESTS): $(HOST_TEST_OBJ) $(TSAN_OBJ) $(RIO_TSAN) $(COLLAGE_TSAN) $(SEMCAC
 	$(call say,LINK,$@)mkdir -p $(dir $@)
 	$(Q)$(CXX) $(TSAN) $^ -o $@ $(GTEST_LIB) $(IMAGE_LIBS) $(URING_A) -lblas
 
-$(BUILD)/pic/%.o: %.c $(wildcard libgpufs/semcache/*.h)
+$(BUILD)/pic/%.o: %.c $(wildcard libgpufs/semcache/*.h) libgpufs/common/sigchain.h
 	$(call say,CC-PIC,$<)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) -fPIC -DSC_DROPIN -c $< -o $@
 

@@ -11,6 +11,8 @@
  */
 #include "filemap.h"
 
+#include "../common/sigchain.h"
+
 #include <errno.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -33,25 +35,12 @@ static void on_sigbus(int sig, siginfo_t *si, void *uc)
     siglongjmp(*g, 1);
   }
   /* not a guarded copy's: the handler that was there before */
-  if (prev_bus.sa_flags & SA_SIGINFO) {
-    prev_bus.sa_sigaction(sig, si, uc);
-  } else if (prev_bus.sa_handler != SIG_DFL && prev_bus.sa_handler != SIG_IGN) {
-    prev_bus.sa_handler(sig);
-  } else {
-    /* default action: the faulting access runs again and kills the
-     * process as it would have without us */
-    signal(SIGBUS, SIG_DFL);
-  }
+  gpufs_sig_chain(sig, si, uc, &prev_bus);
 }
 
 static void install_bus_handler(void)
 {
-  struct sigaction sa;
-  memset(&sa, 0, sizeof(sa));
-  sa.sa_sigaction = on_sigbus;
-  sa.sa_flags = SA_SIGINFO | SA_NODEFER | SA_RESTART;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGBUS, &sa, &prev_bus);
+  gpufs_sig_install(SIGBUS, on_sigbus, &prev_bus);
 }
 
 void *gpufs_filemap_map(const struct gpufs_io_ops *io, int fd, uint64_t len)
@@ -71,12 +60,18 @@ int gpufs_filemap_copy(void *dst, const void *src, size_t n)
   sigjmp_buf jb;
   if (sigsetjmp(jb, 0) != 0) {
     /* SA_NODEFER leaves SIGBUS unblocked, but a wrapper around our handler
-     * (ThreadSanitizer's) may have blocked it: unblock it, on this rare
-     * path only */
-    sigset_t bus;
-    sigemptyset(&bus);
-    sigaddset(&bus, SIGBUS);
-    pthread_sigmask(SIG_UNBLOCK, &bus, NULL);
+     * (ThreadSanitizer's blocks every signal while it runs) may have left
+     * signals blocked: unblock the synchronous fault signals, which the
+     * kernel turns into a kill when they come blocked (a later SIGSEGV of
+     * SemCache's page protection, say), on this rare path only */
+    sigset_t sync;
+    sigemptyset(&sync);
+    sigaddset(&sync, SIGBUS);
+    sigaddset(&sync, SIGSEGV);
+    sigaddset(&sync, SIGILL);
+    sigaddset(&sync, SIGFPE);
+    sigaddset(&sync, SIGTRAP);
+    pthread_sigmask(SIG_UNBLOCK, &sync, NULL);
     return -EFAULT;
   }
   __atomic_store_n(&guard, &jb, __ATOMIC_RELAXED);

@@ -14,6 +14,8 @@
  */
 #include "protect.h"
 
+#include "../common/sigchain.h"
+
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -149,13 +151,7 @@ static void on_segv(int sig, siginfo_t *si, void *uc)
     struct sc_cache *c = __atomic_load_n(&caches[i], __ATOMIC_ACQUIRE);
     if (c && on_cache_fault(c, p)) return; /* the access runs again */
   }
-  if (prev_segv.sa_flags & SA_SIGINFO) {
-    prev_segv.sa_sigaction(sig, si, uc);
-  } else if (prev_segv.sa_handler != SIG_DFL && prev_segv.sa_handler != SIG_IGN) {
-    prev_segv.sa_handler(sig);
-  } else {
-    signal(SIGSEGV, SIG_DFL); /* the access faults again and ends the process */
-  }
+  gpufs_sig_chain(sig, si, uc, &prev_segv);
 }
 
 int sc_register(struct sc_cache *c)
@@ -163,14 +159,10 @@ int sc_register(struct sc_cache *c)
   int rc = -ENOSPC;
   pthread_mutex_lock(&reg_lock);
   if (!installed) {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_sigaction = on_segv;
-    /* SA_NODEFER: a fault inside the handler (a backend copy into a page
-     * this handler has not opened) is not blocked into a hang */
-    sa.sa_flags = SA_SIGINFO | SA_NODEFER | SA_RESTART;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGSEGV, &sa, &prev_segv);
+    /* SA_NODEFER (gpufs_sig_install): a fault inside the handler (a
+     * backend copy into a page it has not opened) is not blocked into a
+     * hang */
+    gpufs_sig_install(SIGSEGV, on_segv, &prev_segv);
     installed = 1;
   }
   for (int i = 0; i < SC_MAX_CACHES && rc; i++)

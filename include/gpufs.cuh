@@ -106,7 +106,9 @@ struct gpufs_stats {
  * instance i on cfg->devices[i] for each i (a device may be listed twice:
  * two instances on one GPU, each with its own cache and queue).  Every
  * instance gets cfg's sizes; one daemon with cfg->daemon_threads workers
- * serves them all.  cfg NULL: defaults, then GPUFS_* environment overrides
+ * serves them all.  Between listed GPUs with peer access and native peer
+ * atomics it enables peer access (peer caching); gpufs_stop disables what
+ * it enabled, and access the program enabled itself stays as it was.  cfg NULL: defaults, then GPUFS_* environment overrides
  * (GPUFS_DEVICES=0,1).  Returns 0, -EINVAL for a bad configuration or a
  * device that does not exist (gpufs_error_detail names the field), -EBUSY
  * if already started, -ENODEV without a CUDA device, -ENOMEM when a cache or

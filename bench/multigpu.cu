@@ -49,6 +49,7 @@
 #include <cuda_runtime.h>
 
 #include "benchlib/baselines.h"
+#include "benchlib/baselines_util.h"
 #include "benchlib/cuda_check.h"
 #include "benchlib/datafile.h"
 #include "benchlib/report.h"
@@ -71,12 +72,6 @@ struct mg_copy {
   double seconds;
   struct bench_rate rate;
 };
-
-static double mg_median3(const double *s)
-{
-  const double lo = s[0] < s[1] ? s[0] : s[1], hi = s[0] < s[1] ? s[1] : s[0];
-  return s[2] < lo ? lo : s[2] > hi ? hi : s[2];
-}
 
 /* One GPU's pinned copy (3 timed passes, each after the barrier), or its
  * expert pipeline with a barrier before each pass. */
@@ -108,7 +103,7 @@ static void *mg_copy_main(void *a)
         c->rc = BENCH_CUDA(cudaMemcpy(dev, host, c->bytes, cudaMemcpyHostToDevice));
       s[r] = bench_now() - t0;
     }
-    c->seconds = c->rc ? NAN : mg_median3(s);
+    c->seconds = c->rc ? NAN : bench_median(s, 3);
   }
   if (host)
     cudaFreeHost(host);

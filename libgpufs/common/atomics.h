@@ -50,6 +50,8 @@
   { return GPUFS_AREF(T, scope, p).fetch_add(v, GPUFS_MO(relaxed)); }                   \
   GPUFS_HD T gpufs_add_acqrel_##sfx##_##scopename(T *p, T v)                            \
   { return GPUFS_AREF(T, scope, p).fetch_add(v, GPUFS_MO(acq_rel)); }                   \
+  GPUFS_HD T gpufs_add_acquire_##sfx##_##scopename(T *p, T v)                           \
+  { return GPUFS_AREF(T, scope, p).fetch_add(v, GPUFS_MO(acquire)); }                   \
   GPUFS_HD T gpufs_sub_release_##sfx##_##scopename(T *p, T v)                           \
   { return GPUFS_AREF(T, scope, p).fetch_sub(v, GPUFS_MO(release)); }                   \
   GPUFS_HD int gpufs_cas_acqrel_##sfx##_##scopename(T *p, T *expected, T desired)       \
@@ -84,6 +86,8 @@
   { return __atomic_fetch_add(p, v, __ATOMIC_RELAXED); }                                \
   GPUFS_HD T gpufs_add_acqrel_##sfx##_##scopename(T *p, T v)                            \
   { return __atomic_fetch_add(p, v, __ATOMIC_ACQ_REL); }                                \
+  GPUFS_HD T gpufs_add_acquire_##sfx##_##scopename(T *p, T v)                           \
+  { return __atomic_fetch_add(p, v, __ATOMIC_ACQUIRE); }                                \
   GPUFS_HD T gpufs_sub_release_##sfx##_##scopename(T *p, T v)                           \
   { return __atomic_fetch_sub(p, v, __ATOMIC_RELEASE); }                                \
   GPUFS_HD int gpufs_cas_acqrel_##sfx##_##scopename(T *p, T *expected, T desired)       \

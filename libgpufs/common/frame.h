@@ -14,11 +14,15 @@ GPUFS_HD uint32_t gpufs_frame_pin(const struct gpufs_cache *c, uint32_t f, uint6
                                   uint32_t version)
 {
   struct gpufs_frame *fr = &c->frames[f];
-  /* acq_rel: acquire pairs with the owner's release when it made the frame
-   * LOADING or VALID (key, version, len and bytes are then visible); release
-   * orders nothing we wrote, but the pin must be seen before our reads by an
-   * allocator whose CAS then fails */
-  uint32_t st = gpufs_pg_state(gpufs_add_acqrel_u32_dev(&fr->state, 1u));
+  /* acquire: pairs with the owner's release when it made the frame LOADING
+   * or VALID (key, version, len and bytes are then visible), and keeps our
+   * reads of the frame after the pin.  No release: the pin publishes
+   * nothing.  An allocator's CAS and this add are ordered on the state
+   * word itself: a CAS after the pin fails (it compares the pin count); a
+   * pin after the CAS reads OWNED and is taken back below.  The allocator
+   * may overwrite the bytes only after its CAS acquired our unpin's
+   * release (gpufs_frame_unpin). */
+  uint32_t st = gpufs_pg_state(gpufs_add_acquire_u32_dev(&fr->state, 1u));
   if ((st == GPUFS_PG_LOADING || st == GPUFS_PG_VALID) &&
       gpufs_ld_relaxed_u64_dev(&fr->key) == key &&
       gpufs_ld_relaxed_u32_dev(&fr->version) == version)

@@ -215,31 +215,6 @@ static __device__ int gopen_one(const struct gpufs_dev *d, const char *path, int
   return (int)r;
 }
 
-__device__ int gpufs_fd_get(int fd, struct gpufs_fdinfo *fi)
-{
-  uint32_t entry = 0;
-  const struct gpufs_dev *d = gpufs_fd_instance(fd, &entry);
-  if (d == NULL) return -GPUFS_EBADF;
-  struct gpufs_gfile *e = &d->ftab.files[entry];
-  /* acquire: pairs with the opener's release of OPEN */
-  if (gpufs_ld_acquire_u32_dev(&e->state) != GPUFS_GF_OPEN) return -GPUFS_EBADF;
-  fi->hfid = e->hfid;
-  fi->cid = e->cid;
-  const uint32_t node = e->node;
-  if (node >= d->ftab.nfiles) return -GPUFS_EBADF; /* closed meanwhile */
-  struct gpufs_gnode *nd = &d->ftab.nodes[node];
-  /* relaxed: version and size change (gftruncate, gwrite) while the file
-   * is open; callers racing with those get either value */
-  fi->version = gpufs_ld_relaxed_u32_dev(&nd->version);
-  fi->flags = e->flags;
-  /* relaxed: a hint that gfadvise may change at any time */
-  fi->advice = gpufs_ld_relaxed_u32_dev(&e->advice);
-  fi->d = d;
-  fi->fd = entry;
-  fi->size = gpufs_ld_relaxed_u64_dev(&nd->size);
-  return 0;
-}
-
 __device__ int gpufs_close_drop(const struct gpufs_dev *d, uint32_t fd)
 {
   const struct gpufs_ftab *t = &d->ftab;

@@ -62,7 +62,7 @@ __device__ __forceinline__ uint32_t gpufs_block_id(void)
 struct gpufs_block_scratch {
   uint64_t v64[2][GPUFS_CHUNK];
   uint32_t v32[2][GPUFS_CHUNK];
-  int64_t ret;
+  int64_t ret[3];
   uint32_t mask;
 };
 
@@ -102,11 +102,26 @@ struct gpufs_block_group {
   /* value of the meta warp's lane 0, to every thread; includes a sync() */
   __device__ int64_t bcast(int64_t v) const
   {
-    if (gpufs_block_rank() == 0) sh->ret = v;
+    if (gpufs_block_rank() == 0) sh->ret[0] = v;
     __syncthreads();
-    int64_t r = sh->ret;
+    int64_t r = sh->ret[0];
     __syncthreads();
     return r;
+  }
+  /* three values of the meta warp's lane 0 at once, to every thread, in
+   * place; includes a sync() (one barrier pair for the three) */
+  __device__ void bcast3(int64_t *a, int64_t *b, int64_t *c) const
+  {
+    if (gpufs_block_rank() == 0) {
+      sh->ret[0] = *a;
+      sh->ret[1] = *b;
+      sh->ret[2] = *c;
+    }
+    __syncthreads();
+    *a = sh->ret[0];
+    *b = sh->ret[1];
+    *c = sh->ret[2];
+    __syncthreads();
   }
 };
 
@@ -135,6 +150,12 @@ struct gpufs_warp_group {
   /* a warp call needs the whole warp, converged */
   __device__ bool shape_ok() const { return __activemask() == GPUFS_FULL_MASK; }
   __device__ int64_t bcast(int64_t v) const { return __shfl_sync(GPUFS_FULL_MASK, v, 0); }
+  __device__ void bcast3(int64_t *a, int64_t *b, int64_t *c) const
+  {
+    *a = __shfl_sync(GPUFS_FULL_MASK, *a, 0);
+    *b = __shfl_sync(GPUFS_FULL_MASK, *b, 0);
+    *c = __shfl_sync(GPUFS_FULL_MASK, *c, 0);
+  }
 };
 
 /* Copy n bytes with every thread of a group, widest words the alignment of

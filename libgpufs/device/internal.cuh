@@ -96,8 +96,32 @@ __device__ bool gpufs_ftab_trylock(const struct gpufs_ftab *t);
 __device__ void gpufs_ftab_unlock(const struct gpufs_ftab *t);
 
 /* 0 and *fi filled if fd (a kernel's descriptor) is open, else -EBADF.
- * Any thread may call it. */
-__device__ int gpufs_fd_get(int fd, struct gpufs_fdinfo *fi);
+ * Any thread may call it.  Inline: every device call starts with it, and
+ * as a call its *fi would live in local memory. */
+__device__ __forceinline__ int gpufs_fd_get(int fd, struct gpufs_fdinfo *fi)
+{
+  uint32_t entry = 0;
+  const struct gpufs_dev *d = gpufs_fd_instance(fd, &entry);
+  if (d == NULL) return -GPUFS_EBADF;
+  struct gpufs_gfile *e = &d->ftab.files[entry];
+  /* acquire: pairs with the opener's release of OPEN */
+  if (gpufs_ld_acquire_u32_dev(&e->state) != GPUFS_GF_OPEN) return -GPUFS_EBADF;
+  fi->hfid = e->hfid;
+  fi->cid = e->cid;
+  const uint32_t node = e->node;
+  if (node >= d->ftab.nfiles) return -GPUFS_EBADF; /* closed meanwhile */
+  struct gpufs_gnode *nd = &d->ftab.nodes[node];
+  /* relaxed: version and size change (gftruncate, gwrite) while the file
+   * is open; callers racing with those get either value */
+  fi->version = gpufs_ld_relaxed_u32_dev(&nd->version);
+  fi->flags = e->flags;
+  /* relaxed: a hint that gfadvise may change at any time */
+  fi->advice = gpufs_ld_relaxed_u32_dev(&e->advice);
+  fi->d = d;
+  fi->fd = entry;
+  fi->size = gpufs_ld_relaxed_u64_dev(&nd->size);
+  return 0;
+}
 
 __device__ __forceinline__ bool gpufs_fd_writable(const struct gpufs_fdinfo *fi)
 {

@@ -1,8 +1,9 @@
 /*
  * mmap.cu - gmmap, gmunmap, gmsync: pointers into cached pages.
  *
- * gmmap loads (or finds) the one page that holds [offset, offset+size) with
- * a one-page round (round.cuh) and keeps its frame pinned: the pointer stays
+ * gmmap finds the one page that holds [offset, offset+size) with a lookup
+ * and a pin when it is cached (gpufs_round_hit_one), else loads it with a
+ * one-page round (round.cuh), and keeps its frame pinned: the pointer stays
  * valid, and the frame is never evicted, until gmunmap drops the pin.  A
  * mapping never crosses a page boundary; a request that would is refused
  * with -EINVAL (map the pieces one by one).  Pinned frames count against the
@@ -52,8 +53,55 @@ static __device__ int wmap_begin(G g, const struct gpufs_dev *d, uint32_t fd, ui
   return (int)rc;
 }
 
+/* gmmap of a page that is not cached (or got no frame): one-page rounds
+ * until it has a frame, which stays pinned; then the pointer, as
+ * gmmap_group's.  The arguments were checked by gmmap_group.  Every thread
+ * of the group calls it with equal arguments; synchronizes the group.  Not
+ * inlined: the hit path in gmmap_group then needs few registers, and so
+ * saves and restores few at every call. */
 template <typename G>
-static __device__ void *gmmap_group(G g, size_t size, int prot, int flags, int fd, int64_t offset)
+static __device__ __noinline__ void *gmmap_load(G g, int fd, int64_t offset, size_t size, int prot)
+{
+  struct gpufs_fdinfo fi;
+  int rc = gpufs_fd_get_group(g, fd, &fi);
+  if (rc) return ERR_PTR(rc);
+  const struct gpufs_dev *d = fi.d;
+  const uint32_t S = d->cache.page_size;
+  const uint32_t ring = g.id() % d->cache.nrings;
+  uint64_t stall_since = 0;
+  for (;;) {
+    struct gpufs_round r;
+    gpufs_round_load(g, &fi, (uint64_t)offset / S, 1, 0, ring, &r);
+    int64_t st = gpufs_round_status(g, &r, 0);
+    if (gpufs_round_noframe(g, &r, 0)) {
+      int64_t verdict = gpufs_stall(g, d, ring, &stall_since);
+      if (verdict) return ERR_PTR(verdict);
+      continue;
+    }
+    gpufs_round_unpin(g, d, &r, st >= 0, ring);
+    if (st < 0) return ERR_PTR(st);
+    const uint32_t f = gpufs_round_frame(g, &r, 0);
+    uint8_t *p = gpufs_frame_data(&d->cache, f) + (uint64_t)offset % S;
+    if ((prot & GPUFS_PROT_WRITE) == 0) return p;
+    rc = wmap_begin(g, d, fi.fd, (uint64_t)(p - d->cache.data), (uint32_t)size, f);
+    return rc ? ERR_PTR(rc) : p;
+  }
+}
+
+/* A writable mapping of frame f (pinned) at p begins (wmap_begin): p, or
+ * an error pointer with the frame unpinned.  Every thread of the group;
+ * synchronizes the group.  Not inlined, as gmmap_load. */
+template <typename G>
+static __device__ __noinline__ void *gmmap_writable(G g, const struct gpufs_dev *d, uint32_t fd, uint8_t *p,
+                                                    uint32_t size, uint32_t f)
+{
+  int rc = wmap_begin(g, d, fd, (uint64_t)(p - d->cache.data), size, f);
+  return rc ? ERR_PTR(rc) : p;
+}
+
+template <typename G>
+static __device__ __forceinline__ void *gmmap_group(G g, size_t size, int prot, int flags, int fd,
+                                                    int64_t offset)
 {
   if (!g.shape_ok()) return ERR_PTR(-GPUFS_EINVAL);
   struct gpufs_fdinfo fi;
@@ -73,24 +121,12 @@ static __device__ void *gmmap_group(G g, size_t size, int prot, int flags, int f
   if (size > S - in_page) return ERR_PTR(-GPUFS_EINVAL);
   if ((uint64_t)offset >= fi.size) return ERR_PTR(-GPUFS_ENXIO);
   const uint32_t ring = g.id() % d->cache.nrings;
-  uint64_t stall_since = 0;
-  for (;;) {
-    struct gpufs_round r;
-    gpufs_round_load(g, &fi, (uint64_t)offset / S, 1, 0, ring, &r);
-    int64_t st = gpufs_round_status(g, &r, 0);
-    uint32_t f = gpufs_round_frame(g, &r, 0);
-    if (gpufs_round_noframe(g, &r, 0)) {
-      int64_t verdict = gpufs_stall(g, d, ring, &stall_since);
-      if (verdict) return ERR_PTR(verdict);
-      continue;
-    }
-    gpufs_round_unpin(g, d, &r, st >= 0, ring);
-    if (st < 0) return ERR_PTR(st);
-    uint8_t *p = gpufs_frame_data(&d->cache, f) + in_page;
-    if ((prot & GPUFS_PROT_WRITE) == 0) return p;
-    int64_t rc = wmap_begin(g, d, fi.fd, (uint64_t)(p - d->cache.data), (uint32_t)size, f);
-    return rc ? ERR_PTR(rc) : p;
-  }
+  /* a cached page is pinned without a round */
+  const uint32_t f = gpufs_round_hit_one(g, &fi, (uint64_t)offset / S, ring);
+  if (f == GPUFS_NIL) return gmmap_load(g, fd, offset, size, prot);
+  uint8_t *p = gpufs_frame_data(&d->cache, f) + in_page;
+  if ((prot & GPUFS_PROT_WRITE) == 0) return p;
+  return gmmap_writable(g, d, fi.fd, p, (uint32_t)size, f);
 }
 
 /* The instance whose cache holds addr, or NULL.  Any thread. */
@@ -138,22 +174,33 @@ static __device__ void mapping_mark(G g, const struct gpufs_dev *d, uint32_t f, 
   g.sync();
 }
 
+/* The entry a writable mapping (off, size) of instance d holds, or
+ * GPUFS_NIL (a read-only mapping); with take, one mapping ends
+ * (gpufs_wmap_find).  One thread.  Not inlined (it takes a lock): the
+ * read-only unmap, which never gets here while no writable mapping is
+ * live, stays lean. */
+static __device__ __noinline__ uint32_t mapping_writable(const struct gpufs_dev *d, uint64_t off,
+                                                         uint32_t size, bool take)
+{
+  return gpufs_wmap_find(&d->maps, off, size, take);
+}
+
 /* The mapping at addr (size bytes) of instance d: its frame (or
  * GPUFS_NIL), and the entry it holds if it is writable (else GPUFS_NIL);
  * with take, a writable one ends.  Every thread of the group calls it;
  * synchronizes the group. */
 template <typename G>
-static __device__ uint32_t mapping_find(G g, const struct gpufs_dev *d, void *addr, size_t size,
-                                        bool take, uint32_t *entry)
+static __device__ __forceinline__ uint32_t mapping_find(G g, const struct gpufs_dev *d, void *addr,
+                                                        size_t size, bool take, uint32_t *entry)
 {
   int64_t v = 0;
   g.sync();
   if (g.rank() == 0) {
     uint32_t f = mapped_frame(d, addr, size);
     uint32_t e = GPUFS_NIL;
-    if (f != GPUFS_NIL)
-      e = gpufs_wmap_find(&d->maps, (uint64_t)((const uint8_t *)addr - d->cache.data),
-                          (uint32_t)size, take);
+    /* relaxed: see wmaps.h (a writable mapping made meanwhile is not ours) */
+    if (f != GPUFS_NIL && gpufs_ld_relaxed_u32_dev(d->maps.live) != 0)
+      e = mapping_writable(d, (uint64_t)((const uint8_t *)addr - d->cache.data), (uint32_t)size, take);
     v = (int64_t)((uint64_t)e << 32 | f);
   }
   v = g.bcast(v);
@@ -161,19 +208,32 @@ static __device__ uint32_t mapping_find(G g, const struct gpufs_dev *d, void *ad
   return (uint32_t)v;
 }
 
+/* The end of a writable mapping of frame f: its range marked dirty, the
+ * pin dropped, and the reference it held on entry fd dropped (the last one
+ * writes the file back).  Every thread of the group; synchronizes the
+ * group.  Not inlined, as gmmap_load. */
 template <typename G>
-static __device__ int gmunmap_group(G g, void *addr, size_t size)
+static __device__ __noinline__ int gmunmap_writable(G g, const struct gpufs_dev *d, uint32_t f, void *addr,
+                                                    size_t size, uint32_t fd)
+{
+  mapping_mark(g, d, f, addr, size, fd);
+  g.sync();
+  if (g.rank() == 0) gpufs_frame_unpin(&d->cache, f);
+  return gpufs_close_group(g, d, fd);
+}
+
+template <typename G>
+static __device__ __forceinline__ int gmunmap_group(G g, void *addr, size_t size)
 {
   if (!g.shape_ok()) return -GPUFS_EINVAL;
   const struct gpufs_dev *d = mapped_instance(addr); /* the same addr in every thread */
   uint32_t fd = GPUFS_NIL;
   const uint32_t f = mapping_find(g, d, addr, size, true, &fd);
   if (f == GPUFS_NIL) return -GPUFS_EINVAL;
-  if (fd != GPUFS_NIL) mapping_mark(g, d, f, addr, size, fd);
-  g.sync();
+  if (fd != GPUFS_NIL) return gmunmap_writable(g, d, f, addr, size, fd);
+  g.sync(); /* every thread's use of the mapping is done */
   if (g.rank() == 0) gpufs_frame_unpin(&d->cache, f);
-  /* the mapping's reference: the last one writes the file back */
-  return fd == GPUFS_NIL ? 0 : gpufs_close_group(g, d, fd);
+  return 0;
 }
 
 template <typename G>

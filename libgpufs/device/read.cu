@@ -59,18 +59,37 @@ static __device__ void copy_out_words(G g, const struct gpufs_cache *c, const st
   }
 }
 
+/* The readahead pages gread's last round takes for [pos, end) of fi
+ * (gpufs_ra_plan; 0 under FADV_RANDOM or with readahead off).  Every
+ * thread of the group calls it with equal arguments; synchronizes the
+ * group (a broadcast).  Called once per gread: the plan records the
+ * group's position. */
 template <typename G>
-static __device__ ssize_t gread_group(G g, int fd, int64_t offset, size_t size, void *buf)
+static __device__ __forceinline__ uint32_t gread_plan(G g, const struct gpufs_fdinfo *fi, uint64_t pos,
+                                                      uint64_t end, uint32_t ring)
 {
-  if (!g.shape_ok()) return -GPUFS_EINVAL;
+  const struct gpufs_dev *d = fi->d;
+  if (d->ra.max_pages == 0 || fi->advice == GPUFS_FADV_RANDOM) return 0;
+  const uint32_t S = d->cache.page_size;
+  int64_t a = 0;
+  if (g.rank() == 0) a = gpufs_ra_plan(g.id(), fi, pos / S, (end - 1) / S, gpufs_round_max(d, ring));
+  return (uint32_t)g.bcast(a);
+}
+
+/* gread by rounds: [offset, offset + size) of fd, checked by gread_group,
+ * which also planned the readahead (ahead pages, or -1: not planned yet).
+ * Every thread of the group calls it with equal arguments; synchronizes
+ * the group.  Not inlined: the one-page hit path in gread_group then needs
+ * few registers, and so saves and restores few at every call. */
+template <typename G>
+static __device__ __noinline__ ssize_t gread_rounds(G g, int fd, int64_t offset, size_t size, void *buf,
+                                                    int64_t planned)
+{
   struct gpufs_fdinfo fi;
   int rc = gpufs_fd_get_group(g, fd, &fi);
   if (rc) return rc;
   const struct gpufs_dev *d = fi.d;
-  if (!gpufs_fd_readable(&fi)) return -GPUFS_EBADF;
-  if (offset < 0) return -GPUFS_EINVAL;
-  if (size == 0 || (uint64_t)offset >= fi.size) return 0;
-  if (buf == NULL) return -GPUFS_EFAULT;
+  if (size == 0 || (uint64_t)offset >= fi.size) return 0; /* truncated meanwhile */
   const uint64_t end = size > fi.size - (uint64_t)offset ? fi.size : (uint64_t)offset + size;
   const uint32_t S = d->cache.page_size;
   const uint32_t ring = g.id() % d->cache.nrings;
@@ -78,12 +97,8 @@ static __device__ ssize_t gread_group(G g, int fd, int64_t offset, size_t size, 
   uint8_t *out = (uint8_t *)buf;
   uint64_t pos = (uint64_t)offset;
   uint64_t stall_since = 0;
-  uint32_t ahead = 0; /* readahead pages for the last round */
-  if (d->ra.max_pages && fi.advice != GPUFS_FADV_RANDOM) {
-    int64_t a = 0;
-    if (g.rank() == 0) a = gpufs_ra_plan(g.id(), &fi, pos / S, (end - 1) / S, chunk);
-    ahead = (uint32_t)g.bcast(a);
-  }
+  /* readahead pages for the last round */
+  uint32_t ahead = planned >= 0 ? (uint32_t)planned : gread_plan(g, &fi, pos, end, ring);
 
   while (pos < end) {
     const uint64_t p0 = pos / S;
@@ -136,6 +151,34 @@ static __device__ ssize_t gread_group(G g, int fd, int64_t offset, size_t size, 
     pos = upto;
   }
   return (ssize_t)(pos - (uint64_t)offset);
+}
+
+template <typename G>
+static __device__ __forceinline__ ssize_t gread_group(G g, int fd, int64_t offset, size_t size, void *buf)
+{
+  if (!g.shape_ok()) return -GPUFS_EINVAL;
+  struct gpufs_fdinfo fi;
+  int rc = gpufs_fd_get_group(g, fd, &fi);
+  if (rc) return rc;
+  const struct gpufs_dev *d = fi.d;
+  if (!gpufs_fd_readable(&fi)) return -GPUFS_EBADF;
+  if (offset < 0) return -GPUFS_EINVAL;
+  if (size == 0 || (uint64_t)offset >= fi.size) return 0;
+  if (buf == NULL) return -GPUFS_EFAULT;
+  const uint64_t pos = (uint64_t)offset;
+  const uint64_t end = size > fi.size - pos ? fi.size : pos + size;
+  const uint32_t S = d->cache.page_size;
+  if ((end - 1) / S != pos / S) return gread_rounds(g, fd, offset, size, buf, -1);
+  /* one page, and no readahead due: a cached page is copied without a
+   * round */
+  const uint32_t ring = g.id() % d->cache.nrings;
+  const uint32_t ahead = gread_plan(g, &fi, pos, end, ring);
+  const uint32_t f = ahead ? GPUFS_NIL : gpufs_round_hit_one(g, &fi, pos / S, ring);
+  if (f == GPUFS_NIL) return gread_rounds(g, fd, offset, size, buf, ahead);
+  gpufs_group_copy(buf, gpufs_frame_data(&d->cache, f) + pos % S, (size_t)(end - pos), g.rank(), g.size());
+  g.sync(); /* every thread's copy is done before the unpin */
+  if (g.rank() == 0) gpufs_frame_unpin(&d->cache, f);
+  return (ssize_t)(end - pos);
 }
 
 __device__ ssize_t gread(int fd, int64_t offset, size_t size, void *buf)

@@ -48,14 +48,16 @@ template <typename G>
 __device__ __forceinline__ int gpufs_fd_get_group(G g, int fd, struct gpufs_fdinfo *fi)
 {
   struct gpufs_fdinfo mine = {};
-  int64_t a = 0;
+  int64_t a = 0, b = 0, size = 0;
   if (g.rank() == 0) {
     int rc = gpufs_fd_get(fd, &mine);
     /* hfid < max_open_files <= 2^12, advice < 2^8 */
     a = rc ? (int64_t)rc
            : (int64_t)((uint64_t)mine.flags << 32 | mine.advice << 24 | (uint32_t)mine.hfid);
+    b = (int64_t)((uint64_t)mine.cid << 32 | mine.version);
+    size = (int64_t)mine.size;
   }
-  a = g.bcast(a);
+  g.bcast3(&a, &b, &size);
   if (a < 0) return (int)a;
   fi->hfid = (int32_t)((uint32_t)a & 0xffffffu);
   fi->advice = ((uint32_t)a >> 24) & 0xffu;
@@ -63,10 +65,9 @@ __device__ __forceinline__ int gpufs_fd_get_group(G g, int fd, struct gpufs_fdin
   uint32_t entry = 0;
   fi->d = gpufs_fd_instance(fd, &entry); /* the same fd in every thread: no broadcast */
   fi->fd = entry;
-  uint64_t b = (uint64_t)g.bcast((int64_t)((uint64_t)mine.cid << 32 | mine.version));
-  fi->cid = (uint32_t)(b >> 32);
+  fi->cid = (uint32_t)((uint64_t)b >> 32);
   fi->version = (uint32_t)b;
-  fi->size = (uint64_t)g.bcast((int64_t)mine.size);
+  fi->size = (uint64_t)size;
   return 0;
 }
 
@@ -299,6 +300,35 @@ __device__ __forceinline__ void gpufs_round_unpin(G g, const struct gpufs_dev *d
     gpufs_add_relaxed_u64_dev(&rg->phase_cycles[3], gpufs_cycles() - r->t_end);
     gpufs_add_relaxed_u64_dev(&rg->rounds, 1ull);
   }
+}
+
+/* The one-page hit path, before any round: the group's first thread looks
+ * page `page` up lock-free (gpufs_chain_find) and keeps the pin of a VALID
+ * frame; a page that is missing or still loading is left to a round
+ * (a LOADING frame found here is let go again).  No staging, no phase
+ * timing, no barrier beyond the broadcast: a cached page costs a lookup
+ * and a pin.  Counted as a hit of `ring`, not as a round.  Returns the
+ * pinned frame, or GPUFS_NIL, to every thread; the caller unpins a frame
+ * with gpufs_frame_unpin after a g.sync() that ends every thread's use.
+ * Every thread of the group calls it with equal arguments; synchronizes
+ * the group (a broadcast). */
+template <typename G>
+__device__ __forceinline__ uint32_t gpufs_round_hit_one(G g, const struct gpufs_fdinfo *fi,
+                                                        uint64_t page, uint32_t ring)
+{
+  int64_t f = GPUFS_NIL;
+  if (g.rank() == 0) {
+    const struct gpufs_cache *c = &fi->d->cache;
+    uint32_t st = 0;
+    uint32_t fr = gpufs_chain_find(c, gpufs_key(fi->cid, page), fi->version, &st);
+    if (fr != GPUFS_NIL && st != GPUFS_PG_VALID) {
+      gpufs_frame_unpin(c, fr);
+      fr = GPUFS_NIL;
+    }
+    if (fr != GPUFS_NIL) gpufs_add_relaxed_u64_dev(&c->stats[ring].hits, 1ull);
+    f = fr;
+  }
+  return (uint32_t)g.bcast(f);
 }
 
 /* A round in which not even its first page got a frame: pause and say

@@ -352,9 +352,16 @@ enum collage_version {
 struct collage_stats {
   double seconds;         /* the whole run: picture in host memory to choices in host memory */
   double keys_s;          /* histograms + keys (cpu: summed over threads) */
-  double shortlist_s;     /* shortlists (cpu, cpu-gpu) */
-  double io_s;            /* candidate reads (cpu-gpu: preads + copies) */
+  double shortlist_s;     /* shortlists (cpu, cpu-gpu, gpufs) */
+  double io_s;            /* candidate reads (cpu-gpu: preads + copies; gpufs: the
+                             map or read call and the unmap) */
   double dist_s;          /* distances (cpu: summed over threads; cpu-gpu: kernel 2) */
+  /* gpufs versions: SM cycles at the peak clock, summed over each block's
+   * thread 0 (keys, shortlists) and each warp's lane 0 (reads, distances;
+   * gpufs-block: thread 0); io_s / candidates is the mean time of one
+   * candidate's read */
+  double register_s;      /* gpufs versions with --register: gpufs_register's time
+                             (before the run, not part of seconds) */
   uint64_t blocks;
   uint64_t candidates;    /* shortlist entries over all blocks */
   uint64_t empty;         /* blocks with no candidate */

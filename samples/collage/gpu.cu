@@ -41,6 +41,17 @@ enum cg_call {
 static const char *const cg_call_name[] = {"?",        "gopen",         "gfadvise",        "gmmap",  "gmunmap",
                                            "gmmap_warp", "gmunmap_warp", "gread_warp", "gclose"};
 
+/* Where the time goes, in SM cycles summed over the threads that measure
+ * it: keys and shortlists by each block's thread 0; candidate reads (the
+ * map or read call and the unmap) and distances by each warp's lane 0
+ * (gpufs-block: thread 0, for the whole block). */
+enum cg_time { CG_T_KEYS = 0, CG_T_SHORTLIST = 1, CG_T_IO = 2, CG_T_DIST = 3, CG_T_N = 4 };
+
+/* A thread's running sums of enum cg_time, added to the run's once. */
+struct cg_clock {
+  unsigned long long t[CG_T_N];
+};
+
 /* What a threadblock keeps in shared memory (dynamic: up to ~45 KiB).
  * NREC: per-warp record buffers (gpufs-gread), 0 for none. */
 template <int ITEMS, int NREC>
@@ -71,6 +82,7 @@ struct cg_args {
   struct collage_gpu_index g;
   uint32_t *choice;            /* [blocks] */
   unsigned long long *count;   /* [0] candidates, [1] empty blocks */
+  unsigned long long *cycles;  /* SM cycles summed: [CG_T_KEYS] ... (enum cg_time) */
   unsigned long long *err;     /* the first error: call << 32 | (uint32_t)-errno */
 };
 
@@ -341,13 +353,16 @@ static __device__ __forceinline__ uint32_t cg_warp_dist(const uint4 *hist, const
  * best pack in thread 0 (others: undefined), or records an error and
  * returns COLLAGE_NO_BEST with *failed set (to every thread). */
 template <class S>
-__device__ unsigned long long cg_block_best(int fd, uint32_t n, S &s, const struct cg_args &a, bool *failed)
+__device__ unsigned long long cg_block_best(int fd, uint32_t n, S &s, const struct cg_args &a, bool *failed,
+                                            struct cg_clock *clk)
 {
   typedef cub::BlockReduce<uint32_t, CG_THREADS> reduce_t;
   unsigned long long best = COLLAGE_NO_BEST;
   for (uint32_t i = 0; i < n; i++) {
     const uint32_t c = s.list[i];
+    const unsigned long long t0 = clock64();
     void *p = gmmap(NULL, COLLAGE_HIST * 4, GPUFS_PROT_READ, GPUFS_MAP_PRIVATE, fd, cg_record_offset(c));
+    const unsigned long long t1 = clock64();
     if (GPUFS_MAP_FAILED(p)) { /* the same result in every thread: all leave */
       if (threadIdx.x == 0)
         cg_fail(a.err, CG_GMMAP, GPUFS_MAP_ERRNO(p));
@@ -362,7 +377,10 @@ __device__ unsigned long long cg_block_best(int fd, uint32_t n, S &s, const stru
     }
     /* the reduce's storage is reused next round after gmunmap's and gmmap's barriers */
     const uint32_t sum = reduce_t(s.u.reduce).Sum(d);
+    const unsigned long long t2 = clock64();
     const int rc = gmunmap(p, COLLAGE_HIST * 4);
+    clk->t[CG_T_IO] += t1 - t0 + clock64() - t2;
+    clk->t[CG_T_DIST] += t2 - t1;
     if (rc < 0) {
       if (threadIdx.x == 0)
         cg_fail(a.err, CG_GMUNMAP, rc);
@@ -378,9 +396,13 @@ __device__ unsigned long long cg_block_best(int fd, uint32_t n, S &s, const stru
 /* gpufs-warp and gpufs-gread: warp w takes candidates w, w + 8, ...; its
  * best goes into s.best (a shared 64-bit atomicMin).  Every lane of the
  * warp calls it, converged (warp-level calls; each synchronizes the warp).
- * s.best must be set before, and read after a __syncthreads. */
+ * s.best must be set before, and read after a __syncthreads.  (Claiming
+ * candidates dynamically from a shared counter, so that a warp meeting a
+ * miss leaves the rest to the others, together with the record's six
+ * loads issued before any arithmetic, was measured 1.3-1.4x slower on an
+ * H100, 2026-11-27; not kept.) */
 template <int V, class S>
-__device__ void cg_warp_best(int fd, uint32_t n, S &s, const struct cg_args &a)
+__device__ void cg_warp_best(int fd, uint32_t n, S &s, const struct cg_args &a, struct cg_clock *clk)
 {
   const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const uint4 *hist = (const uint4 *)s.hist;
@@ -389,6 +411,7 @@ __device__ void cg_warp_best(int fd, uint32_t n, S &s, const struct cg_args &a)
   for (uint32_t i = warp; i < n; i += CG_WARPS) { /* warp-uniform bounds */
     const uint32_t c = s.list[i];
     uint32_t d;
+    const unsigned long long t0 = clock64();
     if (V == COLLAGE_GPUFS_WARP) {
       void *p = gmmap_warp(NULL, COLLAGE_HIST * 4, GPUFS_PROT_READ, GPUFS_MAP_PRIVATE, fd, cg_record_offset(c));
       if (GPUFS_MAP_FAILED(p)) {
@@ -396,8 +419,13 @@ __device__ void cg_warp_best(int fd, uint32_t n, S &s, const struct cg_args &a)
           cg_fail(a.err, CG_GMMAP_WARP, GPUFS_MAP_ERRNO(p));
         break;
       }
+      const unsigned long long t1 = clock64();
       d = cg_warp_dist(hist, (const uint4 *)p);
+      const unsigned long long t2 = clock64();
+      clk->t[CG_T_IO] += t1 - t0;
+      clk->t[CG_T_DIST] += t2 - t1;
       const int rc = gmunmap_warp(p, COLLAGE_HIST * 4);
+      clk->t[CG_T_IO] += clock64() - t2;
       if (rc < 0) {
         if (lane == 0)
           cg_fail(a.err, CG_GMUNMAP_WARP, rc);
@@ -411,8 +439,11 @@ __device__ void cg_warp_best(int fd, uint32_t n, S &s, const struct cg_args &a)
           cg_fail(a.err, CG_GREAD_WARP, got < 0 ? (int)got : -EIO);
         break;
       }
+      const unsigned long long t1 = clock64();
       d = cg_warp_dist(hist, buf);
       __syncwarp(); /* every lane has read buf before the next gread_warp fills it */
+      clk->t[CG_T_IO] += t1 - t0;
+      clk->t[CG_T_DIST] += clock64() - t1;
     }
     const unsigned long long pk = collage_pack(d, c);
     best = pk < best ? pk : best;
@@ -436,6 +467,7 @@ __global__ void __launch_bounds__(CG_THREADS, 2) collage_gpufs_kernel(struct cg_
   typedef cg_smem<ITEMS, V == COLLAGE_GPUFS_GREAD ? CG_WARPS : 0> S;
   S &s = *reinterpret_cast<S *>(cg_raw);
   const unsigned tid = threadIdx.x;
+  struct cg_clock clk = {};
   const int fd = gopen(a.path, GPUFS_O_RDONLY);
   if (fd < 0) {
     if (tid == 0)
@@ -450,16 +482,20 @@ __global__ void __launch_bounds__(CG_THREADS, 2) collage_gpufs_kernel(struct cg_
       s.best = COLLAGE_NO_BEST; /* published to the warps by cg_stopped's barrier */
     if (cg_stopped(a.err, s))
       break;
+    const unsigned long long t0 = clock64();
     collage_dev_block_keys(a.rgb, a.w, b, a.g, s.hist, s.r, s.keys);
+    const unsigned long long t1 = clock64();
     const uint32_t n = collage_dev_shortlist<ITEMS>(a.g, s);
+    clk.t[CG_T_KEYS] += t1 - t0;
+    clk.t[CG_T_SHORTLIST] += clock64() - t1;
     unsigned long long best;
     if (V == COLLAGE_GPUFS_BLOCK) {
       bool failed = false;
-      best = cg_block_best(fd, n, s, a, &failed);
+      best = cg_block_best(fd, n, s, a, &failed, &clk);
       if (failed)
         break; /* block-uniform */
     } else {
-      cg_warp_best<V>(fd, n, s, a);
+      cg_warp_best<V>(fd, n, s, a, &clk);
       __syncthreads(); /* every warp's atomicMin is in s.best */
     }
     if (tid == 0) { /* only thread 0 reads s.best: it also resets it next round */
@@ -470,6 +506,13 @@ __global__ void __launch_bounds__(CG_THREADS, 2) collage_gpufs_kernel(struct cg_
       if (n == 0)
         atomicAdd(&a.count[1], 1ull);
     }
+  }
+  /* the measuring threads' sums: thread 0 (keys, shortlists; gpufs-block's
+   * reads and distances) and every warp's lane 0 (its reads and distances) */
+  for (int k = 0; k < CG_T_N; k++) {
+    const bool mine = k < CG_T_IO ? tid == 0 : V == COLLAGE_GPUFS_BLOCK ? tid == 0 : tid % 32 == 0;
+    if (mine && clk.t[k])
+      atomicAdd(&a.cycles[k], clk.t[k]);
   }
   const int rc = gclose(fd);
   if (rc < 0 && tid == 0)
@@ -537,7 +580,7 @@ int collage_gpufs_run(enum collage_version v, const char *dataset_path, const st
   a.w = in->w;
   a.blocks = blocks;
   a.g = *g;
-  unsigned long long host[3] = {0, 0, 0}; /* candidates, empty, error */
+  unsigned long long host[3 + CG_T_N] = {0}; /* candidates, empty, error, cycles */
   void *rgb = NULL, *path = NULL, *ch = NULL, *cnt = NULL;
   const double t0 = bench_now();
   int rc = cg_upload(&rgb, in->rgb, px, "picture upload");
@@ -555,6 +598,7 @@ int collage_gpufs_run(enum collage_version v, const char *dataset_path, const st
     a.choice = (uint32_t *)ch;
     a.count = (unsigned long long *)cnt;
     a.err = a.count + 2;
+    a.cycles = a.count + 3;
     rc = v == COLLAGE_GPUFS_BLOCK  ? cg_launch_v<COLLAGE_GPUFS_BLOCK>(&a)
          : v == COLLAGE_GPUFS_WARP ? cg_launch_v<COLLAGE_GPUFS_WARP>(&a)
                                    : cg_launch_v<COLLAGE_GPUFS_GREAD>(&a);
@@ -579,5 +623,15 @@ int collage_gpufs_run(enum collage_version v, const char *dataset_path, const st
   st->blocks = blocks;
   st->candidates = host[0];
   st->empty = host[1];
+  /* cycles to seconds at the SM's peak clock (kHz) */
+  int khz = 0, dev = 0;
+  if (cudaGetDevice(&dev) == cudaSuccess && cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, dev) == cudaSuccess &&
+      khz > 0) {
+    const double hz = khz * 1e3;
+    st->keys_s = (double)host[3 + CG_T_KEYS] / hz;
+    st->shortlist_s = (double)host[3 + CG_T_SHORTLIST] / hz;
+    st->io_s = (double)host[3 + CG_T_IO] / hz;
+    st->dist_s = (double)host[3 + CG_T_DIST] / hz;
+  }
   return rc;
 }

@@ -22,6 +22,10 @@ const char collage_usage[] =
     "                     when empty, else a procedural set)\n"
     "  --no-fetch         do not fetch seed photographs\n"
     "  --rebuild          build the dataset and the index anew\n"
+    "  --no-register      gpufs versions: do not register the dataset (by default gpufs_register\n"
+    "                     pins it, so that a miss copies its page from the host page cache with no\n"
+    "                     request to the daemon; a dataset that cannot be registered is read\n"
+    "                     through the daemon, with a message)\n"
     "  --L N --K N --cap N  LSH tables (32), key bits (default: about 16 tiles a bucket), bucket cap (64)\n"
     "  --versions LIST    comma-separated: cpu,cpu-gpu,gpufs-block,gpufs-warp,gpufs-gread\n"
     "                     (benchmark default: all; picture default: gpufs-warp)\n"
@@ -147,6 +151,7 @@ static void collage_defaults(struct collage_options *o)
   o->cap = COLLAGE_DEFAULT_CAP;
   o->reps = 3;
   o->fetch = 1;
+  o->reg = 1;
   o->nsizes = 5;
   for (int i = 0; i < 5; i++)
     o->w[i] = collage_default_w[i], o->h[i] = collage_default_h[i];
@@ -164,6 +169,10 @@ int collage_parse_options(int argc, char **argv, struct collage_options *o, char
       return 1;
     if (!strcmp(a, "--no-fetch")) {
       o->fetch = 0;
+      continue;
+    }
+    if (!strcmp(a, "--no-register")) {
+      o->reg = 0;
       continue;
     }
     if (!strcmp(a, "--rebuild")) {

@@ -41,6 +41,7 @@ struct collage_options {
   int device;
   int fetch;                         /* fetch seed photographs when the folder has none */
   int rebuild;                       /* build the dataset and index anew */
+  int reg;                           /* gpufs versions: gpufs_register the dataset (default) */
   char rows[4096];                   /* JSON rows file ("": none) */
   char collage_out[4096];            /* bench mode: the collage of one input as PNG ("": none) */
 };

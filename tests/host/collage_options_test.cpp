@@ -48,6 +48,7 @@ TEST(CollageOptions, DefaultsAreTheBenchmarkAtThePapersScale)
   EXPECT_EQ(p.o.w[4], 8192);
   EXPECT_EQ(p.o.h[4], 6144);
   EXPECT_EQ(p.o.fetch, 1);
+  EXPECT_EQ(p.o.reg, 1);
   EXPECT_EQ(p.o.reps, 3);
 }
 
@@ -67,7 +68,7 @@ TEST(CollageOptions, ValuesAreParsed)
 {
   Parsed p = Parse({"--tiles", "10M", "--L", "16", "--K", "12", "--cap", "128", "--versions", "gpufs-warp,cpu",
                     "--sizes", "1024x768,64x32", "--reps", "2", "--cache", "2G", "--small-cache", "10x",
-                    "--threads", "4", "--device", "1", "--no-fetch", "--rebuild", "--dir", "/tmp/x", "--seeds",
+                    "--threads", "4", "--device", "1", "--no-fetch", "--rebuild", "--no-register", "--dir", "/tmp/x", "--seeds",
                     "/tmp/s", "--out", "rows.jsonl", "--collage-out", "c.png"});
   ASSERT_EQ(p.rc, 0) << p.err;
   EXPECT_EQ(p.o.tiles, 10000000u);
@@ -88,6 +89,7 @@ TEST(CollageOptions, ValuesAreParsed)
   EXPECT_EQ(p.o.device, 1);
   EXPECT_EQ(p.o.fetch, 0);
   EXPECT_EQ(p.o.rebuild, 1);
+  EXPECT_EQ(p.o.reg, 0);
   EXPECT_STREQ(p.o.dir, "/tmp/x");
   EXPECT_STREQ(p.o.seeds, "/tmp/s");
   EXPECT_STREQ(p.o.rows, "rows.jsonl");

@@ -94,7 +94,7 @@ COLLAGE_MAIN   := $(BUILD)/obj/samples/collage/main.o
 COLLAGE_BIN    := $(BUILD)/samples/collage/collage
 IMAGE_LIBS     := $(foreach a,libpng16.a libjpeg.a libz.a,$(shell $(CC) -print-file-name=$(a))) -lm
 # the collage's headers (its structs and options), also for the host tests that include them
-$(COLLAGE_OBJ) $(COLLAGE_TSAN) $(COLLAGE_MAIN) $(HOST_TEST_OBJ): $(wildcard samples/collage/*.h)
+$(COLLAGE_OBJ) $(COLLAGE_TSAN) $(COLLAGE_MAIN) $(HOST_TEST_OBJ) $(GPU_TEST_OBJ): $(wildcard samples/collage/*.h)
 # The distances vectorize (AVX2 where the CPU has it: cpu.c picks at run time).
 $(BUILD)/obj/samples/collage/cpu.o $(BUILD)/tsan/samples/collage/cpu.o: CFLAGS += -O3
 

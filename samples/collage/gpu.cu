@@ -2,7 +2,8 @@
  * gpu.cu - the libgpufs versions of the collage (gpufs-block, gpufs-warp,
  * gpufs-gread) and the LSH index in device memory.
  *
- * One persistent kernel: SMs x 2 threadblocks of 256 threads, each gopens
+ * One persistent kernel: SMs x 2 threadblocks of 256 threads (gpufs-block:
+ * SMs x 8 of 64 threads, cg_shape), each gopens
  * the dataset once and then takes image blocks b = blockIdx.x, + gridDim.x,
  * ...  For each: the histogram, the reduced histogram and the L keys in
  * shared memory (collage_dev_block_keys, shared with cpugpu.cu's kernel 1),
@@ -29,8 +30,20 @@
 #include "include/gpufs.cuh"
 #include "samples/collage/collage.h"
 
-#define CG_THREADS 256                 /* threads a block: 8 warps */
+#define CG_THREADS 256                 /* threads a block of the warp versions: 8 warps */
 #define CG_WARPS (CG_THREADS / 32)
+#define CG_BLOCK_THREADS 64            /* threads a block of gpufs-block: 2 warps */
+
+/* The block shape of version V: T threads, up to PER blocks an SM.  The
+ * warp versions keep a candidate a warp in flight; gpufs-block's whole
+ * block maps each candidate, so it runs small blocks, many an SM (the
+ * registers the library's calls need allow 8 blocks of 64 threads, 2 of
+ * 256): four times the candidates in flight of 256-thread blocks. */
+template <int V>
+struct cg_shape {
+  static constexpr int T = V == COLLAGE_GPUFS_BLOCK ? CG_BLOCK_THREADS : CG_THREADS;
+  static constexpr int PER = V == COLLAGE_GPUFS_BLOCK ? 8 : 2;
+};
 #define CG_VEC (COLLAGE_HIST / 4)      /* a histogram as uint4: 192 */
 #define CG_VEC_LANE (CG_VEC / 32)      /* uint4 a lane: 6 (24 values) */
 
@@ -54,21 +67,22 @@ struct cg_clock {
 
 /* What a threadblock keeps in shared memory (dynamic: up to ~45 KiB).
  * NREC: per-warp record buffers (gpufs-gread), 0 for none. */
-template <int ITEMS, int NREC>
+template <int T, int ITEMS, int NREC>
 struct cg_smem {
+  static constexpr int threads = T;
   __align__(16) uint32_t hist[COLLAGE_HIST];   /* the image block's histogram */
   int32_t r[COLLAGE_DIMS];                     /* its reduced histogram */
   uint32_t keys[COLLAGE_MAX_L];
   /* table t's bucket: ids[lo[t] .. lo[t] + cnt[t]) go to list[pos[t] ..) */
   uint32_t lo[COLLAGE_MAX_L], pos[COLLAGE_MAX_L], cnt[COLLAGE_MAX_L];
-  uint32_t list[CG_THREADS * ITEMS];           /* the shortlist */
+  uint32_t list[T * ITEMS];                    /* the shortlist */
   uint32_t maxid;
   int stop;
   unsigned long long best;
   union {
-    typename cub::BlockRadixSort<uint32_t, CG_THREADS, ITEMS>::TempStorage sort;
-    typename cub::BlockScan<uint32_t, CG_THREADS>::TempStorage scan;
-    typename cub::BlockReduce<uint32_t, CG_THREADS>::TempStorage reduce;
+    typename cub::BlockRadixSort<uint32_t, T, ITEMS>::TempStorage sort;
+    typename cub::BlockScan<uint32_t, T>::TempStorage scan;
+    typename cub::BlockReduce<uint32_t, T>::TempStorage reduce;
     uint4 rec[NREC > 0 ? NREC : 1][CG_VEC];
   } u;
 };
@@ -234,13 +248,13 @@ __device__ void collage_dev_block_keys(const uint8_t *rgb, int w, uint64_t b, st
 /*
  * The shortlist of s.keys: the L buckets gathered into s.list (offsets by a
  * prefix sum of their sizes), sorted and made unique.  Returns its length
- * (to every thread).  Who calls: every thread of a CG_THREADS block, equal
+ * (to every thread).  Who calls: every thread of a T-thread block, equal
  * arguments; synchronizes the block; s.list is valid to all on return.
  */
-template <int ITEMS, class S>
+template <int T, int ITEMS, class S>
 __device__ uint32_t collage_dev_shortlist(const struct collage_gpu_index &g, S &s)
 {
-  typedef cub::BlockScan<uint32_t, CG_THREADS> scan_t;
+  typedef cub::BlockScan<uint32_t, T> scan_t;
   const unsigned tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
   uint32_t lo = 0, n = 0, pos, total;
   if (tid < g.L) {
@@ -258,7 +272,7 @@ __device__ uint32_t collage_dev_shortlist(const struct collage_gpu_index &g, S &
   }
   __syncthreads();
   uint32_t mx = 0;
-  for (unsigned t = warp; t < g.L; t += CG_WARPS)
+  for (unsigned t = warp; t < g.L; t += T / 32)
     for (uint32_t j = lane; j < s.cnt[t]; j += 32) {
       const uint32_t id = g.ids[s.lo[t] + j];
       s.list[s.pos[t] + j] = id;
@@ -278,16 +292,18 @@ __device__ uint32_t collage_dev_shortlist(const struct collage_gpu_index &g, S &
     const uint32_t j = tid * ITEMS + i;
     k[i] = j < total ? s.list[j] : pad;
   }
-  cub::BlockRadixSort<uint32_t, CG_THREADS, ITEMS>(s.u.sort).Sort(k, 0, (int)bits);
+  cub::BlockRadixSort<uint32_t, T, ITEMS>(s.u.sort).Sort(k, 0, (int)bits);
   __syncthreads(); /* every list read above is done; the sort's storage is free */
   for (int i = 0; i < ITEMS; i++)
     s.list[tid * ITEMS + i] = k[i];
   __syncthreads();
-  uint32_t flags = 0, mine = 0, at, uniq;
+  static_assert(ITEMS <= 64, "a thread's head flags are one 64-bit word");
+  uint64_t flags = 0;
+  uint32_t mine = 0, at, uniq;
   for (int i = 0; i < ITEMS; i++) {
     const uint32_t j = tid * ITEMS + i;
     const bool head = j < total && (j == 0 || s.list[j - 1] != k[i]);
-    flags |= (uint32_t)head << i;
+    flags |= (uint64_t)head << i;
     mine += head;
   }
   scan_t(s.u.scan).ExclusiveSum(mine, at, uniq);
@@ -356,7 +372,7 @@ template <class S>
 __device__ unsigned long long cg_block_best(int fd, uint32_t n, S &s, const struct cg_args &a, bool *failed,
                                             struct cg_clock *clk)
 {
-  typedef cub::BlockReduce<uint32_t, CG_THREADS> reduce_t;
+  typedef cub::BlockReduce<uint32_t, S::threads> reduce_t;
   unsigned long long best = COLLAGE_NO_BEST;
   for (uint32_t i = 0; i < n; i++) {
     const uint32_t c = s.list[i];
@@ -371,7 +387,7 @@ __device__ unsigned long long cg_block_best(int fd, uint32_t n, S &s, const stru
     }
     const uint32_t *rec = (const uint32_t *)p;
     uint32_t d = 0;
-    for (unsigned k = threadIdx.x; k < COLLAGE_HIST; k += CG_THREADS) {
+    for (unsigned k = threadIdx.x; k < COLLAGE_HIST; k += S::threads) {
       const int32_t x = (int32_t)s.hist[k] - (int32_t)rec[k];
       d += (uint32_t)(x * x);
     }
@@ -457,14 +473,14 @@ __device__ void cg_warp_best(int fd, uint32_t n, S &s, const struct cg_args &a, 
 /*
  * Every threadblock: gopen the dataset, advise RANDOM, take image blocks
  * until none is left or some group failed, gclose.  Launched with
- * CG_THREADS threads and sizeof(cg_smem<ITEMS, ...>) bytes of dynamic
+ * cg_shape<V>::T threads and sizeof(cg_smem<T, ITEMS, ...>) bytes of dynamic
  * shared memory by collage_gpufs_run.
  */
 template <int V, int ITEMS>
-__global__ void __launch_bounds__(CG_THREADS, 2) collage_gpufs_kernel(struct cg_args a)
+__global__ void __launch_bounds__(cg_shape<V>::T, cg_shape<V>::PER) collage_gpufs_kernel(struct cg_args a)
 {
   extern __shared__ __align__(16) unsigned char cg_raw[];
-  typedef cg_smem<ITEMS, V == COLLAGE_GPUFS_GREAD ? CG_WARPS : 0> S;
+  typedef cg_smem<cg_shape<V>::T, ITEMS, V == COLLAGE_GPUFS_GREAD ? CG_WARPS : 0> S;
   S &s = *reinterpret_cast<S *>(cg_raw);
   const unsigned tid = threadIdx.x;
   struct cg_clock clk = {};
@@ -485,7 +501,7 @@ __global__ void __launch_bounds__(CG_THREADS, 2) collage_gpufs_kernel(struct cg_
     const unsigned long long t0 = clock64();
     collage_dev_block_keys(a.rgb, a.w, b, a.g, s.hist, s.r, s.keys);
     const unsigned long long t1 = clock64();
-    const uint32_t n = collage_dev_shortlist<ITEMS>(a.g, s);
+    const uint32_t n = collage_dev_shortlist<cg_shape<V>::T, ITEMS>(a.g, s);
     clk.t[CG_T_KEYS] += t1 - t0;
     clk.t[CG_T_SHORTLIST] += clock64() - t1;
     unsigned long long best;
@@ -520,11 +536,12 @@ __global__ void __launch_bounds__(CG_THREADS, 2) collage_gpufs_kernel(struct cg_
 }
 
 /* Launch version V with ITEMS sort keys a thread: a persistent grid of SMs
- * x (up to) 2 blocks.  0 or -errno (a CUDA failure). */
+ * x (up to) cg_shape<V>::PER blocks.  0 or -errno (a CUDA failure). */
 template <int V, int ITEMS>
 static int cg_launch(const struct cg_args *a)
 {
-  typedef cg_smem<ITEMS, V == COLLAGE_GPUFS_GREAD ? CG_WARPS : 0> S;
+  constexpr int T = cg_shape<V>::T;
+  typedef cg_smem<T, ITEMS, V == COLLAGE_GPUFS_GREAD ? CG_WARPS : 0> S;
   void (*k)(struct cg_args) = collage_gpufs_kernel<V, ITEMS>;
   int dev = 0, sms = 0, per = 0;
   int rc = cg_cuda(cudaGetDevice(&dev), "cudaGetDevice");
@@ -534,22 +551,26 @@ static int cg_launch(const struct cg_args *a)
     rc = cg_cuda(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sizeof(S)),
                  "kernel shared memory");
   if (!rc)
-    rc = cg_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, k, CG_THREADS, sizeof(S)), "occupancy");
+    rc = cg_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, k, T, sizeof(S)), "occupancy");
   if (rc)
     return rc;
-  per = per < 1 ? 1 : per > 2 ? 2 : per;
+  per = per < 1 ? 1 : per > cg_shape<V>::PER ? cg_shape<V>::PER : per;
   uint64_t grid = (uint64_t)sms * (uint64_t)per;
   grid = grid < a->blocks ? grid : a->blocks;
-  k<<<(unsigned)grid, CG_THREADS, sizeof(S)>>>(*a);
+  k<<<(unsigned)grid, T, sizeof(S)>>>(*a);
   return cg_cuda(cudaGetLastError(), "kernel launch");
 }
 
 template <int V>
 static int cg_launch_v(const struct cg_args *a)
 {
-  if (a->g.L * a->g.cap <= CG_THREADS * 8)
-    return cg_launch<V, 8>(a);
-  return cg_launch<V, 16>(a);
+  /* the fewest sort keys a thread that hold the longest shortlist, L * cap
+   * (<= COLLAGE_GPU_MAX_SHORTLIST = 64 * 64) */
+  constexpr int T = cg_shape<V>::T;
+  const uint32_t most = a->g.L * a->g.cap;
+  if (T == CG_THREADS)
+    return most <= T * 8 ? cg_launch<V, 8>(a) : cg_launch<V, 16>(a);
+  return most <= T * 32 ? cg_launch<V, 32>(a) : cg_launch<V, 64>(a);
 }
 
 /* ---------------- the run ---------------- */

@@ -10,9 +10,8 @@
  * LSH index are built when missing and checked when present (a foreign,
  * truncated or mismatched file is an error, never rebuilt silently).
  * Exit status: 0 done and every version verified; 1 a version failed or
- * chose other tiles, or a data file is bad; 2 bad options or no usable GPU.
- * docs/collage.md says what is measured and how.
- */
+ * chose other tiles, or a data file is bad; 2 bad options or no usable GPU
+ * (docs/collage.md: what is measured and how). */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -51,10 +50,7 @@ struct collage_ctx {
   char gpu_name[256];
 };
 
-static int collage_is_gpufs(enum collage_version v)
-{
-  return v == COLLAGE_GPUFS_BLOCK || v == COLLAGE_GPUFS_WARP || v == COLLAGE_GPUFS_GREAD;
-}
+static int collage_is_gpufs(enum collage_version v) { return v >= COLLAGE_GPUFS_BLOCK && v <= COLLAGE_GPUFS_GREAD; }
 
 /* ---------------- data: seeds, dataset, index ---------------- */
 
@@ -149,10 +145,9 @@ static int collage_prepare_index(struct collage_ctx *c)
 
 /* ---------------- one run of one version ---------------- */
 
-/* Start libgpufs for a gpufs version (a cache of `cache` bytes, 4 KiB
- * pages) and, unless --no-register, register the dataset (*reg_s: its
- * time, not part of the run's; a refusal is said once and the run goes on
- * through the daemon).  0, or -errno with why filled and nothing started. */
+/* Start libgpufs for a gpufs version (`cache` bytes of 4 KiB pages); unless
+ * --no-register, register the dataset (*reg_s: its time; a refusal is said
+ * once, the daemon then reads it).  0, or -errno, why filled, none started. */
 static int collage_gpufs_begin(const struct collage_ctx *c, uint64_t cache, double *reg_s, char *why, size_t len)
 {
   struct gpufs_config cfg;
@@ -193,6 +188,7 @@ static int collage_run_once(const struct collage_ctx *c, enum collage_version v,
                             char *why, size_t len)
 {
   int rc;
+  double reg_s = 0; /* the registration's time, before the run */
   memset(st, 0, sizeof(*st));
   memset(gs, 0, sizeof(*gs));
   switch (v) {
@@ -203,9 +199,8 @@ static int collage_run_once(const struct collage_ctx *c, enum collage_version v,
     rc = collage_cpugpu_run(&c->ds, &c->ix, &c->gix, in, c->threads, choice, st);
     break;
   default:
-    if ((rc = collage_gpufs_begin(c, cache, &st->register_s, why, len)) != 0)
+    if ((rc = collage_gpufs_begin(c, cache, &reg_s, why, len)) != 0)
       return rc;
-    const double reg_s = st->register_s;
     rc = collage_gpufs_run(v, c->ds.path, &c->gix, in, choice, st);
     st->register_s = reg_s; /* collage_gpufs_run clears st */
     gpufs_get_stats(gs);

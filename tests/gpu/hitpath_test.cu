@@ -57,6 +57,7 @@ protected:
   void SetUp() override
   {
     StartedFixture::SetUp();
+    if (IsSkipped()) return; /* no GPU: the base skipped the test */
     file = dir.make("hit", (uint64_t)kPages * kPage, 77);
     struct gpufs_config c = small_config(kPage, 256ull * kPage);
     c.readahead_max = 0; /* every one-page call is a one-page call */

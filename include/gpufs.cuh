@@ -50,8 +50,9 @@ struct gpufs_stats {
   uint64_t alloc_ns;    /* time meta lanes spent allocating frames, evictions
                            included, summed over lanes (peak SM clock) */
   uint64_t rounds;      /* rounds of up to 32 pages served by gread/gwrite/gmmap
-                           (a one-page gread or gmmap of a cached page is a
-                           hit without a round) */
+                           (a one-page gread or gmmap of a cached page, and
+                           the cached pages from a gread's first on, are
+                           hits without a round) */
   uint64_t fetch_ns;    /* their time, summed over groups (peak SM clock): */
   uint64_t fill_ns;     /*   lookups + requests + host / copies into frames / */
   uint64_t settle_ns;   /*   publishing + waiting for others' loads / */

@@ -16,6 +16,8 @@
  *               by every thread of the group: registers + shuffle for a
  *               warp, a shared-memory array for a block; put_mask/get_mask
  *               the same for one value the meta warp agrees on
+ *   span ops    the multi-page hit path's (read.cu): every thread looks up
+ *               a page, publishes its frame, and learns the first miss
  */
 #ifndef GPUFS_DEVICE_GROUP_CUH
 #define GPUFS_DEVICE_GROUP_CUH
@@ -58,10 +60,18 @@ __device__ __forceinline__ uint32_t gpufs_block_id(void)
   return blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
 }
 
-/* Shared scratch of a block-level call: the meta warp's per-page values. */
+/* Pages one span of the multi-page hit path (read.cu: gread_hits) looks up
+ * at once in a block-level call: one thread a page. */
+#define GPUFS_SPAN_MAX 256u
+
+/* Shared scratch of a block-level call: the meta warp's per-page values;
+ * the hit path's frames (a thread's for its page) and each warp's ballot
+ * of the pages that missed. */
 struct gpufs_block_scratch {
   uint64_t v64[2][GPUFS_CHUNK];
   uint32_t v32[2][GPUFS_CHUNK];
+  uint32_t span[GPUFS_SPAN_MAX];
+  uint32_t miss[32];
   int64_t ret[3];
   uint32_t mask;
 };
@@ -108,6 +118,30 @@ struct gpufs_block_group {
     __syncthreads();
     return r;
   }
+  /* The hit path's spans: pages a span may take (thread t looks up page
+   * t); thread t publishes its frame with put_span, every thread reads
+   * page j's with get_span after first_miss. */
+  __device__ uint32_t span_cap() const { return size() < GPUFS_SPAN_MAX ? size() : GPUFS_SPAN_MAX; }
+  __device__ void put_span(uint32_t v) const
+  {
+    if (gpufs_block_rank() < GPUFS_SPAN_MAX) sh->span[gpufs_block_rank()] = v;
+  }
+  __device__ uint32_t get_span(uint32_t, uint32_t j) const { return sh->span[j]; }
+  /* The lowest rank whose miss is true, or n if none below n is, to every
+   * thread (only ranks below n may pass true).  Every thread calls it;
+   * includes a sync(), which also publishes put_span.  The next write of
+   * miss[] must follow a sync() (the caller's, after its copy). */
+  __device__ uint32_t first_miss(bool miss, uint32_t n) const
+  {
+    const uint32_t b = __ballot_sync(GPUFS_FULL_MASK, miss);
+    if (gpufs_lane() == 0) sh->miss[gpufs_block_rank() / 32] = b;
+    __syncthreads();
+    for (uint32_t w = 0; w * 32 < n; w++) {
+      const uint32_t m = sh->miss[w];
+      if (m != 0) return w * 32 + (uint32_t)__ffs((int)m) - 1;
+    }
+    return n;
+  }
   /* three values of the meta warp's lane 0 at once, to every thread, in
    * place; includes a sync() (one barrier pair for the three) */
   __device__ void bcast3(int64_t *a, int64_t *b, int64_t *c) const
@@ -150,6 +184,18 @@ struct gpufs_warp_group {
   /* a warp call needs the whole warp, converged */
   __device__ bool shape_ok() const { return __activemask() == GPUFS_FULL_MASK; }
   __device__ int64_t bcast(int64_t v) const { return __shfl_sync(GPUFS_FULL_MASK, v, 0); }
+  /* the hit path's spans: a lane a page, frames in registers */
+  __device__ uint32_t span_cap() const { return 32; }
+  __device__ void put_span(uint32_t) const {}
+  __device__ uint32_t get_span(uint32_t mine, uint32_t j) const
+  {
+    return __shfl_sync(GPUFS_FULL_MASK, mine, j);
+  }
+  __device__ uint32_t first_miss(bool miss, uint32_t n) const
+  {
+    const uint32_t b = __ballot_sync(GPUFS_FULL_MASK, miss);
+    return b != 0 ? (uint32_t)__ffs((int)b) - 1 : n;
+  }
   __device__ void bcast3(int64_t *a, int64_t *b, int64_t *c) const
   {
     *a = __shfl_sync(GPUFS_FULL_MASK, *a, 0);

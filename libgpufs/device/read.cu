@@ -1,15 +1,20 @@
 /*
  * read.cu - gread and gread_warp: reads through the page cache.
  *
- * A read is served in rounds (round.cuh): each round loads or finds up to
- * GPUFS_CHUNK consecutive pages, pinned; then
+ * Cached pages take no round.  A one-page read of a VALID page is a lookup,
+ * a pin, the copy and the unpin (gpufs_round_hit_one); a read of several
+ * pages first copies the cached pages from its first on by spans (one
+ * thread looks up one page, all at once: gread_hits).  What is left, from
+ * the first page that is not cached, is served in rounds (round.cuh): each
+ * round loads or finds up to GPUFS_CHUNK consecutive pages, pinned; then
  *
  *   E  group: copy the pages' bytes into the caller's buffer, in order, up
  *             to the first page that failed or had no frame;
  *   F  meta:  unpin every frame of the round.
  *
  * The round that ends a sequential read also loads the pages after it
- * (readahead.cuh), so that the group's next calls find them cached.
+ * (readahead.cuh), so that the group's next calls find them cached; a read
+ * whose pages were all cached loads them in a round of their own.
  *
  * A round in which not even its first page got a frame is retried after a
  * pause (or after writing back dirty pages that fill the ring: gpufs_stall),
@@ -20,15 +25,15 @@
 #include "libgpufs/device/readahead.cuh"
 #include "libgpufs/device/writeback.cuh"
 
-/* Copy file bytes [pos, hi) from the round's frames (pages p0, p0+1, ...)
- * to dst, which is 16-byte aligned as pos is.  The 16-byte words of all the
- * pages are spread over the group, GPUFS_COPY_LOADS (round.cuh) loads in
- * flight per thread: a copy page by page would keep one small page's worth
- * in flight at a time. */
-
-template <typename G>
-static __device__ void copy_out_words(G g, const struct gpufs_cache *c, const struct gpufs_round *r,
-                                      uint64_t p0, uint64_t pos, uint64_t hi, uint8_t *dst)
+/* Copy file bytes [pos, hi) from the frames of pages p0, p0+1, ... (page
+ * j's frame is frame_of(j): a round's, or a span's of the hit path) to dst,
+ * which is 16-byte aligned as pos is.  The 16-byte words of all the pages
+ * are spread over the group, GPUFS_COPY_LOADS (round.cuh) loads in flight
+ * per thread: a copy page by page would keep one small page's worth in
+ * flight at a time. */
+template <typename G, typename F>
+static __device__ void copy_out_words(G g, const struct gpufs_cache *c, F frame_of, uint64_t p0,
+                                      uint64_t pos, uint64_t hi, uint8_t *dst)
 {
   const uint32_t S = c->page_size;
   const uint32_t shift = (uint32_t)__ffs((int)S) - 1; /* a power of two: no division per word */
@@ -42,7 +47,7 @@ static __device__ void copy_out_words(G g, const struct gpufs_cache *c, const st
       const uint64_t k = base + (uint64_t)u * sz + rk;
       const uint64_t x = pos + (k < n ? k : 0) * 16;
       const uint32_t j = (uint32_t)((x >> shift) - p0);
-      const uint8_t *src = gpufs_frame_data(c, gpufs_round_frame(g, r, j)) + (x & (S - 1));
+      const uint8_t *src = gpufs_frame_data(c, frame_of(j)) + (x & (S - 1));
       if (k < n) v[u] = *(const uint4 *)src;
     }
 #pragma unroll
@@ -54,8 +59,30 @@ static __device__ void copy_out_words(G g, const struct gpufs_cache *c, const st
   const uint64_t tail = pos + n * 16; /* under 16 bytes, inside one page */
   if (tail < hi) {
     const uint32_t j = (uint32_t)((tail >> shift) - p0);
-    const uint8_t *src = gpufs_frame_data(c, gpufs_round_frame(g, r, j)) + (tail & (S - 1));
+    const uint8_t *src = gpufs_frame_data(c, frame_of(j)) + (tail & (S - 1));
     for (uint64_t b = rk; b < hi - tail; b += sz) dst[n * 16 + b] = src[b];
+  }
+}
+
+/* Copy file bytes [pos, hi) from the frames of pages p0, p0+1, ... to dst
+ * (dst holds byte pos): by words when both are 16-byte aligned, else page
+ * by page.  Every thread of the group calls it with equal arguments;
+ * synchronizes nothing. */
+template <typename G, typename F>
+static __device__ __forceinline__ void copy_out(G g, const struct gpufs_cache *c, F frame_of,
+                                                uint64_t p0, uint64_t pos, uint64_t hi, uint8_t *dst)
+{
+  if (((pos | (uintptr_t)dst) & 15) == 0) {
+    copy_out_words(g, c, frame_of, p0, pos, hi, dst);
+    return;
+  }
+  const uint32_t S = c->page_size;
+  for (uint64_t at = pos; at < hi;) {
+    const uint64_t start = at / S * S;
+    const uint64_t to = hi < start + S ? hi : start + S;
+    gpufs_group_copy(dst + (at - pos), gpufs_frame_data(c, frame_of((uint32_t)(at / S - p0))) + (at - start),
+                     (size_t)(to - at), g.rank(), g.size());
+    at = to;
   }
 }
 
@@ -113,8 +140,7 @@ static __device__ __noinline__ ssize_t gread_rounds(G g, int fd, int64_t offset,
     struct gpufs_round r;
     gpufs_round_load(g, &fi, p0, np, extra, ring, &r);
 
-    uint64_t upto = pos; /* E */
-    int64_t err = 0;
+    int64_t err = 0; /* E */
     uint32_t ok = 0; /* pages from the first that the round holds */
     for (; ok < np; ok++) {
       if (gpufs_round_noframe(g, &r, ok)) break;
@@ -125,21 +151,9 @@ static __device__ __noinline__ ssize_t gread_rounds(G g, int fd, int64_t offset,
       }
     }
     /* the frames hold whole pages: what the host had, zeros after */
-    const uint64_t hi = ok == 0 ? pos : end < (p0 + ok) * S ? end : (p0 + ok) * S;
-    if (((pos | (uintptr_t)(out + (pos - (uint64_t)offset))) & 15) == 0) {
-      copy_out_words(g, &d->cache, &r, p0, pos, hi, out + (pos - (uint64_t)offset));
-    } else {
-      for (uint32_t j = 0; j < ok; j++) {
-        uint64_t page_start = (p0 + j) * S;
-        uint64_t to = hi < page_start + S ? hi : page_start + S;
-        gpufs_group_copy(out + (upto - (uint64_t)offset),
-                         gpufs_frame_data(&d->cache, gpufs_round_frame(g, &r, j)) +
-                             (upto - page_start),
-                         (size_t)(to - upto), g.rank(), g.size());
-        upto = to;
-      }
-    }
-    upto = hi;
+    const uint64_t upto = ok == 0 ? pos : end < (p0 + ok) * S ? end : (p0 + ok) * S;
+    copy_out(g, &d->cache, [&](uint32_t j) { return gpufs_round_frame(g, &r, j); }, p0, pos, upto,
+             out + (pos - (uint64_t)offset));
     gpufs_round_unpin(g, d, &r, false, ring); /* F */
     if (err) return err;
     if (upto == pos) {
@@ -151,6 +165,98 @@ static __device__ __noinline__ ssize_t gread_rounds(G g, int fd, int64_t offset,
     pos = upto;
   }
   return (ssize_t)(pos - (uint64_t)offset);
+}
+
+/* The hit path of a gread of several pages: spans of up to span_cap()
+ * consecutive pages (a quarter of the cache at most) are looked up at once,
+ * lock-free, one thread a page (gpufs_chain_find), each VALID page pinned;
+ * the pages of the span up to its first miss are copied out and unpinned.
+ * No round: a span costs one lookup's latency and two barriers, where
+ * rounds of 32 pages cost three barriers each and one lookup per lane in
+ * turn.  Stops at the first page that is missing or still loading, and
+ * returns the bytes copied from pos (0: the first page was not cached), which
+ * the caller's rounds go on from.  Counts the pages as hits of `ring`.
+ * Every thread of the group calls it with equal arguments; synchronizes
+ * the group (two barriers a span).  Not inlined (gread_rounds says why). */
+template <typename G>
+static __device__ __noinline__ uint64_t gread_hits(G g, const struct gpufs_fdinfo *fi, uint64_t pos,
+                                                   uint64_t end, uint8_t *dst, uint32_t ring)
+{
+  const struct gpufs_cache *c = &fi->d->cache;
+  const uint32_t S = c->page_size;
+  const uint32_t quarter = c->nframes / 4 > 0 ? c->nframes / 4 : 1;
+  const uint32_t cap = g.span_cap() < quarter ? g.span_cap() : quarter;
+  const uint32_t t = g.rank();
+  uint64_t at = pos;
+  while (at < end) {
+    const uint64_t p0 = at / S;
+    const uint64_t left = (end - 1) / S - p0 + 1;
+    const uint32_t n = left < cap ? (uint32_t)left : cap;
+    uint32_t f = GPUFS_NIL; /* thread t's page p0 + t, pinned */
+    if (t < n) {
+      uint32_t st = 0;
+      f = gpufs_chain_find(c, gpufs_key(fi->cid, p0 + t), fi->version, &st);
+      if (f != GPUFS_NIL && st != GPUFS_PG_VALID) { /* loading: the rounds wait for it */
+        gpufs_frame_unpin(c, f);
+        f = GPUFS_NIL;
+      }
+    }
+    g.put_span(f);
+    const uint32_t k = g.first_miss(t < n && f == GPUFS_NIL, n);
+    if (f != GPUFS_NIL && t >= k) { /* past the first miss: left to the rounds */
+      gpufs_frame_unpin(c, f);
+      f = GPUFS_NIL;
+    }
+    if (k == 0) break;
+    if (t == 0) gpufs_add_relaxed_u64_dev(&c->stats[ring].hits, (uint64_t)k);
+    const uint64_t hi = end < (p0 + k) * S ? end : (p0 + k) * S;
+    copy_out(g, c, [&](uint32_t j) { return g.get_span(f, j); }, p0, at, hi, dst + (at - pos));
+    g.sync(); /* every thread's copy is done before the unpins */
+    if (f != GPUFS_NIL) gpufs_frame_unpin(c, f);
+    at = hi;
+    if (k < n) break;
+  }
+  return at - pos;
+}
+
+/* The readahead of a gread whose pages were all cached (gread_hits): one
+ * round that loads those of the n pages from page p that are missing (n
+ * within the round's size: gpufs_ra_plan), as the last round of a read by
+ * rounds does, and keeps none pinned.  Every thread of the group calls it
+ * with equal arguments; synchronizes the group. */
+template <typename G>
+static __device__ __noinline__ void gread_ahead(G g, const struct gpufs_fdinfo *fi, uint64_t p, uint32_t n,
+                                                uint32_t ring)
+{
+  struct gpufs_round r;
+  gpufs_round_load(g, fi, p, 0, n, ring, &r);
+  gpufs_round_unpin(g, fi->d, &r, false, ring);
+}
+
+/* A gread of the pages of [pos, end), several, of fd, checked by
+ * gread_group, with `ahead` readahead pages planned: the cached ones from
+ * the first without rounds, the rest (from the first that is not) by
+ * rounds, whose last takes the readahead.  Every thread of the group calls
+ * it with equal arguments; synchronizes the group.  Not inlined, and given
+ * fd rather than the descriptor's copy: gread_group's one-page path then
+ * keeps that copy in registers and saves few at every call. */
+template <typename G>
+static __device__ __noinline__ ssize_t gread_pages(G g, int fd, uint64_t pos, uint64_t end, uint8_t *buf,
+                                                   uint32_t ring, uint32_t ahead)
+{
+  struct gpufs_fdinfo f;
+  int rc = gpufs_fd_get_group(g, fd, &f);
+  if (rc) return rc;
+  const struct gpufs_fdinfo *fi = &f;
+  if (end > fi->size) end = fi->size; /* truncated meanwhile */
+  if (pos >= end) return 0;
+  const uint64_t done = gread_hits(g, fi, pos, end, buf, ring);
+  if (pos + done < end) {
+    const ssize_t rest = gread_rounds(g, fd, (int64_t)(pos + done), end - pos - done, buf + done, ahead);
+    return rest < 0 ? rest : (ssize_t)done + rest;
+  }
+  if (ahead) gread_ahead(g, fi, (end - 1) / fi->d->cache.page_size + 1, ahead, ring);
+  return (ssize_t)done;
 }
 
 template <typename G>
@@ -168,11 +274,11 @@ static __device__ __forceinline__ ssize_t gread_group(G g, int fd, int64_t offse
   const uint64_t pos = (uint64_t)offset;
   const uint64_t end = size > fi.size - pos ? fi.size : pos + size;
   const uint32_t S = d->cache.page_size;
-  if ((end - 1) / S != pos / S) return gread_rounds(g, fd, offset, size, buf, -1);
-  /* one page, and no readahead due: a cached page is copied without a
-   * round */
   const uint32_t ring = g.id() % d->cache.nrings;
   const uint32_t ahead = gread_plan(g, &fi, pos, end, ring);
+  if ((end - 1) / S != pos / S) return gread_pages(g, fd, pos, end, (uint8_t *)buf, ring, ahead);
+  /* one page, and no readahead due: a cached page is copied without a
+   * round */
   const uint32_t f = ahead ? GPUFS_NIL : gpufs_round_hit_one(g, &fi, pos / S, ring);
   if (f == GPUFS_NIL) return gread_rounds(g, fd, offset, size, buf, ahead);
   gpufs_group_copy(buf, gpufs_frame_data(&d->cache, f) + pos % S, (size_t)(end - pos), g.rank(), g.size());

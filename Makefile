@@ -5,7 +5,7 @@
 #   make test       host tests (ThreadSanitizer) + GPU tests (skip without a GPU)
 #   make bench      benchmarks with their baselines (needs a GPU)
 #   make rodinia    the rodinia-io suite;  make collage  the LSH image collage (GPU)
-#   make mpi        collage_mpi, the collage over MPI ranks (needs Open MPI; docs/mpi.md)
+#   make mpi        collage_mpi and rodinia_mpi over MPI ranks (needs Open MPI; docs/mpi.md)
 #   make fsx        the random exerciser, 10M calls (GPU; FSX_OPS, FSX_SEED, FSX_FILES, FSX_BLOCKS)
 #   make install    PREFIX=/usr/local [DESTDIR=]: the public headers, libgpufs.a,
 #                   the CMake package gpufs::gpufs and gpufs.pc;  make uninstall
@@ -41,14 +41,21 @@ HEADERS       := $(wildcard include/*.cuh include/gpufs/*.h libgpufs/*/*.h libgp
 LIB_OBJ  := $(patsubst %.c,$(BUILD)/obj/%.o,$(HOST_CORE_SRC) $(HOST_CUDA_SRC)) \
             $(patsubst %.cu,$(BUILD)/obj/%.o,$(DEV_SRC))
 TSAN_OBJ := $(patsubst %.c,$(BUILD)/tsan/%.o,$(HOST_CORE_SRC))
-# SemCache (issue 18): its cache and protocol, host C, tested with a CPU
-# "device" in the host tests; the BLAS drop-in around it comes later.
-SEMCACHE_C_SRC := $(filter-out %/dropin.c,$(wildcard libgpufs/semcache/*.c))
+# SemCache (issue 18): its cache, protocol, calls and GPU backend, host C,
+# tested with a CPU "device" in the host tests (the drop-in's entry points
+# only in libsemcache.so).
+SEMCACHE_C_SRC := $(filter-out %/dropin.c %/dropin_blas.c,$(wildcard libgpufs/semcache/*.c))
 SEMCACHE_TSAN  := $(patsubst %.c,$(BUILD)/tsan/%.o,$(SEMCACHE_C_SRC))
 # libsemcache.so, the drop-in (LD_PRELOAD, or linked ahead of the BLAS)
 SEMCACHE_SO    := $(BUILD)/lib/libsemcache.so
 SEMCACHE_PIC   := $(patsubst %.c,$(BUILD)/pic/%.o,$(wildcard libgpufs/semcache/*.c))
 SEMCACHE_CHAIN := $(BUILD)/tests/semcache_chain
+SEMCACHE_ROUTINES := $(BUILD)/tests/semcache_routines
+# SemCache's benchmark programs (bench/semcache/, `make semcache-bench`)
+SCB_DIR   := $(BUILD)/semcache-bench
+SCB_PROGS := $(SCB_DIR)/chain $(SCB_DIR)/structdyn
+SCB_CBLAS := $(SCB_DIR)/libcblas_f77.so
+LAPACKE_A := $(shell $(CC) -print-file-name=liblapacke.a)
 LIB      := $(BUILD)/libgpufs.a
 # liburing (Debian's liburing-dev) goes inside libgpufs.a: programs link
 # -lgpufs as before, and GPU machines without liburing run them.
@@ -73,12 +80,13 @@ SAMPLES        := $(patsubst samples/%.cu,$(BUILD)/samples/%,$(wildcard samples/
 # rodinia-io/: the harness and one folder per benchmark.  Plain C files
 # (generators, CPU references, input files, checks) also build with
 # ThreadSanitizer for the host tests; .cu files hold the four versions.
-RIO_C_SRC   := $(wildcard rodinia-io/*/*.c)
+# rodinia-io/mpi/ is rodinia_mpi's (below), not the suite's.
+RIO_C_SRC   := $(filter-out rodinia-io/mpi/%,$(wildcard rodinia-io/*/*.c))
 RIO_OBJ     := $(patsubst %.c,$(BUILD)/obj/%.o,$(RIO_C_SRC)) \
-               $(patsubst %.cu,$(BUILD)/obj/%.o,$(filter-out %/main.cu,$(wildcard rodinia-io/*/*.cu)))
+               $(patsubst %.cu,$(BUILD)/obj/%.o,$(filter-out %/main.cu rodinia-io/mpi/%,$(wildcard rodinia-io/*/*.cu)))
 RIO_MAIN    := $(BUILD)/obj/rodinia-io/harness/main.o
 RIO_TSAN    := $(patsubst %.c,$(BUILD)/tsan/%.o,$(RIO_C_SRC) benchlib/util.c benchlib/datafile.c)
-RIO_HEADERS := $(wildcard rodinia-io/*/*.h rodinia-io/*/*.cuh benchlib/*.h)
+RIO_HEADERS := $(filter-out rodinia-io/mpi/%,$(wildcard rodinia-io/*/*.h rodinia-io/*/*.cuh benchlib/*.h))
 RIO_BIN     := $(BUILD)/rodinia-io/rodinia
 
 # samples/collage/: the LSH image collage.  Plain C files (pictures, seeds,
@@ -116,6 +124,17 @@ COLLAGE_MPI_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard samples/collage/mp
 COLLAGE_MPI_BIN := $(BUILD)/samples/collage/collage_mpi
 $(COLLAGE_MPI_OBJ): CFLAGS += $(MPI_CFLAGS)
 $(COLLAGE_MPI_OBJ): samples/collage/collage.h samples/collage/options.h $(wildcard samples/collage/mpi/*.h)
+
+# rodinia-io/mpi/: `rodinia_mpi`, 2dconv, gesummv and pathfinder split over
+# MPI ranks (`make mpi`, docs/mpi.md), found and linked as collage_mpi.
+# Its plan and cpu version (plain C, no MPI) are in the host tests too.
+RIO_MPI_C    := rodinia-io/mpi/plan.c rodinia-io/mpi/cpu.c
+RIO_MPI_TSAN := $(patsubst %.c,$(BUILD)/tsan/%.o,$(RIO_MPI_C))
+RIO_MPI_OBJ  := $(patsubst %.c,$(BUILD)/obj/%.o,$(RIO_MPI_C) rodinia-io/mpi/main.c) $(BUILD)/obj/rodinia-io/mpi/gpu.o
+RIO_MPI_BIN  := $(BUILD)/rodinia-io/rodinia_mpi
+RIO_TSAN     += $(RIO_MPI_TSAN)
+$(BUILD)/obj/rodinia-io/mpi/main.o: CFLAGS += $(MPI_CFLAGS)
+$(RIO_MPI_OBJ) $(RIO_MPI_TSAN) $(BUILD)/tsan/tests/host/rodinia_mpi_test.o: $(wildcard rodinia-io/mpi/*.h)
 
 # tests/fsx/: the random exerciser (`make fsx`); its engine is also linked
 # into the GPU tests, which run it briefly (tests/gpu/fsx_test.cu).
@@ -163,7 +182,7 @@ $(LIB): $(LIB_OBJ)
 
 $(HOST_TESTS): $(HOST_TEST_OBJ) $(TSAN_OBJ) $(RIO_TSAN) $(COLLAGE_TSAN) $(SEMCACHE_TSAN)
 	$(call say,LINK,$@)mkdir -p $(dir $@)
-	$(Q)$(CXX) $(TSAN) $^ -o $@ $(GTEST_LIB) $(IMAGE_LIBS) $(URING_A) -lblas
+	$(Q)$(CXX) $(TSAN) $^ -o $@ $(GTEST_LIB) $(IMAGE_LIBS) $(URING_A) -llapack -lblas
 
 $(BUILD)/pic/%.o: %.c $(wildcard libgpufs/semcache/*.h) libgpufs/common/sigchain.h
 	$(call say,CC-PIC,$<)mkdir -p $(dir $@)
@@ -177,10 +196,60 @@ $(SEMCACHE_CHAIN): tests/semcache/chain.c
 	$(call say,CC,$<)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) $< -o $@ -lblas
 
+# every routine in both precisions, and gesv through LAPACKE (liblapacke-dev;
+# linked in statically as the benchmarks' below: its dgesv_ stays LAPACK's)
+$(SEMCACHE_ROUTINES): tests/semcache/routines.c
+	$(call say,CC,$<)mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS) $< -o $@ $(LAPACKE_A) -llapack -lblas -lm
+
 semcache: $(SEMCACHE_SO)
 
-test-semcache: $(SEMCACHE_SO) $(SEMCACHE_CHAIN)
-	tests/semcache/dropin_test.sh $(SEMCACHE_CHAIN) $(SEMCACHE_SO)
+test-semcache: $(SEMCACHE_SO) $(SEMCACHE_CHAIN) $(SEMCACHE_ROUTINES) $(SCB_PROGS)
+	tests/semcache/dropin_test.sh $(SEMCACHE_CHAIN) $(SEMCACHE_SO) $(SEMCACHE_ROUTINES)
+	tests/semcache/bench_smoke.sh $(SCB_DIR)/structdyn $(SCB_DIR)/chain $(SEMCACHE_SO)
+
+# The GPU tests run the drop-in on those programs (tests/gpu/semcache_test.cu).
+$(GPU_TESTS): | $(SEMCACHE_SO) $(SEMCACHE_CHAIN) $(SEMCACHE_ROUTINES)
+
+# SemCache's benchmarks (issue 18; docs/semcache.md, "Benchmarks"): two
+# ordinary CBLAS/LAPACKE programs, chain (the paper's chains of products)
+# and structdyn (the application), run unchanged on OpenBLAS, NVBLAS and
+# the drop-in (no cache, write-through, write-back) by
+# bench/semcache/run.py: progress, targets, the table last; rows appended
+# to docs/results/semcache-latest.jsonl, plots docs/results/semcache-*.svg.
+# LAPACKE is linked in statically: its dgesv_ stays the dynamic LAPACK's
+# (which OpenBLAS or the drop-in provide), and GPU machines need no
+# liblapacke.  semcache-bench-quick: tiny sizes, rows in the build folder.
+# SEMCACHE_BENCH_ARGS passes options (python3 bench/semcache/run.py -h).
+SEMCACHE_BENCH_ARGS ?=
+.PHONY: semcache-bench semcache-bench-quick semcache-bench-build
+
+$(SCB_DIR)/chain: bench/semcache/chain.c bench/semcache/util.h
+	$(call say,CC,$<)mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS) -O3 $< -o $@ -lblas -lm
+
+$(SCB_DIR)/structdyn: bench/semcache/structdyn.c bench/semcache/util.h
+	$(call say,CC,$<)mkdir -p $(dir $@)
+	$(Q)test -f $(LAPACKE_A) || { echo "liblapacke.a not found: apt-get install liblapacke-dev" >&2; exit 1; }
+	$(Q)$(CC) $(CFLAGS) -O3 $< -o $@ $(LAPACKE_A) -llapack -lblas -lm
+
+$(SCB_CBLAS): bench/semcache/cblas_f77.c
+	$(call say,CC,$<)mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS) -fPIC -shared $< -o $@ -lblas
+
+$(SCB_DIR)/commit: $(BUILD)/commit.stamp
+	$(Q)mkdir -p $(dir $@) && cp $< $@
+
+semcache-bench-build: $(SEMCACHE_SO) $(SCB_PROGS) $(SCB_CBLAS) $(SCB_DIR)/commit
+
+semcache-bench: semcache-bench-build
+	python3 bench/semcache/run.py --bin $(SCB_DIR) --lib $(SEMCACHE_SO) \
+	    --out docs/results/semcache-latest.jsonl $(SEMCACHE_BENCH_ARGS); s=$$?; \
+	  python3 bench/semcache/plot.py docs/results/semcache-latest.jsonl docs/results/semcache; exit $$s
+
+semcache-bench-quick: semcache-bench-build
+	python3 bench/semcache/run.py --quick --bin $(SCB_DIR) --lib $(SEMCACHE_SO) \
+	    --out $(SCB_DIR)/quick.jsonl $(SEMCACHE_BENCH_ARGS)
 
 $(BENCHLIB): $(BENCHLIB_OBJ)
 	$(call say,AR,$@)rm -f $@
@@ -244,22 +313,29 @@ $(COLLAGE_MPI_BIN): $(COLLAGE_MPI_OBJ) $(COLLAGE_OBJ) $(BENCHLIB) $(LIB)
 	$(call say,LINK,$@)mkdir -p $(dir $@)
 	$(Q)$(NVCC) $(CUDA_LINK) $^ -o $@ $(IMAGE_LIBS) $(MPI_NVLIBS)
 
-# collage_mpi, where MPI is found; a clear failure where it is not.
+$(RIO_MPI_BIN): $(RIO_MPI_OBJ) $(RIO_OBJ) $(BENCHLIB) $(LIB)
+	$(call say,LINK,$@)mkdir -p $(dir $@)
+	$(Q)$(NVCC) $(CUDA_LINK) $^ -o $@ $(MPI_NVLIBS)
+
+# collage_mpi and rodinia_mpi, where MPI is found; a clear failure where it is not.
 mpi:
 	@if [ "$(MPI_FOUND)" != yes ]; then \
 	  echo "make mpi: no usable MPI: '$(MPICC) --showme:compile' and 'pkg-config ompi-c' give no flags with" \
 	       "which mpi.h compiles (apt-get install openmpi-bin libopenmpi-dev, or MPICC=/path/to/mpicc)" >&2; \
 	  exit 1; fi
-	+$(Q)$(MAKE) --no-print-directory $(COLLAGE_MPI_BIN)
+	+$(Q)$(MAKE) --no-print-directory $(COLLAGE_MPI_BIN) $(RIO_MPI_BIN)
 
-# The MPI check of `make test` (tests/mpi/collage_mpi_test.sh, no GPU): the
-# collage by `collage` and by `mpirun -np 2` / `-np 3 collage_mpi --version
-# cpu` must be the same bytes.  Where MPI is absent it builds nothing and
-# the script prints one "skipped" line (exit 0).
+# The MPI check of `make test` (no GPU): the collage by `collage` and by
+# `mpirun -np 2` / `-np 3 collage_mpi --version cpu` must be the same bytes
+# (tests/mpi/collage_mpi_test.sh); rodinia_mpi's cpu version by 2 and 3
+# ranks must give the single-process floats (tests/mpi/rodinia_mpi_test.sh).
+# Where MPI is absent they build nothing and each script prints one
+# "skipped" line (exit 0).
 test-mpi:
 	+$(Q)if [ "$(MPI_FOUND)" = yes ]; then \
-	  $(MAKE) --no-print-directory $(COLLAGE_BIN) $(COLLAGE_MPI_BIN) || exit 1; fi; \
-	  tests/mpi/collage_mpi_test.sh $(COLLAGE_BIN) $(COLLAGE_MPI_BIN)
+	  $(MAKE) --no-print-directory $(COLLAGE_BIN) $(COLLAGE_MPI_BIN) $(RIO_MPI_BIN) || exit 1; fi; \
+	  tests/mpi/collage_mpi_test.sh $(COLLAGE_BIN) $(COLLAGE_MPI_BIN) && \
+	  tests/mpi/rodinia_mpi_test.sh $(RIO_MPI_BIN)
 
 # The suite at the paper's sizes (about 11 GB of inputs under /tmp), and at
 # small sizes (under a minute).  Rows go to docs/results/rodinia-latest.jsonl.

@@ -1,100 +1,29 @@
 /*
- * blas.c - SemCache's BLAS calls over its cache (blas.h), and the host
- * BLAS as a device backend (sc_host_blas).
+ * blas.c - SemCache's BLAS calls over its cache (blas.h): their argument
+ * checks, their operands' ranges, and taking and giving back the device
+ * copies, through the directory (SC_CACHED) or as plain copies in and out
+ * (SC_NO_CACHE).  gesv is gesv.c; the host routines hostblas.c.
  */
-#include "blas.h"
+#include "blas_ops.h"
 
 #include <errno.h>
 #include <stdlib.h>
 
-/* ---- the host BLAS (its Fortran routines) ---- */
-
-/* The Fortran routines, which every BLAS has (a reference CBLAS calls
- * them too).  In libsemcache.so (SC_DROPIN) these names are the drop-in's
- * own: the host's are the next library's (the program's BLAS), looked up
- * once each (dropin.c's sc_next; a relaxed pointer: a racing second
- * lookup finds the same address). */
-void dgemm_(const char *, const char *, const int *, const int *, const int *, const double *,
-            const double *, const int *, const double *, const int *, const double *, double *,
-            const int *);
-void dgemv_(const char *, const int *, const int *, const double *, const double *, const int *,
-            const double *, const int *, const double *, double *, const int *);
-void daxpy_(const int *, const double *, const double *, const int *, double *, const int *);
-double ddot_(const int *, const double *, const int *, const double *, const int *);
-
-#ifdef SC_DROPIN
-void *sc_next(const char *name);
-#define SC_HOST(fn)                                                               \
-  ({                                                                              \
-    static void *p_;                                                              \
-    void *q_ = __atomic_load_n(&p_, __ATOMIC_RELAXED);                            \
-    if (!q_) __atomic_store_n(&p_, q_ = sc_next(#fn), __ATOMIC_RELAXED);          \
-    (__typeof__(&fn))q_;                                                          \
-  })
-#else
-#define SC_HOST(fn) (&fn)
-#endif
-
-static char tr(char t)
+size_t sc_esize(enum sc_prec p)
 {
-  return t == 'N' || t == 'n' ? 'N' : 'T'; /* real: C is T */
+  return p == SC_F32 ? sizeof(float) : sizeof(double);
 }
 
-static int h_dgemm(void *ctx, char ta, char tb, int m, int n, int k, double alpha,
-                   const double *a, int lda, const double *b, int ldb, double beta, double *c,
-                   int ldc)
+size_t sc_mat_bytes(enum sc_prec p, int rows, int cols, int ld)
 {
-  (void)ctx;
-  const char x = tr(ta), y = tr(tb);
-  SC_HOST(dgemm_)(&x, &y, &m, &n, &k, &alpha, a, &lda, b, &ldb, &beta, c, &ldc);
-  return 0;
-}
-
-static int h_dgemv(void *ctx, char t, int m, int n, double alpha, const double *a, int lda,
-                   const double *x, int incx, double beta, double *y, int incy)
-{
-  (void)ctx;
-  const char u = tr(t);
-  SC_HOST(dgemv_)(&u, &m, &n, &alpha, a, &lda, x, &incx, &beta, y, &incy);
-  return 0;
-}
-
-static int h_daxpy(void *ctx, int n, double alpha, const double *x, int incx, double *y, int incy)
-{
-  (void)ctx;
-  SC_HOST(daxpy_)(&n, &alpha, x, &incx, y, &incy);
-  return 0;
-}
-
-static int h_ddot(void *ctx, int n, const double *x, int incx, const double *y, int incy,
-                  double *out)
-{
-  (void)ctx;
-  *out = SC_HOST(ddot_)(&n, x, &incx, y, &incy);
-  return 0;
-}
-
-const struct sc_device_blas sc_host_blas = {NULL, h_dgemm, h_dgemv, h_daxpy, h_ddot};
-
-/* ---- operands ---- */
-
-struct sc_op {
-  const void *host;
-  size_t bytes;
-  enum sc_use use;
-  void *dev;
-};
-
-/* Bytes from a column-major matrix's first element to its last. */
-static size_t mat_bytes(int rows, int cols, int ld)
-{
-  return rows <= 0 || cols <= 0 ? 0 : ((size_t)(cols - 1) * (size_t)ld + (size_t)rows) * 8;
+  return rows <= 0 || cols <= 0 ? 0
+                                : ((size_t)(cols - 1) * (size_t)ld + (size_t)rows) * sc_esize(p);
 }
 
 /* Bytes a vector of n elements at stride inc spans (either sign). */
-static size_t vec_bytes(int n, int inc)
+static size_t vec_bytes(enum sc_prec p, int n, int inc)
 {
-  return n <= 0 ? 0 : (1 + (size_t)(n - 1) * (size_t)abs(inc)) * 8;
+  return n <= 0 ? 0 : (1 + (size_t)(n - 1) * (size_t)abs(inc)) * sc_esize(p);
 }
 
 /* An output the routine writes at every byte of its range is SC_WRITE
@@ -112,14 +41,28 @@ static int overlap(const struct sc_op *a, const struct sc_op *b)
   return x < y + b->bytes && y < x + a->bytes;
 }
 
-/* Take the device copies of ops[0..n): 1 when the call must run on the
- * host instead (an output overlaps another operand, or no room), 0 when
- * every one is held, or a backend error (nothing held). */
-static int take(struct sc_blas *s, struct sc_op *ops, int n)
+/* SC_NO_CACHE: a device buffer per operand, the read ones sent. */
+static int take_uncached(struct sc_blas *s, struct sc_op *ops, int n)
+{
+  int rc = 0, held = 0; /* ops[0..held) have buffers */
+  while (held < n && rc == 0) {
+    rc = sc_dev_alloc(s->cache, ops[held].bytes, &ops[held].dev);
+    if (rc) break;
+    held++;
+    if (ops[held - 1].use & SC_READ)
+      rc = sc_copy_to_dev(s->cache, ops[held - 1].dev, ops[held - 1].host, ops[held - 1].bytes);
+  }
+  if (rc == 0) return 0;
+  while (--held >= 0) sc_dev_free(s->cache, ops[held].dev, ops[held].bytes);
+  return rc == -ENOSPC ? 1 : rc;
+}
+
+int sc_take(struct sc_blas *s, struct sc_op *ops, int n)
 {
   for (int i = 0; i < n; i++)
     for (int j = 0; j < n; j++)
       if (i != j && (ops[i].use & SC_WRITE) && overlap(&ops[i], &ops[j])) return 1;
+  if (s->mode == SC_NO_CACHE) return take_uncached(s, ops, n);
   for (int i = 0; i < n; i++) {
     int rc = sc_acquire(s->cache, (void *)ops[i].host, ops[i].bytes, ops[i].use, &ops[i].dev);
     if (rc == 0) continue;
@@ -130,22 +73,29 @@ static int take(struct sc_blas *s, struct sc_op *ops, int n)
   return 0;
 }
 
-/* Give them back after the routine ran (rc its result): outputs by the
- * protocol; after a failed routine the outputs' device copies are dropped
- * (the host keeps its bytes). */
-static int give(struct sc_blas *s, struct sc_op *ops, int n, int rc)
+int sc_give(struct sc_blas *s, struct sc_op *ops, int n, int rc)
 {
   for (int i = 0; i < n; i++) {
-    if (rc && (ops[i].use & SC_WRITE)) {
+    if (s->mode == SC_NO_CACHE) {
+      if (rc == 0 && (ops[i].use & SC_WRITE))
+        rc = sc_copy_to_host(s->cache, (void *)ops[i].host, ops[i].dev, ops[i].bytes);
+      sc_dev_free(s->cache, ops[i].dev, ops[i].bytes);
+    } else if (rc && (ops[i].use & SC_WRITE)) {
+      /* a failed routine: the outputs' device copies go, the host keeps its bytes */
       sc_release(s->cache, (void *)ops[i].host, ops[i].bytes, SC_READ);
       sc_forget(s->cache, (void *)ops[i].host, ops[i].bytes);
-      continue;
+    } else {
+      int r = sc_release(s->cache, (void *)ops[i].host, ops[i].bytes, ops[i].use);
+      rc = rc ? rc : r;
     }
-    int r = sc_release(s->cache, (void *)ops[i].host, ops[i].bytes, ops[i].use);
-    rc = rc ? rc : r;
   }
-  if (rc == 0) __atomic_add_fetch(&s->calls, 1, __ATOMIC_RELAXED); /* a count: no order */
+  if (rc == 0) __atomic_add_fetch(&s->calls, 1, __ATOMIC_RELAXED);
   return rc;
+}
+
+void sc_count_host(struct sc_blas *s)
+{
+  __atomic_add_fetch(&s->host_calls, 1, __ATOMIC_RELAXED);
 }
 
 static int is_trans(char t)
@@ -158,8 +108,8 @@ static int maxi(int a, int b)
   return a > b ? a : b;
 }
 
-int sc_dgemm(struct sc_blas *s, char ta, char tb, int m, int n, int k, double alpha,
-             const double *a, int lda, const double *b, int ldb, double beta, double *c, int ldc)
+int sc_gemm(struct sc_blas *s, enum sc_prec p, char ta, char tb, int m, int n, int k, double alpha,
+            const void *a, int lda, const void *b, int ldb, double beta, void *c, int ldc)
 {
   const int na = ta == 'N' || ta == 'n', nb = tb == 'N' || tb == 'n';
   const int rowa = na ? m : k, rowb = nb ? k : n;
@@ -175,24 +125,26 @@ int sc_dgemm(struct sc_blas *s, char ta, char tb, int m, int n, int k, double al
   struct sc_op ops[3];
   int nops = 0;
   if (alpha != 0 && k > 0) {
-    ops[nops++] = (struct sc_op){a, mat_bytes(rowa, na ? k : m, lda), SC_READ, NULL};
-    ops[nops++] = (struct sc_op){b, mat_bytes(rowb, nb ? n : k, ldb), SC_READ, NULL};
+    ops[nops++] = (struct sc_op){a, sc_mat_bytes(p, rowa, na ? k : m, lda), SC_READ, NULL};
+    ops[nops++] = (struct sc_op){b, sc_mat_bytes(p, rowb, nb ? n : k, ldb), SC_READ, NULL};
   }
-  ops[nops++] = (struct sc_op){c, mat_bytes(m, n, ldc), out_use(beta != 0, ldc == m), NULL};
-  int rc = take(s, ops, nops);
-  if (rc == 1) {
-    __atomic_add_fetch(&s->host_calls, 1, __ATOMIC_RELAXED);
-    return sc_host_blas.dgemm(NULL, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-  }
-  if (rc) return rc;
-  double *dc = (double *)ops[nops - 1].dev;
-  rc = s->dev.dgemm(s->dev.ctx, ta, tb, m, n, k, alpha, nops == 3 ? (const double *)ops[0].dev : a,
-                    lda, nops == 3 ? (const double *)ops[1].dev : b, ldb, beta, dc, ldc);
-  return give(s, ops, nops, rc);
+  ops[nops++] = (struct sc_op){c, sc_mat_bytes(p, m, n, ldc), out_use(beta != 0, ldc == m), NULL};
+  int rc = sc_take(s, ops, nops);
+  /* alpha 0 (or k 0): C = beta C, as gemm with k 0 computes it; A and B
+   * are not on the device, so C's copy stands for them (never read) */
+  void *dc = ops[nops - 1].dev;
+  if (rc == 0)
+    rc = sc_give(s, ops, nops,
+                 s->dev.gemm(s->dev.ctx, p, ta, tb, m, n, nops == 3 ? k : 0, alpha,
+                             nops == 3 ? ops[0].dev : dc, lda, nops == 3 ? ops[1].dev : dc, ldb,
+                             beta, dc, ldc));
+  if (rc == 0) return 0;
+  sc_count_host(s); /* overlap, no room, or the device failed */
+  return sc_host_blas.gemm(NULL, p, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
-int sc_dgemv(struct sc_blas *s, char t, int m, int n, double alpha, const double *a, int lda,
-             const double *x, int incx, double beta, double *y, int incy)
+int sc_gemv(struct sc_blas *s, enum sc_prec p, char t, int m, int n, double alpha, const void *a,
+            int lda, const void *x, int incx, double beta, void *y, int incy)
 {
   const int nt = t == 'N' || t == 'n';
   const int lenx = nt ? n : m, leny = nt ? m : n;
@@ -204,51 +156,56 @@ int sc_dgemv(struct sc_blas *s, char t, int m, int n, double alpha, const double
   if (incy == 0) return 11;
   if (m == 0 || n == 0 || (alpha == 0 && beta == 1)) return 0;
   struct sc_op ops[3] = {
-      {a, mat_bytes(m, n, lda), SC_READ, NULL},
-      {x, vec_bytes(lenx, incx), SC_READ, NULL},
-      {y, vec_bytes(leny, incy), out_use(beta != 0, incy == 1 || incy == -1), NULL}};
-  int rc = take(s, ops, 3);
-  if (rc == 1) {
-    __atomic_add_fetch(&s->host_calls, 1, __ATOMIC_RELAXED);
-    return sc_host_blas.dgemv(NULL, t, m, n, alpha, a, lda, x, incx, beta, y, incy);
-  }
-  if (rc) return rc;
-  rc = s->dev.dgemv(s->dev.ctx, t, m, n, alpha, (const double *)ops[0].dev, lda,
-                    (const double *)ops[1].dev, incx, beta, (double *)ops[2].dev, incy);
-  return give(s, ops, 3, rc);
+      {a, sc_mat_bytes(p, m, n, lda), SC_READ, NULL},
+      {x, vec_bytes(p, lenx, incx), SC_READ, NULL},
+      {y, vec_bytes(p, leny, incy), out_use(beta != 0, incy == 1 || incy == -1), NULL}};
+  int rc = sc_take(s, ops, 3);
+  if (rc == 0)
+    rc = sc_give(s, ops, 3,
+                 s->dev.gemv(s->dev.ctx, p, t, m, n, alpha, ops[0].dev, lda, ops[1].dev, incx, beta,
+                             ops[2].dev, incy));
+  if (rc == 0) return 0;
+  sc_count_host(s); /* overlap, no room, or the device failed */
+  return sc_host_blas.gemv(NULL, p, t, m, n, alpha, a, lda, x, incx, beta, y, incy);
 }
 
-int sc_daxpy(struct sc_blas *s, int n, double alpha, const double *x, int incx, double *y,
-             int incy)
+int sc_axpy(struct sc_blas *s, enum sc_prec p, int n, double alpha, const void *x, int incx,
+            void *y, int incy)
 {
   if (n <= 0 || alpha == 0) return 0;
-  struct sc_op ops[2] = {{x, vec_bytes(n, incx), SC_READ, NULL},
-                         {y, vec_bytes(n, incy), SC_READ_WRITE, NULL}};
-  int rc = take(s, ops, 2);
-  if (rc == 1) {
-    __atomic_add_fetch(&s->host_calls, 1, __ATOMIC_RELAXED);
-    return sc_host_blas.daxpy(NULL, n, alpha, x, incx, y, incy);
-  }
-  if (rc) return rc;
-  rc = s->dev.daxpy(s->dev.ctx, n, alpha, (const double *)ops[0].dev, incx, (double *)ops[1].dev,
-                    incy);
-  return give(s, ops, 2, rc);
+  struct sc_op ops[2] = {{x, vec_bytes(p, n, incx), SC_READ, NULL},
+                         {y, vec_bytes(p, n, incy), SC_READ_WRITE, NULL}};
+  int rc = sc_take(s, ops, 2);
+  if (rc == 0)
+    rc = sc_give(s, ops, 2,
+                 s->dev.axpy(s->dev.ctx, p, n, alpha, ops[0].dev, incx, ops[1].dev, incy));
+  if (rc == 0) return 0;
+  sc_count_host(s); /* overlap, no room, or the device failed */
+  return sc_host_blas.axpy(NULL, p, n, alpha, x, incx, y, incy);
 }
 
-int sc_ddot(struct sc_blas *s, int n, const double *x, int incx, const double *y, int incy,
-            double *out)
+int sc_scal(struct sc_blas *s, enum sc_prec p, int n, double alpha, void *x, int incx)
+{
+  if (n <= 0 || incx <= 0) return 0;
+  struct sc_op op = {x, vec_bytes(p, n, incx), SC_READ_WRITE, NULL};
+  int rc = sc_take(s, &op, 1);
+  if (rc == 0) rc = sc_give(s, &op, 1, s->dev.scal(s->dev.ctx, p, n, alpha, op.dev, incx));
+  if (rc == 0) return 0;
+  sc_count_host(s); /* overlap, no room, or the device failed */
+  return sc_host_blas.scal(NULL, p, n, alpha, x, incx);
+}
+
+int sc_dot(struct sc_blas *s, enum sc_prec p, int n, const void *x, int incx, const void *y,
+           int incy, double *out)
 {
   *out = 0;
   if (n <= 0) return 0;
-  struct sc_op ops[2] = {{x, vec_bytes(n, incx), SC_READ, NULL},
-                         {y, vec_bytes(n, incy), SC_READ, NULL}};
-  int rc = take(s, ops, 2);
-  if (rc == 1) {
-    __atomic_add_fetch(&s->host_calls, 1, __ATOMIC_RELAXED);
-    return sc_host_blas.ddot(NULL, n, x, incx, y, incy, out);
-  }
-  if (rc) return rc;
-  rc = s->dev.ddot(s->dev.ctx, n, (const double *)ops[0].dev, incx, (const double *)ops[1].dev,
-                   incy, out);
-  return give(s, ops, 2, rc);
+  struct sc_op ops[2] = {{x, vec_bytes(p, n, incx), SC_READ, NULL},
+                         {y, vec_bytes(p, n, incy), SC_READ, NULL}};
+  int rc = sc_take(s, ops, 2);
+  if (rc == 0)
+    rc = sc_give(s, ops, 2, s->dev.dot(s->dev.ctx, p, n, ops[0].dev, incx, ops[1].dev, incy, out));
+  if (rc == 0) return 0;
+  sc_count_host(s); /* overlap, no room, or the device failed */
+  return sc_host_blas.dot(NULL, p, n, x, incx, y, incy, out);
 }

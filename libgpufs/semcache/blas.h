@@ -1,13 +1,15 @@
 /*
- * blas.h - SemCache's BLAS calls over its cache (cache.h): each call names
- * its operands' ranges (a matrix from its first to its last element with
- * its leading dimension, a vector with its stride), takes their device
- * copies (sent only when stale), runs the routine on the device backend,
- * and gives the outputs back by the cache's protocol.  A call whose
- * operands overlap an output, or that cannot get device memory, runs on
- * the host BLAS instead, on host memory (the page protection brings
- * newer device bytes back first), and is counted.
+ * blas.h - SemCache's BLAS and LAPACK calls over its cache (cache.h): each
+ * call names its operands' ranges (a matrix from its first to its last
+ * element with its leading dimension, a vector with its stride), takes
+ * their device copies (sent only when stale), runs the routine on the
+ * device backend, and gives the outputs back by the cache's protocol.  A
+ * call whose operands overlap an output, or that cannot get device memory,
+ * runs on the host BLAS instead, on host memory (the page protection
+ * brings newer device bytes back first), and is counted.
  *
+ * Both precisions: enum sc_prec says whether the void pointers are double
+ * or float; alpha and beta come as double (a float converts exactly).
  * Arguments are checked as the reference BLAS checks them: a bad one is
  * not run, and the call returns the Fortran routine's parameter number
  * (what xerbla reports; the drop-in's entry points call it).  Column-major
@@ -22,49 +24,96 @@
 extern "C" {
 #endif
 
+enum sc_prec { SC_F64 = 0, SC_F32 = 1 }; /* double, float */
+
 /* The routines as a device runs them on device pointers (column-major;
- * trans: 'N' or 'T').  0 or a negative errno. */
+ * trans 'N' or 'T'), every one finished when it returns (its result on the
+ * device complete: the cache may hand the buffers to another thread's
+ * copy).  0 or a negative errno.  getrf / getrs are LAPACK's (ipiv
+ * 1-based, on the device; *info > 0: U(info, info) is zero). */
 struct sc_device_blas {
   void *ctx;
-  int (*dgemm)(void *ctx, char ta, char tb, int m, int n, int k, double alpha, const double *a,
-               int lda, const double *b, int ldb, double beta, double *c, int ldc);
-  int (*dgemv)(void *ctx, char t, int m, int n, double alpha, const double *a, int lda,
-               const double *x, int incx, double beta, double *y, int incy);
-  int (*daxpy)(void *ctx, int n, double alpha, const double *x, int incx, double *y, int incy);
-  int (*ddot)(void *ctx, int n, const double *x, int incx, const double *y, int incy,
-              double *out);
+  int (*gemm)(void *ctx, enum sc_prec p, char ta, char tb, int m, int n, int k, double alpha,
+              const void *a, int lda, const void *b, int ldb, double beta, void *c, int ldc);
+  int (*gemv)(void *ctx, enum sc_prec p, char t, int m, int n, double alpha, const void *a,
+              int lda, const void *x, int incx, double beta, void *y, int incy);
+  int (*axpy)(void *ctx, enum sc_prec p, int n, double alpha, const void *x, int incx, void *y,
+              int incy);
+  int (*scal)(void *ctx, enum sc_prec p, int n, double alpha, void *x, int incx);
+  int (*dot)(void *ctx, enum sc_prec p, int n, const void *x, int incx, const void *y, int incy,
+             double *out);
+  int (*getrf)(void *ctx, enum sc_prec p, int n, void *a, int lda, int *ipiv, int *info);
+  int (*getrs)(void *ctx, enum sc_prec p, int n, int nrhs, const void *a, int lda,
+               const int *ipiv, void *b, int ldb);
 };
 
-/* The host BLAS on device copies in host memory (the cache's CPU backend):
- * the whole protocol without a GPU.  Also the host fallback's routines. */
+/* The host BLAS and LAPACK on "device" copies in host memory (the cache's
+ * CPU backend): the whole protocol without a GPU.  Also the host
+ * fallback's routines (hostblas.c). */
 extern const struct sc_device_blas sc_host_blas;
+
+/* How calls use the cache: SC_CACHED keeps device copies between calls;
+ * SC_NO_CACHE (SEMCACHE_CACHE=off) sends every call's operands and brings
+ * its outputs back, keeping nothing: the plain offload baseline. */
+enum sc_mode { SC_CACHED = 0, SC_NO_CACHE = 1 };
+
+struct sc_memo; /* gesv's remembered factorizations (gesv.c) */
 
 struct sc_blas {
   struct sc_cache *cache;
   struct sc_device_blas dev;
-  uint64_t calls;          /* calls run on the device (relaxed atomics) */
+  enum sc_mode mode;
+  struct sc_memo *memo;    /* NULL: gesv factors every time */
+  /* counts, relaxed atomics (no order: read at exit or by tests) */
+  uint64_t calls;          /* calls run on the device */
   uint64_t host_calls;     /* calls run on the host BLAS (overlap, no room) */
+  uint64_t gesv_calls;     /* gesv calls, wherever they ran */
+  uint64_t memo_hits;      /* gesv calls that reused remembered factors */
+  uint64_t memo_ns;        /* time comparing A against remembered ones */
 };
 
-/* dgemm: C = alpha op(A) op(B) + beta C, op(A) m x k, op(B) k x n.
+/* Start s over cache c (in SC_NO_CACHE too: the cache owns the device
+ * memory, the lock for the backend's copies and the counters) with device routines dev; memo 1
+ * remembers gesv's factors (SC_CACHED only).  0 or -ENOMEM. */
+int sc_blas_init(struct sc_blas *s, struct sc_cache *c, const struct sc_device_blas *dev,
+                 enum sc_mode mode, int memo);
+
+/* Drop the remembered factors (their ranges leave the cache). */
+void sc_blas_destroy(struct sc_blas *s);
+
+/* gemm: C = alpha op(A) op(B) + beta C, op(A) m x k, op(B) k x n.
  * 0, a parameter number (1 transa ... 13 ldc) for a bad argument, or a
  * negative errno of the backend. */
-int sc_dgemm(struct sc_blas *s, char ta, char tb, int m, int n, int k, double alpha,
-             const double *a, int lda, const double *b, int ldb, double beta, double *c, int ldc);
+int sc_gemm(struct sc_blas *s, enum sc_prec p, char ta, char tb, int m, int n, int k,
+            double alpha, const void *a, int lda, const void *b, int ldb, double beta, void *c,
+            int ldc);
 
-/* dgemv: y = alpha op(A) x + beta y, A m x n.  Parameter numbers 1 trans,
+/* gemv: y = alpha op(A) x + beta y, A m x n.  Parameter numbers 1 trans,
  * 2 m, 3 n, 6 lda, 8 incx, 11 incy. */
-int sc_dgemv(struct sc_blas *s, char t, int m, int n, double alpha, const double *a, int lda,
-             const double *x, int incx, double beta, double *y, int incy);
+int sc_gemv(struct sc_blas *s, enum sc_prec p, char t, int m, int n, double alpha, const void *a,
+            int lda, const void *x, int incx, double beta, void *y, int incy);
 
-/* daxpy: y += alpha x.  No parameter errors (n <= 0: nothing), as the
+/* axpy: y += alpha x.  No parameter errors (n <= 0: nothing), as the
  * reference. */
-int sc_daxpy(struct sc_blas *s, int n, double alpha, const double *x, int incx, double *y,
-             int incy);
+int sc_axpy(struct sc_blas *s, enum sc_prec p, int n, double alpha, const void *x, int incx,
+            void *y, int incy);
 
-/* ddot into *out (0 for n <= 0). */
-int sc_ddot(struct sc_blas *s, int n, const double *x, int incx, const double *y, int incy,
-            double *out);
+/* scal: x = alpha x.  No parameter errors (n <= 0 or incx <= 0: nothing,
+ * as the reference). */
+int sc_scal(struct sc_blas *s, enum sc_prec p, int n, double alpha, void *x, int incx);
+
+/* dot into *out (0 for n <= 0; a float dot's value, exactly). */
+int sc_dot(struct sc_blas *s, enum sc_prec p, int n, const void *x, int incx, const void *y,
+           int incy, double *out);
+
+/* gesv: solve A X = B (A n x n, B n x nrhs), A overwritten by its LU
+ * factors and ipiv by the pivots, B by X; *info as LAPACK's (0, or i > 0:
+ * U(i, i) is zero, A holds the factors and B is unchanged).  Parameter
+ * numbers 1 n, 2 nrhs, 4 lda, 7 ldb (LAPACK's info is their negative).
+ * With a memo (gesv.c), an A whose bytes equal those of a remembered
+ * factorization's A takes its factors and runs only the solve. */
+int sc_gesv(struct sc_blas *s, enum sc_prec p, int n, int nrhs, void *a, int lda, int *ipiv,
+            void *b, int ldb, int *info);
 
 #ifdef __cplusplus
 }

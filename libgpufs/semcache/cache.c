@@ -7,21 +7,52 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "protect.h"
 
+/* CLOCK_MONOTONIC through the vDSO: no lock, no allocation, safe in the
+ * fault handler. */
+static uint64_t now_ns(void)
+{
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
 /* The lock, with its holder remembered: the fault handler refuses to wait
- * for a lock its own thread holds (protect.c). */
+ * for a lock its own thread holds (protect.c).  The time it is held, less
+ * the backend's copies, is the cache's bookkeeping (stats). */
 void sc_lock(struct sc_cache *c)
 {
   pthread_mutex_lock(&c->lock);
   __atomic_store_n(&c->owner, (uint64_t)pthread_self(), __ATOMIC_RELAXED);
+  c->held_since_ns = now_ns();
+  c->held_copy_ns = 0;
 }
 
 void sc_unlock(struct sc_cache *c)
 {
+  const uint64_t held = now_ns() - c->held_since_ns;
+  c->st.bookkeeping_ns += held > c->held_copy_ns ? held - c->held_copy_ns : 0;
   __atomic_store_n(&c->owner, 0, __ATOMIC_RELAXED);
   pthread_mutex_unlock(&c->lock);
+}
+
+/* A backend copy, timed apart from the bookkeeping and counted.  Locked. */
+static int copy(struct sc_cache *c, int to_dev, void *dst, const void *src, size_t bytes)
+{
+  const uint64_t t0 = now_ns();
+  int rc = to_dev ? c->be.to_dev(c->be.ctx, dst, src, bytes) : c->be.to_host(c->be.ctx, dst, src, bytes);
+  c->held_copy_ns += now_ns() - t0;
+  if (rc == 0 && to_dev) {
+    c->st.to_dev++;
+    c->st.to_dev_bytes += bytes;
+  } else if (rc == 0) {
+    c->st.to_host++;
+    c->st.to_host_bytes += bytes;
+  }
+  return rc;
 }
 
 static struct sc_entry *find_exact(struct sc_cache *c, uintptr_t host, size_t bytes)
@@ -43,11 +74,7 @@ int sc_write_back(struct sc_cache *c, struct sc_entry *e)
       if (rc) return rc;
     }
   sc_open_pages(e);
-  int rc = c->be.to_host(c->be.ctx, (void *)e->host, e->dev, e->bytes);
-  if (rc == 0) {
-    c->st.to_host++;
-    c->st.to_host_bytes += e->bytes;
-  }
+  int rc = copy(c, 0, (void *)e->host, e->dev, e->bytes);
   e->state = rc == 0 ? SC_SHARED : SC_INVALID;
   sc_protect_span(c, e->page_lo, e->page_hi);
   return rc;
@@ -63,7 +90,7 @@ static void drop(struct sc_cache *c, struct sc_entry *e)
       break;
     }
   c->used -= e->bytes;
-  c->be.free(c->be.ctx, e->dev);
+  c->be.free(c->be.ctx, e->dev, e->bytes);
   sc_protect_span(c, e->page_lo, e->page_hi);
   sc_pages_free(e);
 }
@@ -152,11 +179,8 @@ int sc_acquire(struct sc_cache *c, void *host, size_t bytes, enum sc_use use, vo
     if (rc == 0) {
       e->state = SC_SHARED;
       sc_protect_span(c, e->page_lo, e->page_hi);
-      rc = c->be.to_dev(c->be.ctx, e->dev, host, bytes);
-      if (rc == 0) {
-        c->st.to_dev++;
-        c->st.to_dev_bytes += bytes;
-      } else {
+      rc = copy(c, 1, e->dev, host, bytes);
+      if (rc) {
         e->state = SC_INVALID;
         sc_protect_span(c, e->page_lo, e->page_hi);
       }
@@ -235,6 +259,43 @@ void sc_get_stats(struct sc_cache *c, struct sc_stats *st)
   sc_unlock(c);
 }
 
+int sc_dev_alloc(struct sc_cache *c, size_t bytes, void **dev)
+{
+  if (bytes == 0) return -EINVAL;
+  sc_lock(c);
+  int rc = c->capacity && c->used + bytes > c->capacity ? -ENOSPC
+                                                        : c->be.alloc(c->be.ctx, bytes, dev);
+  if (rc == -ENOMEM) rc = -ENOSPC;
+  if (rc == 0) c->used += bytes;
+  else if (rc == -ENOSPC) c->st.refused++;
+  sc_unlock(c);
+  return rc;
+}
+
+void sc_dev_free(struct sc_cache *c, void *dev, size_t bytes)
+{
+  sc_lock(c);
+  c->be.free(c->be.ctx, dev, bytes);
+  c->used -= bytes;
+  sc_unlock(c);
+}
+
+int sc_copy_to_dev(struct sc_cache *c, void *dev, const void *host, size_t bytes)
+{
+  sc_lock(c);
+  int rc = copy(c, 1, dev, host, bytes);
+  sc_unlock(c);
+  return rc;
+}
+
+int sc_copy_to_host(struct sc_cache *c, void *host, const void *dev, size_t bytes)
+{
+  sc_lock(c);
+  int rc = copy(c, 0, host, dev, bytes);
+  sc_unlock(c);
+  return rc;
+}
+
 int sc_cache_init(struct sc_cache *c, const struct sc_backend *be, enum sc_protocol p,
                   size_t capacity)
 {
@@ -276,9 +337,10 @@ static int cpu_alloc(void *ctx, size_t bytes, void **dev)
   return *dev ? 0 : -ENOMEM;
 }
 
-static void cpu_free(void *ctx, void *dev)
+static void cpu_free(void *ctx, void *dev, size_t bytes)
 {
   (void)ctx;
+  (void)bytes;
   sc_pages_free(dev);
 }
 

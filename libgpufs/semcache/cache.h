@@ -23,9 +23,13 @@
  * protected as the strictest range on it needs, so a CPU write to the
  * neighbour invalidates the range too (never stale, sometimes resent).
  *
- * The device is a backend (struct sc_backend): cuBLAS's device memory in
- * the library, host memory in the tests (sc_cpu_backend), so the protocol
- * runs and is tested without a GPU.  Thread-safe: one lock per cache;
+ * The device is a backend (struct sc_backend): the GPU's memory through the
+ * CUDA runtime (gpu.h), or host memory (sc_cpu_backend), so the protocol
+ * runs and is tested without a GPU.  Every backend call is made with the
+ * cache's lock held, so a backend needs no lock of its own for its copy
+ * buffers; and it must never call malloc or take a lock that a thread
+ * faulting on a protected page could hold (gpu.c says how the GPU backend
+ * keeps that).  Thread-safe: one lock per cache;
  * the SIGSEGV handler takes it too (a fault is taken on the faulting
  * thread, which never holds it: the cache makes pages accessible before it
  * touches host bytes itself).
@@ -49,11 +53,12 @@ enum sc_protocol { SC_WRITE_THROUGH = 0, SC_WRITE_BACK = 1 };
 enum sc_use { SC_READ = 1, SC_WRITE = 2, SC_READ_WRITE = 3 };
 
 /* The device side.  Each returns 0 or a negative errno; alloc -ENOMEM when
- * the device is full (the cache evicts and tries again). */
+ * the device is full (the cache evicts and tries again).  Context: called
+ * with the cache's lock held (see above). */
 struct sc_backend {
   void *ctx;
   int (*alloc)(void *ctx, size_t bytes, void **dev);
-  void (*free)(void *ctx, void *dev);
+  void (*free)(void *ctx, void *dev, size_t bytes);
   int (*to_dev)(void *ctx, void *dev, const void *host, size_t bytes);
   int (*to_host)(void *ctx, void *host, const void *dev, size_t bytes);
 };
@@ -71,6 +76,9 @@ struct sc_stats {
   uint64_t evictions;      /* ranges dropped for room */
   uint64_t refused;        /* acquires that could not get device memory even
                               after evicting everything unpinned */
+  uint64_t bookkeeping_ns; /* time the cache's lock was held, less the
+                              backend's copies in it: directory, protection,
+                              fault handling, device allocation */
 };
 
 struct sc_entry;
@@ -84,6 +92,8 @@ struct sc_cache {
   uint64_t clock;          /* use stamps for LRU */
   struct sc_entry *head;   /* every range, unordered */
   struct sc_stats st;
+  uint64_t held_since_ns;  /* when the lock's holder took it (bookkeeping_ns) */
+  uint64_t held_copy_ns;   /* backend copies during this hold */
   struct sc_cache *next_registered; /* the fault handler's list */
 };
 
@@ -127,6 +137,18 @@ int sc_flush(struct sc_cache *c);
 int sc_state_of(struct sc_cache *c, const void *host, size_t bytes);
 
 void sc_get_stats(struct sc_cache *c, struct sc_stats *st);
+
+/* SEMCACHE_CACHE=off (blas.h's SC_NO_CACHE): device memory and copies that
+ * bypass the directory, nothing kept between calls, made under the lock
+ * (the backend's rule) and counted in the stats.  sc_dev_alloc: 0, or
+ * -ENOSPC when the backend has no room or capacity would be passed
+ * (counted as refused), -EINVAL for 0 bytes.  The copies touch host bytes
+ * nothing protects (no range is cached in this mode): 0 or the backend's
+ * error. */
+int sc_dev_alloc(struct sc_cache *c, size_t bytes, void **dev);
+void sc_dev_free(struct sc_cache *c, void *dev, size_t bytes);
+int sc_copy_to_dev(struct sc_cache *c, void *dev, const void *host, size_t bytes);
+int sc_copy_to_host(struct sc_cache *c, void *host, const void *dev, size_t bytes);
 
 #ifdef __cplusplus
 }

@@ -1,27 +1,33 @@
 /*
- * dropin.c - libsemcache.so: SemCache as a BLAS drop-in.  Linked before
- * the program's BLAS (LD_PRELOAD, or -lsemcache ahead of it), it exports
- * the CBLAS and Fortran entry points of the routines blas.h serves and
- * runs them through one process-wide cache; every other BLAS routine, and
- * the host fallback, is the next library's (RTLD_NEXT): the program's own
- * BLAS.  It also interposes free, realloc and munmap, so a buffer the
- * program gives back is dropped from the cache before its address can be
- * reused (never served stale).
+ * dropin.c - libsemcache.so: SemCache as a BLAS and LAPACK drop-in.
+ * Linked before the program's BLAS (LD_PRELOAD, or -lsemcache ahead of
+ * it), it exports the CBLAS and Fortran entry points of the routines
+ * blas.h serves (dropin_blas.c) and runs them through one process-wide
+ * cache; every other routine, and the host fallback, is the next
+ * library's (RTLD_NEXT): the program's own BLAS and LAPACK.  It also
+ * interposes free, realloc and munmap, so a buffer the program gives back
+ * is dropped from the cache before its address can be reused (never
+ * served stale).
  *
- * Environment:
- *   SEMCACHE_DEVICE=host     the cache with host memory as the device and
- *                            the program's BLAS as its routines: the
- *                            protocol without a GPU (how CI tests it)
- *   (unset)                  the GPU backend (cuBLAS) when built; until
- *                            then the calls pass through to the program's
- *                            BLAS, with one warning
+ * Environment (docs/semcache.md):
+ *   SEMCACHE_DEVICE=gpu | host   gpu (the default): cuBLAS and cuSOLVER on
+ *                            the first GPU (gpu.h); where no CUDA library
+ *                            or no GPU is found, one warning and every call
+ *                            goes to the program's BLAS.  host: the cache
+ *                            with host memory as the device and the
+ *                            program's BLAS as its routines (how CI tests
+ *                            the protocol)
+ *   SEMCACHE_CACHE=on | off  off: every call sends its operands and brings
+ *                            its outputs back, keeping nothing (the plain
+ *                            offload baseline); no gesv memo
  *   SEMCACHE_PROTOCOL=write-through | write-back (default write-back)
- *   SEMCACHE_CAPACITY=bytes  device bytes the cache may hold (0: no cap)
- *   SEMCACHE_STATS=1         the counters on stderr at exit
+ *   SEMCACHE_CAPACITY=bytes  device bytes the cache may hold (0 or unset:
+ *                            no cap but the device's)
+ *   SEMCACHE_MEMO=on | off   gesv's remembered factors (default on)
+ *   SEMCACHE_STATS=1         one semcache-stats line on stderr at exit
  * Bad arguments go to the next library's xerbla / cblas_xerbla, as the
  * reference BLAS reports them (it prints and ends the program).
  */
-#include <cblas.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <malloc.h>
@@ -32,64 +38,117 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "blas.h"
+#include "dropin.h"
+#include "gpu.h"
 
+struct sc_blas sc_g_blas;
+__thread int sc_in_host __attribute__((tls_model("initial-exec")));
 static struct sc_cache g_cache;
-static struct sc_blas g_blas;
 static int g_on;                 /* the cache serves the calls; atomics only */
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static const char *g_device = "none";
+static enum sc_protocol g_protocol = SC_WRITE_BACK;
+static int g_cached = 1;         /* SEMCACHE_CACHE as taken */
 
-/* The next library's symbol (the program's BLAS), or NULL. */
 void *sc_next(const char *name)
 {
   return dlsym(RTLD_NEXT, name);
 }
 
+/* The counters as one line of JSON (docs/semcache.md, "Statistics"). */
 static void dropin_stats(void)
 {
   struct sc_stats s;
-  if (!__atomic_load_n(&g_on, __ATOMIC_ACQUIRE)) return;
-  sc_get_stats(&g_cache, &s);
+  memset(&s, 0, sizeof(s));
+  const int on = __atomic_load_n(&g_on, __ATOMIC_ACQUIRE);
+  if (on) sc_get_stats(&g_cache, &s);
+  const struct sc_blas *b = &sc_g_blas;
+  const double memo_s = (double)__atomic_load_n(&b->memo_ns, __ATOMIC_RELAXED) / 1e9;
   fprintf(stderr,
-          "semcache: calls %llu (host %llu), hits %llu, misses %llu, to_dev %llu (%llu bytes), "
-          "to_host %llu (%llu bytes), invalidations %llu, faults %llu, evictions %llu, "
-          "refused %llu\n",
-          (unsigned long long)g_blas.calls, (unsigned long long)g_blas.host_calls,
-          (unsigned long long)s.hits, (unsigned long long)s.misses, (unsigned long long)s.to_dev,
-          (unsigned long long)s.to_dev_bytes, (unsigned long long)s.to_host,
-          (unsigned long long)s.to_host_bytes, (unsigned long long)s.invalidations,
-          (unsigned long long)s.faults, (unsigned long long)s.evictions,
-          (unsigned long long)s.refused);
+          "semcache-stats {\"device\":\"%s\",\"cache\":\"%s\",\"protocol\":\"%s\","
+          "\"calls\":%llu,\"host_calls\":%llu,"
+          "\"transfers_h2d\":%llu,\"bytes_h2d\":%llu,\"transfers_d2h\":%llu,\"bytes_d2h\":%llu,"
+          "\"hits\":%llu,\"misses\":%llu,\"invalidations\":%llu,\"faults\":%llu,"
+          "\"evictions\":%llu,\"refused\":%llu,\"gesv_calls\":%llu,\"gesv_memo_hits\":%llu,"
+          "\"bookkeeping_s\":%.6f,\"memo_check_s\":%.6f}\n",
+          g_device, g_cached ? "on" : "off",
+          g_protocol == SC_WRITE_THROUGH ? "write-through" : "write-back",
+          (unsigned long long)b->calls, (unsigned long long)b->host_calls,
+          (unsigned long long)s.to_dev, (unsigned long long)s.to_dev_bytes,
+          (unsigned long long)s.to_host, (unsigned long long)s.to_host_bytes,
+          (unsigned long long)s.hits, (unsigned long long)s.misses,
+          (unsigned long long)s.invalidations, (unsigned long long)s.faults,
+          (unsigned long long)s.evictions, (unsigned long long)s.refused,
+          (unsigned long long)b->gesv_calls, (unsigned long long)b->memo_hits,
+          (double)s.bookkeeping_ns / 1e9 + memo_s, memo_s);
+}
+
+/* A variable's value; NULL when unset or empty (the default). */
+static const char *env(const char *name)
+{
+  const char *v = getenv(name);
+  return v && *v ? v : NULL;
+}
+
+/* An on/off variable: 1, 0, or def (with a warning) for anything else. */
+static int env_switch(const char *name, int def)
+{
+  const char *v = env(name);
+  if (!v) return def;
+  if (strcmp(v, "on") == 0 || strcmp(v, "1") == 0) return 1;
+  if (strcmp(v, "off") == 0 || strcmp(v, "0") == 0) return 0;
+  fprintf(stderr, "semcache: %s=%s is not on or off: %s\n", name, v, def ? "on" : "off");
+  return def;
 }
 
 static void dropin_init(void)
 {
-  const char *dev = getenv("SEMCACHE_DEVICE");
-  const char *proto = getenv("SEMCACHE_PROTOCOL");
-  const char *cap = getenv("SEMCACHE_CAPACITY");
-  const char *stats = getenv("SEMCACHE_STATS");
-  if (!dev || strcmp(dev, "host") != 0) {
-    fprintf(stderr, "semcache: no GPU backend in this build: BLAS calls go to the program's "
-                    "BLAS (SEMCACHE_DEVICE=host runs the cache on host memory)\n");
-    return;
+  const char *dev = env("SEMCACHE_DEVICE");
+  const char *proto = env("SEMCACHE_PROTOCOL");
+  const char *cap = env("SEMCACHE_CAPACITY");
+  const char *stats = env("SEMCACHE_STATS");
+  const int cached = env_switch("SEMCACHE_CACHE", 1), memo = env_switch("SEMCACHE_MEMO", 1);
+  g_cached = cached;
+  char *end = NULL;
+  size_t capacity = cap ? strtoull(cap, &end, 0) : 0;
+  if (cap && (end == cap || *end || cap[0] == '-')) {
+    fprintf(stderr, "semcache: SEMCACHE_CAPACITY=%s is not a number of bytes: no cap\n", cap);
+    capacity = 0;
   }
-  enum sc_protocol p = proto && strcmp(proto, "write-through") == 0 ? SC_WRITE_THROUGH
-                                                                      : SC_WRITE_BACK;
-  if (proto && p == SC_WRITE_BACK && strcmp(proto, "write-back") != 0)
+  if (stats && strcmp(stats, "0") != 0) atexit(dropin_stats);
+  g_protocol = proto && strcmp(proto, "write-through") == 0 ? SC_WRITE_THROUGH : SC_WRITE_BACK;
+  if (proto && g_protocol == SC_WRITE_BACK && strcmp(proto, "write-back") != 0)
     fprintf(stderr, "semcache: SEMCACHE_PROTOCOL=%s is not write-through or write-back: "
                     "write-back\n", proto);
-  if (sc_cache_init(&g_cache, &sc_cpu_backend, p, cap ? strtoull(cap, NULL, 0) : 0) != 0) {
+  if (dev && strcmp(dev, "host") != 0 && strcmp(dev, "gpu") != 0)
+    fprintf(stderr, "semcache: SEMCACHE_DEVICE=%s is not gpu or host: gpu\n", dev);
+  struct sc_backend be = sc_cpu_backend;
+  struct sc_device_blas routines = sc_host_blas;
+  if (dev && strcmp(dev, "host") == 0) {
+    g_device = "host";
+  } else {
+    char why[160] = "";
+    size_t pool = 0;
+    if (sc_gpu_open(capacity, &be, &routines, &pool, why, sizeof(why)) != SC_GPU_READY) {
+      /* the one warning: pthread_once runs this once */
+      fprintf(stderr, "semcache: %s: BLAS calls go to the program's BLAS on the CPU "
+                      "(SEMCACHE_DEVICE=host runs the cache on host memory)\n", why);
+      return;
+    }
+    g_device = "gpu";
+    if (!capacity || capacity > pool) capacity = pool; /* evict before the pool runs dry */
+  }
+  if (sc_cache_init(&g_cache, &be, g_protocol, capacity) != 0 ||
+      sc_blas_init(&sc_g_blas, &g_cache, &routines, cached ? SC_CACHED : SC_NO_CACHE, memo) != 0) {
     fprintf(stderr, "semcache: the cache did not start: BLAS calls go to the program's BLAS\n");
+    g_device = "none";
     return;
   }
-  g_blas.cache = &g_cache;
-  g_blas.dev = sc_host_blas;
-  if (stats && strcmp(stats, "0") != 0) atexit(dropin_stats);
-  /* release: the cache's fields before g_on; pairs with on()'s acquire */
+  /* release: the cache's fields before g_on; pairs with sc_on()'s acquire */
   __atomic_store_n(&g_on, 1, __ATOMIC_RELEASE);
 }
 
-static int on(void)
+int sc_on(void)
 {
   pthread_once(&g_once, dropin_init);
   return __atomic_load_n(&g_on, __ATOMIC_ACQUIRE);
@@ -97,7 +156,7 @@ static int on(void)
 
 /* ---- errors as the program's BLAS reports them ---- */
 
-static void fortran_error(const char *name, int info)
+void sc_fortran_error(const char *name, int info)
 {
   void (*xerbla)(const char *, const int *, size_t) =
       (void (*)(const char *, const int *, size_t))sc_next("xerbla_");
@@ -105,146 +164,12 @@ static void fortran_error(const char *name, int info)
   else fprintf(stderr, " ** On entry to %s parameter number %d had an illegal value\n", name, info);
 }
 
-static void cblas_error(int pos, const char *rout)
+void sc_cblas_error(int pos, const char *rout)
 {
   void (*x)(int, const char *, const char *, ...) =
       (void (*)(int, const char *, const char *, ...))sc_next("cblas_xerbla");
   if (x) x(pos, rout, "");
   else fprintf(stderr, "Parameter %d to routine %s was incorrect\n", pos, rout);
-}
-
-static char tch(CBLAS_TRANSPOSE t)
-{
-  return t == CblasNoTrans ? 'N' : t == CblasTrans ? 'T' : t == CblasConjTrans ? 'C' : '?';
-}
-
-/* ---- dgemm ---- */
-
-void cblas_dgemm(CBLAS_LAYOUT layout, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, const CBLAS_INT m,
-                 const CBLAS_INT n, const CBLAS_INT k, const double alpha, const double *a,
-                 const CBLAS_INT lda, const double *b, const CBLAS_INT ldb, const double beta,
-                 double *c, const CBLAS_INT ldc)
-{
-  if (!on()) {
-    ((void (*)(CBLAS_LAYOUT, CBLAS_TRANSPOSE, CBLAS_TRANSPOSE, CBLAS_INT, CBLAS_INT, CBLAS_INT,
-               double, const double *, CBLAS_INT, const double *, CBLAS_INT, double, double *,
-               CBLAS_INT))sc_next("cblas_dgemm"))(layout, ta, tb, m, n, k, alpha, a, lda, b, ldb,
-                                                 beta, c, ldc);
-    return;
-  }
-  int r;
-  if (layout == CblasColMajor) {
-    r = sc_dgemm(&g_blas, tch(ta), tch(tb), m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-    if (r > 0) cblas_error(r + 1, "cblas_dgemm");
-  } else if (layout == CblasRowMajor) {
-    /* C^T = op(B)^T op(A)^T, column-major: the operands swap */
-    static const int pos[14] = {0, 3, 2, 5, 4, 6, 0, 0, 11, 0, 9, 0, 0, 14};
-    r = sc_dgemm(&g_blas, tch(tb), tch(ta), n, m, k, alpha, b, ldb, a, lda, beta, c, ldc);
-    if (r > 0) cblas_error(r < 14 ? pos[r] : r + 1, "cblas_dgemm");
-  } else {
-    cblas_error(1, "cblas_dgemm");
-  }
-}
-
-void dgemm_(const char *ta, const char *tb, const int *m, const int *n, const int *k,
-            const double *alpha, const double *a, const int *lda, const double *b, const int *ldb,
-            const double *beta, double *c, const int *ldc)
-{
-  if (!on()) {
-    ((void (*)(const char *, const char *, const int *, const int *, const int *, const double *,
-               const double *, const int *, const double *, const int *, const double *, double *,
-               const int *))sc_next("dgemm_"))(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-    return;
-  }
-  int r = sc_dgemm(&g_blas, *ta, *tb, *m, *n, *k, *alpha, a, *lda, b, *ldb, *beta, c, *ldc);
-  if (r > 0) fortran_error("DGEMM ", r);
-}
-
-/* ---- dgemv ---- */
-
-void cblas_dgemv(CBLAS_LAYOUT layout, CBLAS_TRANSPOSE t, const CBLAS_INT m, const CBLAS_INT n,
-                 const double alpha, const double *a, const CBLAS_INT lda, const double *x,
-                 const CBLAS_INT incx, const double beta, double *y, const CBLAS_INT incy)
-{
-  if (!on()) {
-    ((void (*)(CBLAS_LAYOUT, CBLAS_TRANSPOSE, CBLAS_INT, CBLAS_INT, double, const double *,
-               CBLAS_INT, const double *, CBLAS_INT, double, double *,
-               CBLAS_INT))sc_next("cblas_dgemv"))(layout, t, m, n, alpha, a, lda, x, incx, beta,
-                                                 y, incy);
-    return;
-  }
-  int r;
-  if (layout == CblasColMajor) {
-    r = sc_dgemv(&g_blas, tch(t), m, n, alpha, a, lda, x, incx, beta, y, incy);
-    if (r > 0) cblas_error(r + 1, "cblas_dgemv");
-  } else if (layout == CblasRowMajor) {
-    /* a row-major m x n A is a column-major n x m one: the other transpose */
-    static const int pos[12] = {0, 2, 4, 3, 0, 0, 7, 0, 9, 0, 0, 12};
-    const char other = t == CblasNoTrans ? 'T' : t == CblasTrans || t == CblasConjTrans ? 'N' : '?';
-    r = sc_dgemv(&g_blas, other, n, m, alpha, a, lda, x, incx, beta, y, incy);
-    if (r > 0) cblas_error(r < 12 ? pos[r] : r + 1, "cblas_dgemv");
-  } else {
-    cblas_error(1, "cblas_dgemv");
-  }
-}
-
-void dgemv_(const char *t, const int *m, const int *n, const double *alpha, const double *a,
-            const int *lda, const double *x, const int *incx, const double *beta, double *y,
-            const int *incy)
-{
-  if (!on()) {
-    ((void (*)(const char *, const int *, const int *, const double *, const double *, const int *,
-               const double *, const int *, const double *, double *,
-               const int *))sc_next("dgemv_"))(t, m, n, alpha, a, lda, x, incx, beta, y, incy);
-    return;
-  }
-  int r = sc_dgemv(&g_blas, *t, *m, *n, *alpha, a, *lda, x, *incx, *beta, y, *incy);
-  if (r > 0) fortran_error("DGEMV ", r);
-}
-
-/* ---- daxpy, ddot ---- */
-
-void cblas_daxpy(const CBLAS_INT n, const double alpha, const double *x, const CBLAS_INT incx,
-                 double *y, const CBLAS_INT incy)
-{
-  if (!on()) {
-    ((void (*)(CBLAS_INT, double, const double *, CBLAS_INT, double *,
-               CBLAS_INT))sc_next("cblas_daxpy"))(n, alpha, x, incx, y, incy);
-    return;
-  }
-  sc_daxpy(&g_blas, n, alpha, x, incx, y, incy);
-}
-
-void daxpy_(const int *n, const double *alpha, const double *x, const int *incx, double *y,
-            const int *incy)
-{
-  if (!on()) {
-    ((void (*)(const int *, const double *, const double *, const int *, double *,
-               const int *))sc_next("daxpy_"))(n, alpha, x, incx, y, incy);
-    return;
-  }
-  sc_daxpy(&g_blas, *n, *alpha, x, *incx, y, *incy);
-}
-
-double cblas_ddot(const CBLAS_INT n, const double *x, const CBLAS_INT incx, const double *y,
-                  const CBLAS_INT incy)
-{
-  double d = 0;
-  if (!on())
-    return ((double (*)(CBLAS_INT, const double *, CBLAS_INT, const double *,
-                        CBLAS_INT))sc_next("cblas_ddot"))(n, x, incx, y, incy);
-  sc_ddot(&g_blas, n, x, incx, y, incy, &d);
-  return d;
-}
-
-double ddot_(const int *n, const double *x, const int *incx, const double *y, const int *incy)
-{
-  double d = 0;
-  if (!on())
-    return ((double (*)(const int *, const double *, const int *, const double *,
-                        const int *))sc_next("ddot_"))(n, x, incx, y, incy);
-  sc_ddot(&g_blas, *n, x, *incx, y, *incy, &d);
-  return d;
 }
 
 /* ---- buffers the program gives back ---- */
@@ -259,8 +184,11 @@ static void forget(void *p, size_t len)
 {
   if (!p || !len || !__atomic_load_n(&g_on, __ATOMIC_RELAXED)) return;
   /* the cache's own frees (its entries, its "device" buffers) happen with
-   * its lock held: they are never the program's ranges */
-  if (__atomic_load_n(&g_cache.owner, __ATOMIC_RELAXED) == (uint64_t)pthread_self()) return;
+   * its lock held, and the CUDA libraries' inside the GPU routines
+   * (sc_gpu_busy, gpu.h): they are never the program's ranges */
+  if (sc_gpu_busy ||
+      __atomic_load_n(&g_cache.owner, __ATOMIC_RELAXED) == (uint64_t)pthread_self())
+    return;
   sc_forget(&g_cache, p, len);
 }
 

@@ -24,7 +24,10 @@
  *           rio_expert_wait for the chunks it needs.
  *   cpu-io  loads the file, then convolves (io_s is the load).
  * Every version then copies b (pinned: the result buffer is registered
- * beforehand, untimed) back to host memory.
+ * beforehand, untimed) back to host memory.  conv2d_run_rows runs a range
+ * of bands (the gpufs kernel only: rodinia_mpi's ranks), with a and b
+ * holding that range's rows; the rows just outside it are the first and
+ * last blocks' halo rows, read like any other block's.
  */
 #include "rodinia-io/conv2d/conv2d.h"
 
@@ -107,8 +110,9 @@ __global__ void __launch_bounds__(CONV2D_THREADS) conv2d_band_kernel(const float
 }
 
 /*
- * gpufs: read the image into a and convolve it into b.  Block k owns bands
- * [k per_block, (k + 1) per_block); it greads the row above its range, then
+ * gpufs: read bands [band0, band1) of the image into a and convolve them
+ * into b (a and b hold rows from band0's first on).  Block k owns bands
+ * band0 + [k per_block, (k + 1) per_block); it greads the row above its range, then
  * step after step of step_bands bands the step's rows of a up to the row
  * below the step (when that row is still the block's, else the row below
  * its range), and convolves the step at once.  halo: 2 rows per block, for
@@ -117,12 +121,12 @@ __global__ void __launch_bounds__(CONV2D_THREADS) conv2d_band_kernel(const float
  * the first error goes to *err.
  */
 __global__ void __launch_bounds__(RIO_IO_THREADS, 1)
-    conv2d_fused_kernel(const char *path, float *a, float *b, float *halo, uint64_t n, uint64_t per_block,
-                        uint64_t step_bands, int *err)
+    conv2d_fused_kernel(const char *path, float *a, float *b, float *halo, uint64_t n, uint64_t band0,
+                        uint64_t band1, uint64_t per_block, uint64_t step_bands, int *err)
 {
-  const uint64_t nbands = n / CONV2D_BAND, row = n * sizeof(float);
-  const uint64_t b0 = blockIdx.x * per_block;
-  const uint64_t b1 = b0 + per_block < nbands ? b0 + per_block : nbands;
+  const uint64_t row = n * sizeof(float), base = band0 * CONV2D_BAND; /* the row a[0] and b[0] hold */
+  const uint64_t b0 = band0 + blockIdx.x * per_block;
+  const uint64_t b1 = b0 + per_block < band1 ? b0 + per_block : band1;
   if (b0 >= b1)
     return;
   const uint64_t r0 = b0 * CONV2D_BAND, r1 = b1 * CONV2D_BAND;
@@ -136,7 +140,7 @@ __global__ void __launch_bounds__(RIO_IO_THREADS, 1)
   for (uint64_t s0 = r0; s0 < r1 && !rc; s0 += step_bands * CONV2D_BAND) {
     const uint64_t s1 = s0 + step_bands * CONV2D_BAND < r1 ? s0 + step_bands * CONV2D_BAND : r1;
     const uint64_t upto = s1 < r1 ? s1 + 1 : r1;
-    rc = rio_gread_range(fd, next * row, (upto - next) * row, a + next * n, RIO_GREAD_CALL);
+    rc = rio_gread_range(fd, next * row, (upto - next) * row, a + (next - base) * n, RIO_GREAD_CALL);
     next = upto;
     if (!rc && s1 == r1 && r1 < n)
       rc = rio_gread_range(fd, r1 * row, row, halo_below, RIO_GREAD_CALL);
@@ -146,11 +150,11 @@ __global__ void __launch_bounds__(RIO_IO_THREADS, 1)
     for (uint64_t y0 = s0; y0 < s1; y0 += CONV2D_BAND) {
       const uint64_t y1 = y0 + CONV2D_BAND;
       /* at the image's edge a row the block has read stands in (unused) */
-      const float *above = y0 == 0 ? a : y0 == r0 ? halo_above : a + (y0 - 1) * n;
-      const float *below = y1 == n ? a + (n - 1) * n : y1 == r1 ? halo_below : a + y1 * n;
+      const float *above = y0 == 0 ? a : y0 == r0 ? halo_above : a + (y0 - 1 - base) * n;
+      const float *below = y1 == n ? a + (n - 1 - base) * n : y1 == r1 ? halo_below : a + (y1 - base) * n;
       /* warps wholly past n skip the call (n is a multiple of 32) */
       for (uint64_t x = threadIdx.x; x < n; x += RIO_IO_THREADS)
-        conv2d_band_column(above, a + y0 * n, below, b + y0 * n, n, y0, x);
+        conv2d_band_column(above, a + (y0 - base) * n, below, b + (y0 - base) * n, n, y0, x);
     }
   }
   if (fd >= 0) {
@@ -191,12 +195,18 @@ static int conv2d_expert(struct rio_run *run, struct rio_expert *job, const floa
 
 int conv2d_run(struct rio_run *run, enum rio_version v)
 {
-  struct conv2d_state *s = (struct conv2d_state *)run->state;
-  const uint64_t n = s->n, row = n * sizeof(float), bytes = n * row, nbands = n / CONV2D_BAND;
+  const struct conv2d_state *s = (const struct conv2d_state *)run->state;
+  return conv2d_run_rows(run, v, 0, s->n, s->out);
+}
+
+int conv2d_run_rows(struct rio_run *run, enum rio_version v, uint64_t y0, uint64_t y1, float *host_b)
+{
+  const struct conv2d_state *s = (const struct conv2d_state *)run->state;
+  const uint64_t n = s->n, row = n * sizeof(float), bytes = (y1 - y0) * row, nbands = (y1 - y0) / CONV2D_BAND;
   const int gpufs = rio_is_gpufs(v);
-  /* gpufs: RIO_IO_BLOCKS blocks, each a contiguous range of bands, read
-   * and convolved in steps of about CONV2D_GPUFS_STEP bytes */
-  const uint64_t per_block = (nbands + RIO_IO_BLOCKS - 1) / RIO_IO_BLOCKS;
+  /* gpufs: RIO_IO_BLOCKS blocks, each a contiguous range of the bands,
+   * read and convolved in steps of about CONV2D_GPUFS_STEP bytes */
+  const uint64_t per_block = nbands > RIO_IO_BLOCKS ? (nbands + RIO_IO_BLOCKS - 1) / RIO_IO_BLOCKS : 1;
   const uint64_t blocks = (nbands + per_block - 1) / per_block;
   const uint64_t step_bands = CONV2D_GPUFS_STEP / (CONV2D_BAND * row) ? CONV2D_GPUFS_STEP / (CONV2D_BAND * row) : 1;
   float *a = NULL, *b = NULL, *halo = NULL;
@@ -208,11 +218,17 @@ int conv2d_run(struct rio_run *run, enum rio_version v)
   memset(&run->t, 0, sizeof(run->t));
   if (v != RIO_CPU_IO && v != RIO_EXPERT && !gpufs)
     return rio_fail(run, -EINVAL, "2dconv: no version %d", (int)v);
+  if (y0 >= y1 || y1 > n || y0 % CONV2D_BAND || y1 % CONV2D_BAND)
+    return rio_fail(run, -EINVAL, "2dconv: rows [%llu, %llu): not whole bands of the %llu rows",
+                    (unsigned long long)y0, (unsigned long long)y1, (unsigned long long)n);
+  if ((y0 > 0 || y1 < n) && !gpufs)
+    return rio_fail(run, -EINVAL, "2dconv: %s loads the whole image: a part only in the gpufs versions",
+                    rio_version_name(v));
   /* untimed: device buffers, the stream, the result's host memory pinned */
   if ((rc = RIO_CUDA(run, cudaMalloc((void **)&a, bytes))) != 0 ||
       (rc = RIO_CUDA(run, cudaMalloc((void **)&b, bytes))) != 0 ||
       (gpufs && (rc = RIO_CUDA(run, cudaMalloc((void **)&halo, 2 * row * blocks))) != 0) ||
-      (rc = rio_result_begin(run, s->out, bytes, &stream)) != 0)
+      (rc = rio_result_begin(run, host_b, bytes, &stream)) != 0)
     goto out;
   if (gpufs && !(err = rio_errors(run))) {
     rc = -EIO;
@@ -233,11 +249,11 @@ int conv2d_run(struct rio_run *run, enum rio_version v)
       goto out;
   } else {
     run->t.overlapped = 1;
-    conv2d_fused_kernel<<<(unsigned)blocks, RIO_IO_THREADS, 0, stream>>>(rio_gpufs_path(run, 0), a, b, halo, n,
-                                                                         per_block, step_bands, err);
+    conv2d_fused_kernel<<<(unsigned)blocks, RIO_IO_THREADS, 0, stream>>>(
+        rio_gpufs_path(run, 0), a, b, halo, n, y0 / CONV2D_BAND, y1 / CONV2D_BAND, per_block, step_bands, err);
   }
   if ((rc = RIO_CUDA(run, cudaGetLastError())) != 0 ||
-      (rc = rio_result_to_host(run, v, s->out, b, bytes, stream, "2dconv: reading the image")) != 0)
+      (rc = rio_result_to_host(run, v, host_b, b, bytes, stream, "2dconv: reading the image")) != 0)
     goto out;
   if (v == RIO_EXPERT) {
     rc = rio_expert_finish(job);
@@ -251,7 +267,7 @@ out:
   /* the loader threads still copy into a until joined */
   if (job)
     rio_expert_finish(job);
-  rc = rio_result_end(run, s->out, stream, rc);
+  rc = rio_result_end(run, host_b, stream, rc);
   cudaFree(a);
   cudaFree(b);
   cudaFree(halo);

@@ -70,8 +70,20 @@ uint64_t conv2d_dim(double scale);
 int conv2d_setup(struct rio_run *run);
 int conv2d_generate(struct rio_run *run, int i, void *buf);
 int conv2d_reference(struct rio_run *run);
-/* conv2d.cu: the four versions */
+/* Rows [y0, y1) of b from a on the host's threads, as the reference
+ * computes them (conv2d_reference is conv2d_cpu_rows(a, 0, ref, 0, n, n)):
+ * a holds the image's rows from row a_first on (every row y0 - 1 .. y1
+ * that exists), b receives row y0 at b[0].  0 or -errno. */
+int conv2d_cpu_rows(const float *a, uint64_t a_first, float *b, uint64_t y0, uint64_t y1, uint64_t n);
+/* conv2d.cu: the four versions.  conv2d_run is conv2d_run_rows(run, v, 0,
+ * n, the state's out). */
 int conv2d_run(struct rio_run *run, enum rio_version v);
+/* Rows [y0, y1) of b (whole bands: multiples of CONV2D_BAND) by version v
+ * into host_b (row y0 at host_b[0]; (y1 - y0) n floats), with
+ * device buffers of those rows only.  A part of the image only in the
+ * gpufs versions (-EINVAL in the others, which load the whole file): they
+ * read rows y0 - 1 .. y1 of the file and nothing else. */
+int conv2d_run_rows(struct rio_run *run, enum rio_version v, uint64_t y0, uint64_t y1, float *host_b);
 int conv2d_verify(struct rio_run *run);
 void conv2d_teardown(struct rio_run *run);
 

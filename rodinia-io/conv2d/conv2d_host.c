@@ -59,25 +59,27 @@ int conv2d_generate(struct rio_run *run, int i, void *buf)
   return rio_parallel_for(s->n * s->n, conv2d_gen_cells, &g);
 }
 
-/* Rows [lo, hi) of b from a. */
+/* Rows y0 + [lo, hi) of b from a; a holds rows from a_first on, b row y0
+ * at b[0]. */
 struct conv2d_rows {
   const float *a;
   float *b;
-  uint64_t n;
+  uint64_t n, a_first, y0;
 };
 
 static int conv2d_ref_rows(void *arg, uint64_t lo, uint64_t hi)
 {
   const struct conv2d_rows *p = (const struct conv2d_rows *)arg;
   const uint64_t n = p->n;
-  for (uint64_t i = lo; i < hi; i++) {
-    float *out = p->b + i * n;
+  for (uint64_t k = lo; k < hi; k++) {
+    const uint64_t i = p->y0 + k;
+    float *out = p->b + k * n;
     if (i == 0 || i == n - 1) {
       for (uint64_t j = 0; j < n; j++)
         out[j] = 0.0f;
       continue;
     }
-    const float *up = p->a + (i - 1) * n, *row = p->a + i * n, *down = p->a + (i + 1) * n;
+    const float *up = p->a + (i - 1 - p->a_first) * n, *row = up + n, *down = row + n;
     out[0] = 0.0f;
     out[n - 1] = 0.0f;
     for (uint64_t j = 1; j + 1 < n; j++)
@@ -85,6 +87,12 @@ static int conv2d_ref_rows(void *arg, uint64_t lo, uint64_t hi)
                             down[j + 1]);
   }
   return 0;
+}
+
+int conv2d_cpu_rows(const float *a, uint64_t a_first, float *b, uint64_t y0, uint64_t y1, uint64_t n)
+{
+  struct conv2d_rows p = {a, b, n, a_first, y0};
+  return rio_parallel_for(y1 - y0, conv2d_ref_rows, &p);
 }
 
 int conv2d_reference(struct rio_run *run)
@@ -95,8 +103,7 @@ int conv2d_reference(struct rio_run *run)
     s->ref = (float *)malloc(n * n * sizeof(float));
   if (!s->ref)
     return rio_fail(run, -ENOMEM, "2dconv: no host memory for the reference");
-  struct conv2d_rows p = {(const float *)run->host_in[0], s->ref, n};
-  return rio_parallel_for(n, conv2d_ref_rows, &p);
+  return conv2d_cpu_rows((const float *)run->host_in[0], 0, s->ref, 0, n, n);
 }
 
 int conv2d_verify(struct rio_run *run)

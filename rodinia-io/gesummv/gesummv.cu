@@ -8,6 +8,8 @@
  */
 #include "rodinia-io/gesummv/gesummv.h"
 
+#include <errno.h>
+
 #include "rodinia-io/matvec/matvec.cuh"
 
 #define GESUMMV_THREADS 256
@@ -30,6 +32,11 @@ static int gesummv_finish(struct rio_run *run, float *arena, cudaStream_t s)
 
 int gesummv_run(struct rio_run *run, enum rio_version v)
 {
+  return gesummv_run_rows(run, v, 0, ((const struct matvec_state *)run->state)->n);
+}
+
+int gesummv_run_rows(struct rio_run *run, enum rio_version v, uint64_t i0, uint64_t i1)
+{
   const uint64_t n = ((const struct matvec_state *)run->state)->n;
   struct matvec_plan p;
   p.n = n;
@@ -45,7 +52,10 @@ int gesummv_run(struct rio_run *run, enum rio_version v)
   p.c = MATVEC_NONE;
   p.result = 3 * n;
   p.finish = gesummv_finish;
-  return matvec_run(run, v, &p);
+  if (i1 <= i0 || i1 > n)
+    return rio_fail(run, -EINVAL, "gesummv: rows [%llu, %llu) of %llu", (unsigned long long)i0,
+                    (unsigned long long)i1, (unsigned long long)n);
+  return matvec_run_rows(run, v, &p, i0, i1 - i0);
 }
 
 extern "C" const struct rio_bench rio_bench_gesummv = {

@@ -38,8 +38,19 @@ extern "C" {
 int gesummv_setup(struct rio_run *run);
 int gesummv_reference(struct rio_run *run);
 int gesummv_verify(struct rio_run *run);
-/* gesummv.cu: the four versions */
+/* y of `rows` rows from those rows of A and B (a and b: rows x n floats)
+ * and x, as the reference computes them (the products in double, on the
+ * host's threads; gesummv_reference is gesummv_cpu_rows over all n rows):
+ * y[k] is the same float whichever rows are asked for.  0 or -errno. */
+int gesummv_cpu_rows(const float *a, const float *b, const float *x, uint64_t n, uint64_t rows, float *y);
+/* gesummv.cu: the four versions.  gesummv_run is gesummv_run_rows(run, v,
+ * 0, n). */
 int gesummv_run(struct rio_run *run, enum rio_version v);
+/* y's rows [i0, i1) by version v into the state's got (its other rows 0):
+ * the gpufs versions read rows [i0, i1) of A and B and all of x, nothing
+ * else (matvec_run_rows).  Each y_i is one warp's dot of row i, whichever
+ * rows the run covers, so a part gives the floats of the whole run. */
+int gesummv_run_rows(struct rio_run *run, enum rio_version v, uint64_t i0, uint64_t i1);
 
 extern const struct rio_bench rio_bench_gesummv;
 

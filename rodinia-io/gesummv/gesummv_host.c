@@ -20,21 +20,27 @@ int gesummv_setup(struct rio_run *run)
   return 0;
 }
 
+int gesummv_cpu_rows(const float *a, const float *b, const float *x, uint64_t n, uint64_t rows, float *y)
+{
+  double *d = (double *)malloc(2 * rows * sizeof(double));
+  int rc;
+  if (!d)
+    return -ENOMEM;
+  if ((rc = matvec_ref_rows(a, rows, n, x, d)) == 0 && (rc = matvec_ref_rows(b, rows, n, x, d + rows)) == 0)
+    for (uint64_t i = 0; i < rows; i++)
+      y[i] = (float)((double)GESUMMV_ALPHA * d[i] + (double)GESUMMV_BETA * d[rows + i]);
+  free(d);
+  return rc;
+}
+
 /* y_i = alpha (A x)_i + beta (B x)_i, the products in double. */
 int gesummv_reference(struct rio_run *run)
 {
   struct matvec_state *st = (struct matvec_state *)run->state;
-  const uint64_t n = st->n;
-  const float *x = (const float *)run->host_in[GESUMMV_IN_X];
-  double *d = (double *)malloc(2 * n * sizeof(double));
-  int rc;
-  if (!d)
-    return rio_fail(run, -ENOMEM, "gesummv: no host memory");
-  if ((rc = matvec_ref_rows((const float *)run->host_in[GESUMMV_IN_A], n, n, x, d)) == 0 &&
-      (rc = matvec_ref_rows((const float *)run->host_in[GESUMMV_IN_B], n, n, x, d + n)) == 0)
-    for (uint64_t i = 0; i < n; i++)
-      st->want[i] = (float)((double)GESUMMV_ALPHA * d[i] + (double)GESUMMV_BETA * d[n + i]);
-  free(d);
+  const int rc = gesummv_cpu_rows((const float *)run->host_in[GESUMMV_IN_A], (const float *)run->host_in[GESUMMV_IN_B],
+                                  (const float *)run->host_in[GESUMMV_IN_X], st->n, st->n, st->want);
+  if (rc == -ENOMEM)
+    return rio_fail(run, rc, "gesummv: no host memory");
   return rc ? rio_fail(run, rc, "gesummv: reference threads: %s", strerror(-rc)) : 0;
 }
 

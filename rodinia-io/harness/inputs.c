@@ -119,7 +119,7 @@ static void rio_sidecar_line(const struct rio_run *run, int i, uint64_t sum, cha
            RIO_GEN_VERSION, run->bench->name, run->in[i].name, run->in[i].size, run->seed, sum);
 }
 
-int rio_input_load(const struct rio_run *run, int i, void *buf, char *why, size_t whylen)
+int rio_input_check(const struct rio_run *run, int i, uint64_t *sum, char *why, size_t whylen)
 {
   const struct rio_input *in = &run->in[i];
   struct stat st;
@@ -153,13 +153,22 @@ int rio_input_load(const struct rio_run *run, int i, void *buf, char *why, size_
   rio_sidecar_line(run, i, 0, expect, sizeof(expect));
   char *cut = strstr(expect, " sum=");
   size_t head = cut ? (size_t)(cut - expect) : strlen(expect);
-  uint64_t sum = 0;
   const char *s = strstr(line, " sum=0x");
-  if (strncmp(line, expect, head) != 0 || !s || sscanf(s, " sum=0x%" SCNx64, &sum) != 1) {
+  if (strncmp(line, expect, head) != 0 || !s || sscanf(s, " sum=0x%" SCNx64, sum) != 1) {
     line[strcspn(line, "\n")] = 0;
     snprintf(why, whylen, "%s: made for another benchmark, seed or generator (%s)", in->path, line);
     return RIO_INPUT_BAD_SIDECAR;
   }
+  return RIO_INPUT_VALID;
+}
+
+int rio_input_load(const struct rio_run *run, int i, void *buf, char *why, size_t whylen)
+{
+  const struct rio_input *in = &run->in[i];
+  uint64_t sum = 0;
+  const int state = rio_input_check(run, i, &sum, why, whylen);
+  if (state != RIO_INPUT_VALID)
+    return state;
   int fd = open(in->path, O_RDONLY);
   if (fd < 0) {
     snprintf(why, whylen, "%s: %s", in->path, strerror(errno));
@@ -212,12 +221,8 @@ int rio_input_store(const struct rio_run *run, int i, const void *buf)
   return rc;
 }
 
-int rio_inputs_prepare(struct rio_run *run, const char *dir, enum rio_gen_mode mode, int verbose)
+int rio_inputs_name(struct rio_run *run, const char *dir)
 {
-  char why[RIO_PATH_MAX + 256];
-  int rc = bench_mkdirs(dir);
-  if (rc)
-    return rio_fail(run, rc, "%s: cannot create the data folder: %s", dir, strerror(-rc));
   for (int i = 0; i < run->ninputs; i++) {
     struct rio_input *in = &run->in[i];
     char name[sizeof(in->name)];
@@ -230,6 +235,20 @@ int rio_inputs_prepare(struct rio_run *run, const char *dir, enum rio_gen_mode m
     if (in->size == 0 || in->size % 8)
       return rio_fail(run, -EINVAL, "%s: input %s has %" PRIu64 " bytes (not a positive multiple of 8)",
                       run->bench->name, in->name, in->size);
+  }
+  return 0;
+}
+
+int rio_inputs_prepare(struct rio_run *run, const char *dir, enum rio_gen_mode mode, int verbose)
+{
+  char why[RIO_PATH_MAX + 256];
+  int rc = bench_mkdirs(dir);
+  if (rc)
+    return rio_fail(run, rc, "%s: cannot create the data folder: %s", dir, strerror(-rc));
+  if ((rc = rio_inputs_name(run, dir)) != 0)
+    return rc;
+  for (int i = 0; i < run->ninputs; i++) {
+    struct rio_input *in = &run->in[i];
     run->host_in[i] = malloc(in->size);
     if (!run->host_in[i])
       return rio_fail(run, -ENOMEM, "%s: no host memory for input %s (%" PRIu64 " bytes)",

@@ -172,6 +172,13 @@ enum rio_input_state {
  * returns the state (>= 0) or -errno of a read; why gets the explanation. */
 int rio_input_load(const struct rio_run *run, int i, void *buf, char *why, size_t whylen);
 
+/* The part of rio_input_load that reads no bytes: the file's size and its
+ * sidecar (benchmark, input, size, seed, generator); *sum gets the
+ * checksum the sidecar records.  RIO_INPUT_VALID when those match (the
+ * bytes are not checked), another state, or -errno; why explains.  What
+ * the ranks of rodinia_mpi that do not load whole inputs check. */
+int rio_input_check(const struct rio_run *run, int i, uint64_t *sum, char *why, size_t whylen);
+
 /* Write buf (input i, generated) to its file through path.tmp + rename,
  * then its sidecar.  0 or -errno. */
 int rio_input_store(const struct rio_run *run, int i, const void *buf);
@@ -188,6 +195,9 @@ enum rio_gen_mode {
  * -errno with run->why naming the file and what is wrong with it (-ENOENT
  * missing under RIO_GEN_NEVER, -EBADMSG wrong size, sidecar or checksum). */
 int rio_inputs_prepare(struct rio_run *run, const char *dir, enum rio_gen_mode mode, int verbose);
+/* Only name every input's file under dir (run->in[i].path), as
+ * rio_inputs_prepare does first.  0, or -errno with run->why. */
+int rio_inputs_name(struct rio_run *run, const char *dir);
 void rio_inputs_free(struct rio_run *run);
 
 /* ---------------- checks (check.c) ---------------- */

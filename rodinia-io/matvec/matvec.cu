@@ -213,9 +213,10 @@ static int matvec_expert(struct rio_run *run, const struct matvec_plan *p, const
     rc = rio_expert_load(run, p->vec_in[k], arena + vec_off[k]);
   for (uint64_t rb0 = 0, rb1; rb0 < sh->total && !rc; rb0 = rb1) {
     const uint64_t part = rb0 / sh->nblocks, part_end = (part + 1) * sh->nblocks;
+    uint64_t last_part, last_row0, last_rows;
     rb1 = rb0 + step < part_end ? rb0 + step : part_end;
-    const uint64_t rows = (rb1 - part * sh->nblocks) * sh->block_rows;
-    rc = rio_expert_wait(job[part], (rows < sh->n ? rows : sh->n) * row, s);
+    matvec_rows_of(sh, rb1 - 1, &last_part, &last_row0, &last_rows);
+    rc = rio_expert_wait(job[part], (last_row0 + last_rows) * row, s);
     if (rc)
       break;
     matvec_memory_kernel<<<(unsigned)sh->groups, MATVEC_THREADS, 0, s>>>(*a, rb0, rb1);
@@ -276,8 +277,14 @@ static float *matvec_at(float *arena, uint64_t off) { return off == MATVEC_NONE 
 
 int matvec_run(struct rio_run *run, enum rio_version v, const struct matvec_plan *p)
 {
+  return matvec_run_rows(run, v, p, 0, p->n);
+}
+
+int matvec_run_rows(struct rio_run *run, enum rio_version v, const struct matvec_plan *p, uint64_t row0,
+                    uint64_t rows)
+{
   struct matvec_state *st = (struct matvec_state *)run->state;
-  const struct matvec_shape sh = matvec_shape_of(p->n, (uint64_t)p->nparts);
+  const struct matvec_shape sh = matvec_shape_rows(p->n, (uint64_t)p->nparts, row0, rows);
   const int gpufs = rio_is_gpufs(v);
   const uint64_t mat_bytes = sh.n * sh.n * sizeof(float);
   struct matvec_args a;
@@ -291,6 +298,9 @@ int matvec_run(struct rio_run *run, enum rio_version v, const struct matvec_plan
   memset(&a, 0, sizeof(a));
   if (v != RIO_CPU_IO && v != RIO_EXPERT && !gpufs)
     return rio_fail(run, -EINVAL, "%s: no version %d", run->bench->name, (int)v);
+  if (rows == 0 || row0 + rows > p->n)
+    return rio_fail(run, -EINVAL, "%s: rows [%llu, %llu) of %llu", run->bench->name, (unsigned long long)row0,
+                    (unsigned long long)(row0 + rows), (unsigned long long)p->n);
   if (p->nparts < 1 || p->nparts > 2 || p->nvec > RIO_MAX_INPUTS || (p->x == MATVEC_NONE) != (p->y == MATVEC_NONE) ||
       (p->w == MATVEC_NONE) != (p->c == MATVEC_NONE) || (p->nparts > 1 && p->w != MATVEC_NONE))
     return rio_fail(run, -EINVAL, "%s: a plan the engine cannot run", run->bench->name);

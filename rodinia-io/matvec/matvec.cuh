@@ -52,4 +52,12 @@ struct matvec_plan {
  * (struct matvec_state); fills run->t.  0 or -errno (run->why). */
 int matvec_run(struct rio_run *run, enum rio_version v, const struct matvec_plan *p);
 
+/* The same over rows [row0, row0 + rows) of each part only
+ * (matvec_shape_rows): the gpufs versions read those rows of the files and
+ * no others; the memory versions still load whole files.  y gets the
+ * products of those rows (the others keep 0) and c their column products.
+ * matvec_run is matvec_run_rows(run, v, p, 0, p->n). */
+int matvec_run_rows(struct rio_run *run, enum rio_version v, const struct matvec_plan *p, uint64_t row0,
+                    uint64_t rows);
+
 #endif /* RIO_MATVEC_CUH */

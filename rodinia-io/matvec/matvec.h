@@ -65,6 +65,7 @@ extern "C" {
 struct matvec_shape {
   uint64_t n;           /* columns; rows of each part */
   uint64_t nparts;
+  uint64_t row0, rows;  /* the rows of each part in the pass: [row0, row0 + rows) (matvec_shape_of: all) */
   uint64_t block_rows;  /* rows of a row block (the last of a part may have fewer) */
   uint64_t nblocks;     /* row blocks of a part */
   uint64_t total;       /* nparts * nblocks */
@@ -72,6 +73,10 @@ struct matvec_shape {
 };
 
 struct matvec_shape matvec_shape_of(uint64_t n, uint64_t nparts);
+/* The same over rows [row0, row0 + rows) of each part only (a rank's share
+ * under MPI, rodinia-io/mpi/): row blocks of the same block_rows from
+ * row0 on, the last of a part cut at row0 + rows. */
+struct matvec_shape matvec_shape_rows(uint64_t n, uint64_t nparts, uint64_t row0, uint64_t rows);
 
 #ifdef __CUDACC__
 #define MATVEC_HD __host__ __device__ __forceinline__
@@ -90,9 +95,10 @@ static MATVEC_HD void matvec_share(const struct matvec_shape *sh, uint64_t g, ui
 static MATVEC_HD void matvec_rows_of(const struct matvec_shape *sh, uint64_t rb, uint64_t *part, uint64_t *row0,
                                      uint64_t *rows)
 {
+  const uint64_t end = sh->row0 + sh->rows;
   *part = rb / sh->nblocks;
-  *row0 = rb % sh->nblocks * sh->block_rows;
-  *rows = sh->n - *row0 < sh->block_rows ? sh->n - *row0 : sh->block_rows;
+  *row0 = sh->row0 + rb % sh->nblocks * sh->block_rows;
+  *rows = end - *row0 < sh->block_rows ? end - *row0 : sh->block_rows;
 }
 
 /* The side for a scale: full sqrt(scale), a multiple of MATVEC_STEP, at

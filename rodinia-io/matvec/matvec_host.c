@@ -9,18 +9,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct matvec_shape matvec_shape_of(uint64_t n, uint64_t nparts)
+struct matvec_shape matvec_shape_of(uint64_t n, uint64_t nparts) { return matvec_shape_rows(n, nparts, 0, n); }
+
+struct matvec_shape matvec_shape_rows(uint64_t n, uint64_t nparts, uint64_t row0, uint64_t rows)
 {
   struct matvec_shape sh;
   const uint64_t row = n * sizeof(float);
   sh.n = n;
   sh.nparts = nparts;
+  sh.row0 = row0;
+  sh.rows = rows;
   sh.block_rows = MATVEC_BLOCK_BYTES / row;
   if (sh.block_rows < 1)
     sh.block_rows = 1;
   if (sh.block_rows > n)
     sh.block_rows = n;
-  sh.nblocks = (n + sh.block_rows - 1) / sh.block_rows;
+  sh.nblocks = (rows + sh.block_rows - 1) / sh.block_rows;
   sh.total = nparts * sh.nblocks;
   sh.groups = sh.total < MATVEC_GROUPS ? sh.total : MATVEC_GROUPS;
   return sh;

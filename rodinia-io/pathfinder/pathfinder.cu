@@ -18,6 +18,11 @@
  * and gclose in every launch cost a host open and close each (measured on
  * an H100 at scale 1 with 16-row steps: 0.043 s against the expert's
  * 0.033 s).
+ *
+ * A run may cover a part of the last row's columns (pathfinder_run_columns,
+ * gpufs only: rodinia_mpi's ranks): the steps then run on the window of
+ * columns that part depends on (struct pf_win) as on a grid of its own,
+ * and the band reads take each row's window (pf_gread_rows).
  */
 #include "rodinia-io/pathfinder/pathfinder.h"
 
@@ -148,56 +153,79 @@ __global__ void pf_close_gpufs(const int *fds, int *err)
   }
 }
 
-/* Block blockIdx.x's contiguous slice of [0, bytes) from offset off of fd
- * (whole 4 KiB units), greaded to the same offset of dst; *rc keeps the
- * first error.  Every thread of the block calls it (block-level gread). */
-__device__ void pf_gread_slice(int fd, uint64_t off, uint64_t bytes, void *dst, int *rc)
+/*
+ * nrows rows of the window into dst, one after the other (wb bytes each):
+ * the first at offset off of fd, the next fb bytes (a row of the file)
+ * further.  Block blockIdx.x takes a contiguous slice of dst's bytes
+ * (whole 4 KiB units of it): one gread range where the window is whole
+ * rows (wb == fb: they follow each other in the file), else one a row it
+ * touches.  *rc keeps the first error.  Every thread of the block calls it
+ * (block-level gread).
+ */
+__device__ void pf_gread_rows(int fd, uint64_t off, uint64_t nrows, uint64_t fb, uint64_t wb, void *dst, int *rc)
 {
   if (fd < 0)
     return; /* pf_open_gpufs recorded why */
-  const uint64_t unit = 4096;
+  const uint64_t unit = 4096, bytes = nrows * wb;
   const uint64_t share = (bytes / gridDim.x + unit - 1) / unit * unit;
   const uint64_t lo = blockIdx.x * share < bytes ? blockIdx.x * share : bytes;
   const uint64_t hi = lo + share < bytes ? lo + share : bytes;
-  if (lo < hi) {
-    const int r = rio_gread_range(fd, off + lo, hi - lo, (uint8_t *)dst + lo, RIO_GREAD_CALL);
+  for (uint64_t at = lo; at < hi;) {
+    const uint64_t in_row = wb == fb ? at : at % wb;
+    const uint64_t len = wb == fb || hi - at < wb - in_row ? hi - at : wb - in_row;
+    const uint64_t file = wb == fb ? off + at : off + at / wb * fb + in_row;
+    const int r = rio_gread_range(fd, file, len, (uint8_t *)dst + at, RIO_GREAD_CALL);
     *rc = *rc ? *rc : r;
+    if (r)
+      break; /* r is the block's: every thread leaves */
+    at += len;
   }
 }
 
+/* The columns a run covers: the window [lo, lo + cols) of the file's
+ * rows of file_cols columns (pathfinder_window; all of them in the
+ * single-process run).  The steps run on the window as on a grid of
+ * cols columns. */
+struct pf_win {
+  uint64_t file_cols, lo, cols;
+};
+
 /*
  * gpufs, one launch: first gread this block's slice of the next step's
- * band (next_bytes of wall from next_off, into next; and of "first" into
- * first, in the launch before the first step), then, when p > 0, run this
- * step from the band the previous launch read (cur) as pf_step does.  The
- * launch boundary orders a band's reads before its use.  Every thread of
- * every block runs it; errors lower *err.  ceil(cols / PF_TILE) blocks of
- * PF_THREADS threads.
+ * band (next_rows window rows of wall from the file row at next_off, into
+ * next; and of "first" into first, in the launch before the first step),
+ * then, when p > 0, run this step from the band the previous launch read
+ * (cur) as pf_step does.  The launch boundary orders a band's reads before
+ * its use.  Every thread of every block runs it; errors lower *err.
+ * ceil(w.cols / PF_TILE) blocks of PF_THREADS threads.
  */
 __global__ void __launch_bounds__(PF_THREADS, 1)
-pf_step_gpufs(const int32_t *src, const int32_t *cur, int32_t *dst, uint64_t cols, int p, const int *fds,
-              uint64_t next_off, uint64_t next_bytes, int32_t *next, int32_t *first, int *err)
+pf_step_gpufs(const int32_t *src, const int32_t *cur, int32_t *dst, const struct pf_win w, int p, const int *fds,
+              uint64_t next_off, uint64_t next_rows, int32_t *next, int32_t *first, int *err)
 {
+  const uint64_t fb = w.file_cols * sizeof(int32_t), wb = w.cols * sizeof(int32_t);
+  const uint64_t skip = w.lo * sizeof(int32_t);
   int rc = 0;
   if (first)
-    pf_gread_slice(fds[0], 0, cols * sizeof(int32_t), first, &rc);
-  if (next_bytes)
-    pf_gread_slice(fds[1], next_off, next_bytes, next, &rc);
+    pf_gread_rows(fds[0], skip, 1, fb, wb, first, &rc);
+  if (next_rows)
+    pf_gread_rows(fds[1], next_off + skip, next_rows, fb, wb, next, &rc);
   if (threadIdx.x == 0)
     rio_dev_error(err, rc);
   __shared__ int32_t buf[2][PF_SPAN];
   if (p > 0)
-    pf_pyramid(src, cur, dst, cols, p, buf);
+    pf_pyramid(src, cur, dst, w.cols, p, buf);
 }
 
 /* ---------------- the versions (host) ---------------- */
 
 struct pf_dev {
+  struct pf_win w; /* the window the run covers */
   int *fds;        /* gpufs: the descriptors of "first" and "wall" (device) */
-  int32_t *first;  /* row 0 */
-  int32_t *wall;   /* rows 1.. (not in gpufs) */
-  int32_t *band[2];/* gpufs: a step's wall rows, read one launch ahead */
-  int32_t *row[2]; /* the rows the steps reach, in turn */
+  int32_t *first;  /* row 0's window */
+  int32_t *wall;   /* rows 1.. (not in gpufs; whole rows) */
+  int32_t *band[2];/* gpufs: a step's wall rows' windows, read one launch ahead */
+  int32_t *row[2]; /* the rows the steps reach, in turn (their windows) */
 };
 
 /* The rows of the step starting at row r0: at most PF_PYRAMID, to the last. */
@@ -209,21 +237,21 @@ static int pf_rows_of(const struct pathfinder_state *st, uint64_t r0)
 }
 
 /* Every step; expert (job) waits before each for the wall rows it reads,
- * gpufs (err) reads each step's band one launch ahead.  The last row ends
- * in *last. */
+ * gpufs (err) reads each step's band one launch ahead.  The last row's
+ * window ends in *last. */
 static int pf_steps(struct rio_run *run, const struct pf_dev *d, struct rio_expert *job, int *err,
                     cudaStream_t s, const int32_t **last)
 {
   const struct pathfinder_state *st = (const struct pathfinder_state *)run->state;
-  const unsigned blocks = (unsigned)((st->cols + PF_TILE - 1) / PF_TILE);
-  const uint64_t row_bytes = st->cols * sizeof(int32_t);
+  const unsigned blocks = (unsigned)((d->w.cols + PF_TILE - 1) / PF_TILE);
+  const uint64_t row_bytes = st->cols * sizeof(int32_t); /* a row of the files */
   const int32_t *src = d->first;
   int rc = 0;
   if (err) { /* open; then the launch before the first step: "first" and the first band */
     pf_open_gpufs<<<1, 32, 0, s>>>(rio_gpufs_path(run, PATHFINDER_IN_FIRST),
                                    rio_gpufs_path(run, PATHFINDER_IN_WALL), d->fds, err);
-    pf_step_gpufs<<<blocks, PF_THREADS, 0, s>>>(NULL, NULL, NULL, st->cols, 0, d->fds, 0,
-                                                 pf_rows_of(st, 0) * row_bytes, d->band[0], d->first, err);
+    pf_step_gpufs<<<blocks, PF_THREADS, 0, s>>>(NULL, NULL, NULL, d->w, 0, d->fds, 0, pf_rows_of(st, 0),
+                                                 d->band[0], d->first, err);
   }
   for (uint64_t r0 = 0, k = 0; r0 + 1 < st->rows; r0 += PF_PYRAMID, k++) {
     const int p = pf_rows_of(st, r0);
@@ -231,11 +259,11 @@ static int pf_steps(struct rio_run *run, const struct pf_dev *d, struct rio_expe
     if (job && (rc = rio_expert_wait(job, (r0 + p) * row_bytes, s)) != 0)
       return rc;
     if (err)
-      pf_step_gpufs<<<blocks, PF_THREADS, 0, s>>>(src, d->band[k & 1], dst, st->cols, p, d->fds,
-                                                   (r0 + p) * row_bytes, pf_rows_of(st, r0 + p) * row_bytes,
+      pf_step_gpufs<<<blocks, PF_THREADS, 0, s>>>(src, d->band[k & 1], dst, d->w, p, d->fds,
+                                                   (r0 + p) * row_bytes, pf_rows_of(st, r0 + p),
                                                    d->band[(k + 1) & 1], NULL, err);
     else
-      pf_step<<<blocks, PF_THREADS, 0, s>>>(src, d->wall, dst, st->cols, r0, p);
+      pf_step<<<blocks, PF_THREADS, 0, s>>>(src, d->wall, dst, d->w.cols, r0, p);
     if ((rc = RIO_CUDA(run, cudaGetLastError())) != 0)
       return rc;
     src = dst;
@@ -249,10 +277,11 @@ static int pf_steps(struct rio_run *run, const struct pf_dev *d, struct rio_expe
   return 0;
 }
 
-/* The timed part: the version's I/O and steps, the last row into host memory. */
-static int pf_timed(struct rio_run *run, enum rio_version v, const struct pf_dev *d, cudaStream_t s, int *err)
+/* The timed part: the version's I/O and steps, the last row's columns
+ * [lo, hi) into out (host memory). */
+static int pf_timed(struct rio_run *run, enum rio_version v, const struct pf_dev *d, uint64_t lo, uint64_t hi,
+                    int32_t *out, cudaStream_t s, int *err)
 {
-  struct pathfinder_state *st = (struct pathfinder_state *)run->state;
   const double t0 = rio_now();
   const int32_t *last = NULL;
   int rc;
@@ -277,9 +306,9 @@ static int pf_timed(struct rio_run *run, enum rio_version v, const struct pf_dev
   } else {
     rc = pf_steps(run, d, NULL, err, s, &last);
   }
-  const uint64_t row_bytes = st->cols * sizeof(int32_t);
   if (rc != 0 ||
-      (rc = RIO_CUDA(run, cudaMemcpyAsync(st->got, last, row_bytes, cudaMemcpyDeviceToHost, s))) != 0 ||
+      (rc = RIO_CUDA(run, cudaMemcpyAsync(out, last + (lo - d->w.lo), (hi - lo) * sizeof(int32_t),
+                                          cudaMemcpyDeviceToHost, s))) != 0 ||
       (rc = RIO_CUDA(run, cudaStreamSynchronize(s))) != 0)
     return rc;
   if (err && (rc = rio_errors_read(run, "pathfinder gread")) != 0)
@@ -292,8 +321,13 @@ static int pf_timed(struct rio_run *run, enum rio_version v, const struct pf_dev
 int pathfinder_run(struct rio_run *run, enum rio_version v)
 {
   const struct pathfinder_state *st = (const struct pathfinder_state *)run->state;
+  return pathfinder_run_columns(run, v, 0, st->cols, st->got);
+}
+
+int pathfinder_run_columns(struct rio_run *run, enum rio_version v, uint64_t lo, uint64_t hi, int32_t *out)
+{
+  const struct pathfinder_state *st = (const struct pathfinder_state *)run->state;
   const int gpufs = rio_is_gpufs(v);
-  const uint64_t row_bytes = st->cols * sizeof(int32_t);
   struct pf_dev d;
   cudaStream_t s = NULL;
   int *err = NULL;
@@ -301,11 +335,23 @@ int pathfinder_run(struct rio_run *run, enum rio_version v)
 
   memset(&run->t, 0, sizeof(run->t));
   memset(&d, 0, sizeof(d));
+  if (lo >= hi || hi > st->cols)
+    return rio_fail(run, -EINVAL, "pathfinder: columns [%llu, %llu) of %llu", (unsigned long long)lo,
+                    (unsigned long long)hi, (unsigned long long)st->cols);
+  if ((lo > 0 || hi < st->cols) && !gpufs)
+    return rio_fail(run, -EINVAL, "pathfinder: %s loads whole files: a part of the columns only in the gpufs "
+                    "versions", rio_version_name(v));
+  uint64_t b_lo, b_hi;
+  pathfinder_window(st->cols, st->rows, lo, hi, &b_lo, &b_hi);
+  d.w.file_cols = st->cols;
+  d.w.lo = b_lo;
+  d.w.cols = b_hi - b_lo;
+  const uint64_t row_bytes = d.w.cols * sizeof(int32_t);
   if ((rc = RIO_CUDA(run, cudaMalloc((void **)&d.row[0], row_bytes))) != 0 ||
       (rc = RIO_CUDA(run, cudaMalloc((void **)&d.row[1], row_bytes))) != 0 ||
       (rc = RIO_CUDA(run, cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking))) != 0)
     goto out;
-  if ((rc = RIO_CUDA(run, cudaMalloc((void **)&d.first, run->in[PATHFINDER_IN_FIRST].size))) != 0)
+  if ((rc = RIO_CUDA(run, cudaMalloc((void **)&d.first, row_bytes))) != 0)
     goto out;
   if (gpufs) {
     if ((rc = RIO_CUDA(run, cudaMalloc((void **)&d.fds, 2 * sizeof(int)))) != 0 ||
@@ -321,7 +367,7 @@ int pathfinder_run(struct rio_run *run, enum rio_version v)
   }
   if ((rc = RIO_CUDA(run, cudaDeviceSynchronize())) != 0)
     goto out;
-  rc = pf_timed(run, v, &d, s, err);
+  rc = pf_timed(run, v, &d, lo, hi, out, s, err);
 out:
   if (rc)
     cudaDeviceSynchronize(); /* nothing may still use the buffers freed below */

@@ -49,8 +49,31 @@ int pathfinder_reference(struct rio_run *run);
 int pathfinder_verify(struct rio_run *run);
 void pathfinder_teardown(struct rio_run *run);
 
-/* In pathfinder.cu (CUDA). */
+/* The columns [*b_lo, *b_hi) of every row that the last row's columns
+ * [lo, hi) depend on: [lo, hi) widened by rows - 1 each side, clipped to
+ * the grid (a cell reaches one column further a row). */
+void pathfinder_window(uint64_t cols, uint64_t rows, uint64_t lo, uint64_t hi, uint64_t *b_lo, uint64_t *b_hi);
+
+/* The last row's columns [lo, hi) into out (hi - lo values), on the
+ * calling thread, from the window [b_lo, b_hi) of pathfinder_window:
+ * first[x] and wall[(r - 1) stride + x] hold column b_lo + x of row 0 and
+ * of row r.  The window is run as a grid of its own; a cut edge (b_lo > 0
+ * or b_hi < cols) is wrong in one more column a row, rows - 1 columns at
+ * the last row, which is why the window is that much wider.  The
+ * reference is this over slices of the columns.  0 or -ENOMEM. */
+int pathfinder_last_columns(const int32_t *first, const int32_t *wall, uint64_t stride, uint64_t cols,
+                            uint64_t rows, uint64_t lo, uint64_t hi, int32_t *out);
+
+/* In pathfinder.cu (CUDA).  pathfinder_run is pathfinder_run_columns(run,
+ * v, 0, cols, the state's got). */
 int pathfinder_run(struct rio_run *run, enum rio_version v);
+/* The last row's columns [lo, hi) by version v into out (hi - lo values,
+ * host memory).  A part of the columns only in the gpufs versions (-EINVAL
+ * in the others, which load whole files): they read the window
+ * (pathfinder_window) of each row and nothing else, and run the pyramids
+ * on it as on a grid of its own (pathfinder_last_columns says why that is
+ * exact on [lo, hi)). */
+int pathfinder_run_columns(struct rio_run *run, enum rio_version v, uint64_t lo, uint64_t hi, int32_t *out);
 extern const struct rio_bench rio_bench_pathfinder;
 
 #ifdef __cplusplus

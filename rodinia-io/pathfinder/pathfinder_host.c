@@ -64,24 +64,18 @@ int pathfinder_generate(struct rio_run *run, int i, void *buf)
   return rio_parallel_for(run->in[i].size / sizeof(int32_t), pf_gen_slice, &g);
 }
 
-/*
- * The reference: each host thread computes the last row's columns
- * [lo, hi) on its own, from the columns [lo - (rows - 1), hi + (rows - 1))
- * of the first row (clipped to the grid), which shrink by one each side a
- * row except at the grid's edges: the columns a cell of the last row
- * depends on.
- */
-struct pf_ref {
-  const struct pathfinder_state *st;
-  const int32_t *first, *wall;
-};
-
-static int pf_ref_slice(void *arg, uint64_t lo, uint64_t hi)
+void pathfinder_window(uint64_t cols, uint64_t rows, uint64_t lo, uint64_t hi, uint64_t *b_lo, uint64_t *b_hi)
 {
-  const struct pf_ref *f = (const struct pf_ref *)arg;
-  const uint64_t cols = f->st->cols, halo = f->st->rows - 1;
-  const uint64_t b_lo = lo > halo ? lo - halo : 0;
-  const uint64_t b_hi = hi + halo < cols ? hi + halo : cols;
+  const uint64_t halo = rows - 1;
+  *b_lo = lo > halo ? lo - halo : 0;
+  *b_hi = hi + halo < cols ? hi + halo : cols;
+}
+
+int pathfinder_last_columns(const int32_t *first, const int32_t *wall, uint64_t stride, uint64_t cols,
+                            uint64_t rows, uint64_t lo, uint64_t hi, int32_t *out)
+{
+  uint64_t b_lo, b_hi;
+  pathfinder_window(cols, rows, lo, hi, &b_lo, &b_hi);
   int32_t *a = (int32_t *)malloc((b_hi - b_lo) * sizeof(int32_t));
   int32_t *b = (int32_t *)malloc((b_hi - b_lo) * sizeof(int32_t));
   if (!a || !b) {
@@ -89,10 +83,11 @@ static int pf_ref_slice(void *arg, uint64_t lo, uint64_t hi)
     free(b);
     return -ENOMEM;
   }
-  /* a[x] and b[x] hold column b_lo + x */
-  memcpy(a, f->first + b_lo, (b_hi - b_lo) * sizeof(int32_t));
-  for (uint64_t r = 1; r <= halo; r++) {
-    const int32_t *w = f->wall + (r - 1) * cols;
+  /* a[x] and b[x] hold column b_lo + x; row r is exact on [c_lo, c_hi),
+   * which shrinks by one each side a row except at the grid's edges */
+  memcpy(a, first, (b_hi - b_lo) * sizeof(int32_t));
+  for (uint64_t r = 1; r < rows; r++) {
+    const int32_t *w = wall + (r - 1) * stride;
     const uint64_t c_lo = b_lo == 0 ? 0 : b_lo + r;
     const uint64_t c_hi = b_hi == cols ? cols : b_hi - r;
     for (uint64_t c = c_lo; c < c_hi; c++) {
@@ -102,16 +97,33 @@ static int pf_ref_slice(void *arg, uint64_t lo, uint64_t hi)
         m = a[x - 1];
       if (c + 1 < cols && a[x + 1] < m)
         m = a[x + 1];
-      b[x] = w[c] + m;
+      b[x] = w[x] + m;
     }
     int32_t *t = a;
     a = b;
     b = t;
   }
-  memcpy(f->st->want + lo, a + (lo - b_lo), (hi - lo) * sizeof(int32_t));
+  memcpy(out, a + (lo - b_lo), (hi - lo) * sizeof(int32_t));
   free(a);
   free(b);
   return 0;
+}
+
+/* The reference: each host thread computes the last row's columns
+ * [lo, hi) on its own, from their window of the whole grid. */
+struct pf_ref {
+  const struct pathfinder_state *st;
+  const int32_t *first, *wall;
+};
+
+static int pf_ref_slice(void *arg, uint64_t lo, uint64_t hi)
+{
+  const struct pf_ref *f = (const struct pf_ref *)arg;
+  const uint64_t cols = f->st->cols;
+  uint64_t b_lo, b_hi;
+  pathfinder_window(cols, f->st->rows, lo, hi, &b_lo, &b_hi);
+  return pathfinder_last_columns(f->first + b_lo, f->wall + b_lo, cols, cols, f->st->rows, lo, hi,
+                                 f->st->want + lo);
 }
 
 int pathfinder_reference(struct rio_run *run)

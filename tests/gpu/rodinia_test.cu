@@ -1,18 +1,24 @@
 /*
  * rodinia_test.cu - every rodinia-io benchmark at a tiny scale, all four
  * versions, each result verified against its CPU reference by the
- * benchmark's own check; and the gpufs versions with a page cache smaller
- * than the inputs.
+ * benchmark's own check; the gpufs versions with a page cache smaller
+ * than the inputs; and the parts of 2dconv, gesummv and pathfinder that
+ * rodinia_mpi's ranks run, against the whole run.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <string>
+#include <vector>
 
+#include "rodinia-io/conv2d/conv2d.h"
+#include "rodinia-io/gesummv/gesummv.h"
 #include "rodinia-io/harness/driver.h"
 #include "rodinia-io/harness/options.h"
 #include "rodinia-io/harness/rio.h"
+#include "rodinia-io/harness/rio_ctx.h"
+#include "rodinia-io/pathfinder/pathfinder.h"
 #include "tests/gpu/gpu_util.h"
 
 /* A test folder that also removes the input files and sidecars a run
@@ -136,4 +142,92 @@ TEST(RodiniaInputsOnGpu, TruncatedInputRefused)
   EXPECT_TRUE(r.setup_failed);
   EXPECT_NE(nullptr, strstr(r.why, "4096 bytes")) << r.why;
   EXPECT_FALSE(r.r[RIO_GPUFS_4K].ran);
+}
+
+/* ---------------- parts of a run (rodinia_mpi's ranks) ---------------- */
+
+/* fn inside a fresh libgpufs instance with the harness's buffers for
+ * gpufs version v (as the driver and rodinia_mpi make them). */
+template <typename F> static int rio_in_instance(struct rio_run *run, enum rio_version v, F fn)
+{
+  struct gpufs_config cfg;
+  gpufs_config_default(&cfg);
+  cfg.page_size = v == RIO_GPUFS_4K ? 4096u : 65536u;
+  cfg.cache_size = (run->input_bytes + (64ull << 20)) / cfg.page_size * cfg.page_size;
+  EXPECT_EQ(0, gpufs_start(&cfg)) << gpufs_error_detail();
+  EXPECT_EQ(0, rio_ctx_prepare(run, v)) << run->why;
+  const int rc = fn();
+  rio_ctx_release(run);
+  EXPECT_EQ(0, gpufs_stop());
+  return rc;
+}
+
+/* The gpufs versions of 2dconv, gesummv and pathfinder over three uneven
+ * parts of their work, each part in its own instance as a rank runs it:
+ * put together, the bytes of the whole run (and, for 2dconv and
+ * pathfinder, of the CPU reference).  The memory versions refuse a part. */
+TEST(RodiniaParts, GpufsPartsAreTheWholeRunBitForBit)
+{
+  REQUIRE_GPU();
+  rio_dir d;
+  for (const char *name : {"2dconv", "gesummv", "pathfinder"}) {
+    struct rio_run run;
+    memset(&run, 0, sizeof(run));
+    run.bench = rio_find_bench(name);
+    run.scale = 1.0 / 1024;
+    run.seed = RIO_DEFAULT_SEED;
+    run.expert_threads = 8;
+    ASSERT_EQ(0, run.bench->setup(&run)) << run.why;
+    for (int i = 0; i < run.ninputs; i++)
+      run.input_bytes += run.in[i].size;
+    ASSERT_EQ(0, rio_inputs_prepare(&run, d.path.c_str(), RIO_GEN_MISSING, 0)) << run.why;
+    ASSERT_EQ(0, run.bench->reference(&run)) << run.why;
+    /* the result, its units (2dconv: 16-row bands) and the bytes of one */
+    void *got;
+    const void *ref;
+    uint64_t units, unit;
+    if (!strcmp(name, "2dconv")) {
+      const struct conv2d_state *s = (const struct conv2d_state *)run.state;
+      got = s->out, ref = s->ref, units = s->n / CONV2D_BAND, unit = CONV2D_BAND * s->n * sizeof(float);
+    } else if (!strcmp(name, "gesummv")) {
+      const struct matvec_state *s = (const struct matvec_state *)run.state;
+      got = s->got, ref = NULL, units = s->n, unit = sizeof(float);
+    } else {
+      const struct pathfinder_state *s = (const struct pathfinder_state *)run.state;
+      got = s->got, ref = s->want, units = s->cols, unit = sizeof(int32_t);
+    }
+    const uint64_t cut[4] = {0, units / 5, units / 5 + units / 2, units};
+    for (enum rio_version v : {RIO_GPUFS_4K, RIO_GPUFS_64K}) {
+      EXPECT_EQ(0, rio_in_instance(&run, v, [&] { return run.bench->run(&run, v); })) << name << ": " << run.why;
+      std::vector<uint8_t> whole((const uint8_t *)got, (const uint8_t *)got + units * unit), parts(units * unit);
+      for (int k = 0; k < 3; k++) {
+        const uint64_t u0 = cut[k], u1 = cut[k + 1];
+        uint8_t *dst = parts.data() + u0 * unit;
+        const int rc = rio_in_instance(&run, v, [&] {
+          if (!strcmp(name, "2dconv"))
+            return conv2d_run_rows(&run, v, u0 * CONV2D_BAND, u1 * CONV2D_BAND, (float *)dst);
+          if (!strcmp(name, "pathfinder"))
+            return pathfinder_run_columns(&run, v, u0, u1, (int32_t *)dst);
+          const int r = gesummv_run_rows(&run, v, u0, u1);
+          memcpy(dst, (const float *)got + u0, (u1 - u0) * unit);
+          return r;
+        });
+        EXPECT_EQ(0, rc) << name << " " << rio_version_name(v) << " part " << k << ": " << run.why;
+      }
+      EXPECT_EQ(0, memcmp(whole.data(), parts.data(), whole.size())) << name << " " << rio_version_name(v);
+      if (ref)
+        EXPECT_EQ(0, memcmp(whole.data(), ref, whole.size())) << name << " " << rio_version_name(v);
+    }
+    std::vector<float> buf(units * unit / sizeof(float) + 1);
+    if (!strcmp(name, "2dconv")) {
+      EXPECT_EQ(-EINVAL, conv2d_run_rows(&run, RIO_CPU_IO, 0, CONV2D_BAND, buf.data()));
+      EXPECT_NE(nullptr, strstr(run.why, "a part only in the gpufs versions")) << run.why;
+    }
+    if (!strcmp(name, "pathfinder")) {
+      EXPECT_EQ(-EINVAL, pathfinder_run_columns(&run, RIO_EXPERT, 0, 10, (int32_t *)buf.data()));
+      EXPECT_NE(nullptr, strstr(run.why, "a part of the columns only in the gpufs")) << run.why;
+    }
+    run.bench->teardown(&run);
+    rio_inputs_free(&run);
+  }
 }

@@ -53,6 +53,18 @@ TEST(CollageMpiPlan, CacheShareAndThreads)
   EXPECT_LE(3 * s, (1ull << 30) + 12345);
   EXPECT_GT(3 * (s + page), (1ull << 30) + 12345) << "rounded down by less than a page";
 
+  /* without --cache: the dataset + 64 MiB a rank, while the sharers fit in
+   * 3/4 of the GPU; then their share of it */
+  const uint64_t ds = 800ull << 20, gpu = 80ull << 30;
+  EXPECT_EQ(ds + (64ull << 20), collage_mpi_cache_default(ds, 1, gpu, page));
+  EXPECT_EQ(ds + (64ull << 20), collage_mpi_cache_default(ds, 4, gpu, page)) << "each rank the whole dataset";
+  EXPECT_EQ(ds + (64ull << 20), collage_mpi_cache_default(ds, 4, 0, page)) << "memory unknown: no limit";
+  EXPECT_EQ(collage_mpi_cache_share(gpu / 4 * 3, 80, page), collage_mpi_cache_default(ds, 80, gpu, page))
+      << "80 ranks on one GPU: their share of 3/4 of it";
+  EXPECT_EQ(0u, collage_mpi_cache_default(ds, 4, 1ull << 20, page)) << "under 1 MiB a rank: refused";
+  EXPECT_EQ(0u, collage_mpi_cache_default(ds, 0, gpu, page));
+  EXPECT_EQ(0u, collage_mpi_cache_default(ds + 1, 1, 0, page) % page);
+
   EXPECT_EQ(4, collage_mpi_threads(4, 64, 2));
   EXPECT_EQ(8, collage_mpi_threads(32, 16, 2)) << "the node's CPUs divided by its ranks";
   EXPECT_EQ(16, collage_mpi_threads(64, 128, 1)) << "at most 16";

@@ -1,29 +1,93 @@
 #!/usr/bin/env bash
-# The SemCache drop-in against the plain BLAS (make test-semcache; no GPU):
-# tests/semcache/chain.c run as built (the system's BLAS) and through
-# libsemcache.so (LD_PRELOAD, SEMCACHE_DEVICE=host: the cache on host
-# memory, both protocols) must print the same checksum; the cache's
-# counters must show the operands sent once per change; a bad argument
-# must be reported by the BLAS's own xerbla.  Prints one closing line.
+# The SemCache drop-in against the plain BLAS (make test-semcache; no GPU
+# needed).  tests/semcache/chain.c run as built (the system's BLAS) and
+# through libsemcache.so (LD_PRELOAD, SEMCACHE_DEVICE=host: the cache on
+# host memory, both protocols) must print the same checksum, with the
+# operands sent once per change; with SEMCACHE_CACHE=off exactly every
+# call's operands cross, each call.  tests/semcache/routines.c (every
+# routine in both precisions, gesv through dgesv_, LAPACKE_dgesv and
+# sgesv_) must pass through the drop-in with 3 gesv memo hits of 7, and
+# in four threads at once.  The
+# GPU device (SEMCACHE_DEVICE=gpu, or unset) must, without a GPU, warn once
+# and give the BLAS's own results; with one, pass routines.c.  Bad values
+# of the variables are warned about and the run goes on; bad arguments are
+# reported by the BLAS's and LAPACK's own xerbla.  Prints one closing line.
+#
+# Usage: dropin_test.sh CHAIN LIBSEMCACHE ROUTINES
 set -u
-chain=$1 lib=$2
+chain=$1 lib=$2 routines=$3
+err=$(mktemp)
+trap 'rm -f "$err"' EXIT
 fail() { echo "semcache: drop-in: FAILED: $*"; exit 1; }
+
+# stat NAME: a number of the semcache-stats line in $err
+stat() { sed -n "s/^semcache-stats .*\"$1\":\([0-9.]*\)[,}].*/\1/p" "$err"; }
+
 want=$("$chain") || fail "chain.c alone"
 for proto in write-back write-through; do
-  got=$(LD_PRELOAD=$lib SEMCACHE_DEVICE=host SEMCACHE_PROTOCOL=$proto SEMCACHE_STATS=1 "$chain" 2>/tmp/semcache_stats.$$) ||
+  got=$(LD_PRELOAD=$lib SEMCACHE_DEVICE=host SEMCACHE_PROTOCOL=$proto SEMCACHE_STATS=1 "$chain" 2>"$err") ||
     fail "$proto: exit status $?"
   [ "$got" = "$want" ] || fail "$proto: '$got', the BLAS alone '$want'"
-  stats=$(cat /tmp/semcache_stats.$$)
   # A, B and C sent once each, B again after the CPU changed it, and the
   # later calls' new operands: far fewer than the calls' operands
-  to_dev=$(sed -n 's/.*to_dev \([0-9]*\) .*/\1/p' <<<"$stats")
-  calls=$(sed -n 's/.*calls \([0-9]*\) (host.*/\1/p' <<<"$stats")
-  [ -n "$to_dev" ] && [ -n "$calls" ] || fail "$proto: no counters: $stats"
-  [ "$calls" -ge 16 ] || fail "$proto: $calls calls went through the cache, want 16: $stats"
-  [ "$to_dev" -le 12 ] || fail "$proto: $to_dev transfers to the device, want <= 12: $stats"
+  to_dev=$(stat transfers_h2d) calls=$(stat calls)
+  [ -n "$to_dev" ] && [ -n "$calls" ] || fail "$proto: no counters: $(cat "$err")"
+  [ "$calls" -ge 16 ] || fail "$proto: $calls calls went through the cache, want 16: $(cat "$err")"
+  [ "$to_dev" -le 12 ] || fail "$proto: $to_dev transfers to the device, want <= 12: $(cat "$err")"
+  out=$(LD_PRELOAD=$lib SEMCACHE_DEVICE=host SEMCACHE_PROTOCOL=$proto SEMCACHE_STATS=1 "$routines" 2>"$err") ||
+    fail "$proto: routines.c: $out"
+  [ "$(stat gesv_calls)" = 7 ] && [ "$(stat gesv_memo_hits)" = 3 ] ||
+    fail "$proto: routines.c's gesv: want 3 memo hits of 7 calls: $(cat "$err")"
+  out=$(LD_PRELOAD=$lib SEMCACHE_DEVICE=host SEMCACHE_PROTOCOL=$proto "$routines" threads 2>&1) ||
+    fail "$proto: routines.c in four threads: $out"
 done
-rm -f /tmp/semcache_stats.$$
+
+# no cache: chain.c's 17 calls send 41 operands and bring 16 outputs back
+# (6 x (2 + 3) + 2 + 3 + 2 + 2 + 2 in, 6 x 2 + 1 + 1 + 1 + 1 out), every time
+got=$(LD_PRELOAD=$lib SEMCACHE_DEVICE=host SEMCACHE_CACHE=off SEMCACHE_STATS=1 "$chain" 2>"$err") ||
+  fail "cache off: exit status $?"
+[ "$got" = "$want" ] || fail "cache off: '$got', the BLAS alone '$want'"
+[ "$(stat transfers_h2d)" = 41 ] && [ "$(stat transfers_d2h)" = 16 ] && [ "$(stat hits)" = 0 ] ||
+  fail "cache off: want 41 transfers in, 16 out, no hits: $(cat "$err")"
+out=$(LD_PRELOAD=$lib SEMCACHE_DEVICE=host SEMCACHE_CACHE=off SEMCACHE_STATS=1 "$routines" 2>"$err") ||
+  fail "cache off: routines.c: $out"
+[ "$(stat gesv_memo_hits)" = 0 ] || fail "cache off: a gesv memo hit: $(cat "$err")"
+
+# the GPU device, asked for or by default
+for dev in gpu ""; do
+  out=$(LD_PRELOAD=$lib SEMCACHE_DEVICE=$dev SEMCACHE_STATS=1 "$routines" 2>"$err") || # "": the default
+    fail "SEMCACHE_DEVICE='$dev': routines.c: $out"
+  if grep -q '"device":"gpu"' "$err"; then
+    [ "$(stat gesv_memo_hits)" = 3 ] || fail "gpu: want 3 gesv memo hits: $(cat "$err")"
+    gpu=yes
+  else
+    [ "$(grep -c "BLAS calls go to the program's BLAS" "$err")" = 1 ] ||
+      fail "SEMCACHE_DEVICE='$dev' without a GPU: want one warning: $(cat "$err")"
+    got=$(LD_PRELOAD=$lib SEMCACHE_DEVICE=$dev "$chain" 2>"$err")
+    [ "$got" = "$want" ] || fail "SEMCACHE_DEVICE='$dev' without a GPU: '$got', the BLAS alone '$want'"
+    [ "$(grep -c semcache: "$err")" = 1 ] || fail "SEMCACHE_DEVICE='$dev': want one warning: $(cat "$err")"
+    gpu=no
+  fi
+done
+
+# bad values: one warning each, the default taken, right results (a bad
+# device is the GPU: routines.c, right on either)
+for bad in SEMCACHE_PROTOCOL=write-sometimes SEMCACHE_CACHE=maybe SEMCACHE_MEMO=perhaps \
+           SEMCACHE_CAPACITY=lots SEMCACHE_CAPACITY=-5 SEMCACHE_DEVICE=tpu; do
+  if [ "${bad%%=*}" = SEMCACHE_DEVICE ]; then
+    out=$(env LD_PRELOAD=$lib "$bad" "$routines" 2>"$err") || fail "$bad: $out"
+  else
+    got=$(env LD_PRELOAD=$lib SEMCACHE_DEVICE=host "$bad" "$chain" 2>"$err") || fail "$bad: exit status $?"
+    [ "$got" = "$want" ] || fail "$bad: '$got', the BLAS alone '$want'"
+  fi
+  [ "$(grep -c "semcache: ${bad%%=*}=${bad#*=} is not" "$err")" = 1 ] || fail "$bad: want one warning: $(cat "$err")"
+done
+
 msg=$(LD_PRELOAD=$lib SEMCACHE_DEVICE=host "$chain" bad 2>&1)
 grep -q "Parameter 9 to routine cblas_dgemm" <<<"$msg" || fail "bad lda: '$msg'"
 grep -q returned <<<"$msg" && fail "a bad argument returned to the program (the reference BLAS ends it)"
-echo "semcache: drop-in: same results as the BLAS alone (both protocols); $to_dev transfers for $calls calls"
+msg=$(LD_PRELOAD=$lib SEMCACHE_DEVICE=host "$routines" bad-gesv 2>&1)
+grep -q "DGESV.*parameter number *4" <<<"$msg" || fail "dgesv_'s bad lda: '$msg'"
+grep -q returned <<<"$msg" && fail "a bad gesv argument returned to the program (the reference LAPACK ends it)"
+echo "semcache: drop-in: same results as the BLAS alone (both protocols, no cache: every operand" \
+     "each call); $to_dev transfers for $calls calls; gesv memo 3 hits of 7; GPU: $gpu"

@@ -51,11 +51,18 @@ int collage_mpi_parse_options(int argc, char **argv, struct collage_mpi_options 
  * picture order. */
 void collage_mpi_rows(int bh, int r, int n, int *first, int *count);
 
-/* A rank's GPU page cache: the cache of one GPU (`total`: --cache, or the
- * dataset + 64 MiB) divided by the ranks that share that GPU, rounded down
- * to whole pages.  0 when that is less than COLLAGE_MPI_MIN_CACHE (the
- * driver then stops with exit status 2). */
+/* A rank's GPU page cache: the cache of one GPU (`total`: --cache) divided
+ * by the ranks that share that GPU, rounded down to whole pages.  0 when
+ * that is less than COLLAGE_MPI_MIN_CACHE (the driver then stops with exit
+ * status 2). */
 uint64_t collage_mpi_cache_share(uint64_t total, int sharers, uint64_t page);
+
+/* A rank's GPU page cache without --cache: the dataset + 64 MiB, for every
+ * rank reads candidates from all of it, as long as the `sharers` ranks of
+ * one GPU together take at most three quarters of its memory (`gpu_mem`
+ * bytes; 0: unknown, no limit); otherwise their share of those three
+ * quarters.  Whole pages; 0 as collage_mpi_cache_share. */
+uint64_t collage_mpi_cache_default(uint64_t dataset, int sharers, uint64_t gpu_mem, uint64_t page);
 
 /* A rank's host threads when --threads is not given: the CPUs the rank
  * may run on (its binding: `allowed`), at most the node's CPUs divided by

@@ -52,6 +52,7 @@ struct mpi_rank {
   int ngpus;                 /* the GPUs it sees */
   int sharers;               /* ranks of its node on the same GPU (told by UUID) */
   uint64_t cache;            /* its GPU page cache (gpufs versions) */
+  uint64_t gpu_mem;          /* its GPU's memory, bytes (0: no GPU) */
   int threads;               /* host threads (cpu, cpu-gpu) */
 };
 
@@ -141,6 +142,7 @@ static int mpi_pick_gpu(struct mpi_rank *r, enum collage_version v)
       mpi_say(r, "GPU %d of %d: %s", r->gpu, r->ngpus, cudaGetErrorString(e));
       rc = 2;
     } else {
+      r->gpu_mem = (uint64_t)p.totalGlobalMem;
       memcpy(uuid, p.uuid.bytes, sizeof(uuid));
       uuid[0] ^= 0x80; /* never the all-zero UUID of a rank without a GPU */
     }
@@ -169,12 +171,15 @@ static int mpi_gpufs_config(struct mpi_ctx *c)
   }
   cfg->ndevices = 0; /* one instance, on this rank's GPU (GPUFS_DEVICE(S) do not apply) */
   cfg->device = c->r.gpu;
-  const uint64_t total = c->m.o.cache ? c->m.o.cache : c->ds.bytes + (64u << 20);
-  c->r.cache = collage_mpi_cache_share(total, c->r.sharers, cfg->page_size);
+  /* --cache: one GPU's, divided; else each rank the whole dataset, as
+   * long as the GPU holds them (every rank reads candidates from all of it) */
+  c->r.cache = c->m.o.cache ? collage_mpi_cache_share(c->m.o.cache, c->r.sharers, cfg->page_size)
+                            : collage_mpi_cache_default(c->ds.bytes, c->r.sharers, c->r.gpu_mem, cfg->page_size);
   if (c->r.cache == 0) {
     mpi_say(&c->r, "a GPU page cache of %llu MiB shared by the %d ranks of GPU %d leaves less than 1 MiB a "
                    "rank: give a larger --cache, or fewer ranks a GPU",
-            (unsigned long long)(total >> 20), c->r.sharers, c->r.gpu);
+            (unsigned long long)((c->m.o.cache ? c->m.o.cache : c->r.gpu_mem / 4 * 3) >> 20), c->r.sharers,
+            c->r.gpu);
     return 2;
   }
   cfg->cache_size = c->r.cache;
@@ -411,6 +416,12 @@ static int mpi_run(struct mpi_ctx *c)
       mpi_say(&c->r, "gpufs_start on GPU %d with a %llu MiB cache: %s (%s)", c->r.gpu,
               (unsigned long long)(c->r.cache >> 20), gpufs_strerror(rc), gpufs_error_detail());
       return 1;
+    }
+    if (c->m.o.reg) { /* as collage: misses copy from the host page cache, no request */
+      const int rr = gpufs_register(c->ds.path);
+      if (rr)
+        mpi_say(&c->r, "gpufs_register %s: %s (%s): this rank reads it through the daemon", c->ds.path,
+                gpufs_strerror(rr), gpufs_error_detail());
     }
     rc = collage_gpufs_run(v, c->ds.path, &c->gix, &c->part, c->choice, &c->st);
     const int rs = gpufs_stop();

@@ -35,8 +35,11 @@ const char collage_mpi_usage[] =
     "  --no-fetch         do not fetch seed photographs\n"
     "  --rebuild          rank 0 builds the dataset and the index anew\n"
     "  --L N --K N --cap N  LSH tables (32), key bits (default: about 16 tiles a bucket), bucket cap (64)\n"
-    "  --cache SIZE       GPU page cache of ONE GPU (default: the dataset + 64M), divided among the\n"
-    "                     ranks of a node that share that GPU (each gets SIZE / sharers)\n"
+    "  --cache SIZE       GPU page cache of ONE GPU, divided among the ranks of a node that share\n"
+    "                     that GPU (each gets SIZE / sharers); default: each rank the dataset +\n"
+    "                     64M, while the ranks of a GPU take at most 3/4 of its memory\n"
+    "  --no-register      gpufs versions: do not register the dataset (each rank gpufs_registers\n"
+    "                     it by default: a miss copies from the host page cache, no daemon)\n"
     "  --threads N        host threads a rank (default: the CPUs it is bound to, at most the node's\n"
     "                     CPUs / its ranks, at most 16)\n"
     "  --quick            20k tiles\n"
@@ -175,6 +178,17 @@ uint64_t collage_mpi_cache_share(uint64_t total, int sharers, uint64_t page)
     return 0;
   const uint64_t share = total / (uint64_t)sharers / page * page;
   return share < COLLAGE_MPI_MIN_CACHE ? 0 : share;
+}
+
+uint64_t collage_mpi_cache_default(uint64_t dataset, int sharers, uint64_t gpu_mem, uint64_t page)
+{
+  if (sharers < 1 || page == 0)
+    return 0;
+  const uint64_t want = (dataset + (64ull << 20) + page - 1) / page * page;
+  const uint64_t room = gpu_mem / 4 * 3;
+  if (gpu_mem == 0 || want <= room / (uint64_t)sharers)
+    return want;
+  return collage_mpi_cache_share(room, sharers, page);
 }
 
 int collage_mpi_threads(int allowed, int online, int nlocal)

@@ -1,0 +1,44 @@
+/*
+ * blas_ops.h - inside SemCache's calls (blas.c, gesv.c): a call's operands
+ * and taking and giving back their device copies.
+ */
+#ifndef SEMCACHE_BLAS_OPS_H
+#define SEMCACHE_BLAS_OPS_H
+
+#include "blas.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One operand: its host range, how the call uses it, its device copy. */
+struct sc_op {
+  const void *host;
+  size_t bytes;
+  enum sc_use use;
+  void *dev;
+};
+
+size_t sc_esize(enum sc_prec p);
+
+/* Bytes from a column-major matrix's first element to its last. */
+size_t sc_mat_bytes(enum sc_prec p, int rows, int cols, int ld);
+
+/* Take the device copies of ops[0..n): 1 when the call must run on the
+ * host instead (an output overlaps another operand, or no room), 0 when
+ * every one is held, or a backend error (nothing held). */
+int sc_take(struct sc_blas *s, struct sc_op *ops, int n);
+
+/* Give them back after the routine ran (rc its result): outputs by the
+ * protocol (SC_NO_CACHE: copied back, every buffer freed); after a failed
+ * routine the outputs' device copies are dropped (the host keeps its
+ * bytes).  rc, or the first error giving back; a success is counted. */
+int sc_give(struct sc_blas *s, struct sc_op *ops, int n, int rc);
+
+/* Count a call run on the host BLAS. */
+void sc_count_host(struct sc_blas *s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SEMCACHE_BLAS_OPS_H */

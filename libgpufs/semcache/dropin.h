@@ -1,0 +1,35 @@
+/*
+ * dropin.h - inside libsemcache.so: the process's cache and calls
+ * (dropin.c) as the entry points (dropin_blas.c) use them.
+ */
+#ifndef SEMCACHE_DROPIN_H
+#define SEMCACHE_DROPIN_H
+
+#include "blas.h"
+
+extern struct sc_blas sc_g_blas;
+
+/* Whether the cache serves the calls (started at the first call; when it
+ * could not start, every call goes to the program's BLAS). */
+int sc_on(void);
+
+/* Set while a host routine runs (hostblas.c): the BLAS calls it makes
+ * itself pass through.  initial-exec: no allocation on first use. */
+extern __thread int sc_in_host __attribute__((tls_model("initial-exec")));
+
+/* Whether an entry point passes the call to the program's routine: inside
+ * a host routine, or when the cache is off. */
+#define SC_PASS() (sc_in_host || !sc_on())
+
+/* The next library's symbol (the program's BLAS or LAPACK), or NULL. */
+void *sc_next(const char *name);
+
+/* The next library's routine of the same type as ours. */
+#define SC_NEXT(fn) ((__typeof__(&fn))sc_next(#fn))
+
+/* Bad arguments, reported as the program's BLAS reports them: xerbla_
+ * (Fortran name such as "DGEMM ", parameter number) or cblas_xerbla. */
+void sc_fortran_error(const char *name, int info);
+void sc_cblas_error(int pos, const char *rout);
+
+#endif /* SEMCACHE_DROPIN_H */

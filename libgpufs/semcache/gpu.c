@@ -1,0 +1,465 @@
+/*
+ * gpu.c - SemCache's GPU device (gpu.h): the CUDA runtime, cuBLAS and
+ * cuSOLVER through dlopen.  The toolkit's headers give the types and the
+ * routines' signatures (__typeof__); nothing is linked, so the drop-in
+ * loads on machines without CUDA.
+ *
+ * Streams and handles:
+ *
+ *   program thread T1 --- cuBLAS handle h1, cuSOLVER handle, stream s1 ---+
+ *   program thread T2 --- cuBLAS handle h2, ...              stream s2 ---+-- one GPU
+ *   the cache (under its lock) -- copy stream + 2 pinned staging buffers -+
+ *
+ * A handle and a non-blocking stream per thread (made at the thread's
+ * first call, outside the cache's lock; destroyed at its exit), so threads
+ * compute at once without a lock of ours.  Every routine synchronizes its
+ * stream before it returns, and every copy its copy stream: when the cache
+ * hands a device copy on (to another thread's call, to a write-back,
+ * to the pool after an eviction) no work on it is in flight, which is the
+ * only ordering between the streams.
+ *
+ * The cache's lock, and how this backend keeps a fault handler that waits
+ * for it from deadlocking: a CPU access to a protected page runs the SIGSEGV
+ * handler, which takes the cache's lock, on whatever thread faulted, and
+ * that thread may hold another lock then: above all the C library's
+ * allocator lock, since malloc and free write their chunk headers next to
+ * a program's matrix, on its protected pages.  So whoever holds the
+ * cache's lock must not wait for the allocator (or for any lock a faulting
+ * thread may hold), and must not fault itself.  The backend calls made
+ * under the cache's lock are alloc, free, to_dev and to_host (cache.h);
+ * here they are:
+ *   - alloc / free: the pool (pool.c), bookkeeping on its own mmap'ed
+ *     pages over one cudaMalloc made at sc_gpu_open: no CUDA call, no
+ *     malloc.  (cudaMalloc and cudaFree may allocate host memory and take
+ *     the driver's locks; they never run under the cache's lock.)
+ *   - to_dev / to_host: memcpy between the host range (its pages opened by
+ *     the cache first) and two pinned staging buffers made at open, and
+ *     cudaMemcpyAsync between those and the device on the copy stream,
+ *     with cudaEventRecord / cudaEventSynchronize / cudaStreamSynchronize.
+ *     Pinned-to-device copies are DMA requests on a stream that exists:
+ *     they need no staging or host allocation by the runtime (the pageable
+ *     path is the one that stages, and we never use it under the lock).
+ *     One copy of each direction at open runs whatever the runtime
+ *     initializes lazily, outside the lock.
+ * What may allocate - handle and stream creation, cuBLAS and cuSOLVER
+ * calls with their workspaces, cudaMalloc - runs without the cache's lock,
+ * where a malloc that waits for a faulting thread only waits for that
+ * thread's handler to get the lock, which no one holds forever.
+ * The other way round, a free() or munmap() the CUDA libraries make inside
+ * our routines (sc_gpu_busy set) skips the cache (dropin.c): it is never a
+ * program's matrix, and a library holding its own lock there must not
+ * wait for the cache's lock, whose holder may wait for that library.
+ * What remains: the CUDA driver's own locks.  A thread inside the driver
+ * that writes a page of a cached range (its free() beside a program's
+ * matrix) takes the fault with a driver lock held; should the cache's
+ * lock's holder be in a copy waiting for that driver lock, both wait.  It needs
+ * two threads in CUDA at once and a heap page shared with a cached range;
+ * docs/semcache.md, "Known limits".
+ */
+#include "gpu.h"
+
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+#include <cusolverDn.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pool.h"
+
+__thread int sc_gpu_busy __attribute__((tls_model("initial-exec")));
+
+#define SC_STAGE_BYTES ((size_t)4 << 20)
+#define SC_POOL_EXTENTS 65536
+
+/* clang-format off */
+#define SC_CUDART(X)                                                                   \
+  X(cudaGetDeviceCount) X(cudaGetDevice) X(cudaSetDevice) X(cudaMalloc) X(cudaFree)    \
+  X(cudaHostAlloc) X(cudaMemGetInfo) X(cudaMemcpyAsync) X(cudaStreamCreateWithFlags)  \
+  X(cudaStreamSynchronize) X(cudaStreamDestroy) X(cudaEventCreateWithFlags)           \
+  X(cudaEventRecord) X(cudaEventSynchronize)
+#define SC_CUBLAS(X)                                                                   \
+  X(cublasCreate_v2) X(cublasDestroy_v2) X(cublasSetStream_v2) X(cublasDgemm_v2)       \
+  X(cublasSgemm_v2) X(cublasDgemv_v2) X(cublasSgemv_v2) X(cublasDaxpy_v2)              \
+  X(cublasSaxpy_v2) X(cublasDscal_v2) X(cublasSscal_v2) X(cublasDdot_v2) X(cublasSdot_v2)
+#define SC_CUSOLVER(X)                                                                 \
+  X(cusolverDnCreate) X(cusolverDnDestroy) X(cusolverDnSetStream)                      \
+  X(cusolverDnDgetrf_bufferSize) X(cusolverDnSgetrf_bufferSize) X(cusolverDnDgetrf)   \
+  X(cusolverDnSgetrf) X(cusolverDnDgetrs) X(cusolverDnSgetrs)
+/* clang-format on */
+
+#define SC_MEMBER(f) __typeof__(&f) f;
+
+struct sc_gpu {
+  struct {
+    SC_CUDART(SC_MEMBER) SC_CUBLAS(SC_MEMBER) SC_CUSOLVER(SC_MEMBER)
+  } fn;
+  int device;
+  int have_solver;
+  void *base;          /* the pool's device memory */
+  struct sc_pool pool; /* under the cache's lock */
+  cudaStream_t copy;   /* the cache's copies, under its lock */
+  void *stage[2];      /* pinned */
+  cudaEvent_t done[2]; /* the last copy out of / into stage[i] finished */
+  pthread_key_t key;   /* struct gpu_thread of the calling thread */
+};
+
+/* A thread's handles and stream, made at its first call. */
+struct gpu_thread {
+  struct sc_gpu *g;
+  cublasHandle_t blas;
+  cusolverDnHandle_t solver; /* at its first gesv */
+  cudaStream_t stream;
+  void *work; /* cuSOLVER's workspace after devInfo (its first 256 bytes) */
+  size_t work_bytes;
+};
+
+/* ---- loading ---- */
+
+/* The library by its versioned name, its unversioned one, or in the
+ * toolkit's usual folder. */
+static void *open_lib(const char *versioned, const char *plain)
+{
+  char path[128];
+  const char *names[3] = {versioned, plain, path};
+  snprintf(path, sizeof(path), "/usr/local/cuda/lib64/%s", versioned);
+  for (int i = 0; i < 3; i++) {
+    void *h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+    if (h) return h;
+  }
+  return NULL;
+}
+
+/* Look the routines of one library up: the first missing name, or NULL. */
+#define SC_LOOKUP(f)                                                                               \
+  if (!(g->fn.f = (__typeof__(g->fn.f))dlsym(h, #f)) && !missing) missing = #f;
+
+static const char *load_cudart(struct sc_gpu *g, void *h)
+{
+  const char *missing = NULL;
+  SC_CUDART(SC_LOOKUP)
+  return missing;
+}
+
+static const char *load_cublas(struct sc_gpu *g, void *h)
+{
+  const char *missing = NULL;
+  SC_CUBLAS(SC_LOOKUP)
+  return missing;
+}
+
+static const char *load_cusolver(struct sc_gpu *g, void *h)
+{
+  const char *missing = NULL;
+  SC_CUSOLVER(SC_LOOKUP)
+  return missing;
+}
+
+/* ---- the backend: pool memory, staged copies (under the cache's lock) ---- */
+
+static int g_alloc(void *ctx, size_t bytes, void **dev)
+{
+  struct sc_gpu *g = ctx;
+  uintptr_t at;
+  int rc = sc_pool_alloc(&g->pool, bytes, &at);
+  if (rc == 0) *dev = (void *)at;
+  return rc;
+}
+
+static void g_free(void *ctx, void *dev, size_t bytes)
+{
+  struct sc_gpu *g = ctx;
+  sc_pool_free(&g->pool, (uintptr_t)dev, bytes);
+}
+
+/* Host to device in staged pieces: piece i is copied into stage[i % 2]
+ * while piece i - 1 crosses. */
+static int g_to_dev(void *ctx, void *dev, const void *host, size_t bytes)
+{
+  struct sc_gpu *g = ctx;
+  int b = 0;
+  for (size_t off = 0; off < bytes; off += SC_STAGE_BYTES, b ^= 1) {
+    const size_t len = bytes - off < SC_STAGE_BYTES ? bytes - off : SC_STAGE_BYTES;
+    if (g->fn.cudaEventSynchronize(g->done[b])) return -EIO; /* stage[b] free again */
+    memcpy(g->stage[b], (const char *)host + off, len);
+    if (g->fn.cudaMemcpyAsync((char *)dev + off, g->stage[b], len, cudaMemcpyHostToDevice,
+                              g->copy) ||
+        g->fn.cudaEventRecord(g->done[b], g->copy))
+      return -EIO;
+  }
+  return g->fn.cudaStreamSynchronize(g->copy) ? -EIO : 0;
+}
+
+/* Device to host: piece i crosses into stage[i % 2] while piece i - 1 is
+ * copied out of the other. */
+static int g_to_host(void *ctx, void *host, const void *dev, size_t bytes)
+{
+  struct sc_gpu *g = ctx;
+  size_t prev = 0, prev_len = 0;
+  int b = 0;
+  for (size_t off = 0; off < bytes || prev_len; off += SC_STAGE_BYTES, b ^= 1) {
+    const size_t len = off >= bytes                   ? 0
+                       : bytes - off < SC_STAGE_BYTES ? bytes - off
+                                                      : SC_STAGE_BYTES;
+    if (len && (g->fn.cudaMemcpyAsync(g->stage[b], (const char *)dev + off, len,
+                                      cudaMemcpyDeviceToHost, g->copy) ||
+                g->fn.cudaEventRecord(g->done[b], g->copy)))
+      return -EIO;
+    if (prev_len) {
+      if (g->fn.cudaEventSynchronize(g->done[b ^ 1])) return -EIO;
+      memcpy((char *)host + prev, g->stage[b ^ 1], prev_len);
+    }
+    prev = off;
+    prev_len = len;
+  }
+  return 0;
+}
+
+/* ---- the routines (no cache lock held) ---- */
+
+static void thread_end(void *p)
+{
+  struct gpu_thread *t = p;
+  sc_gpu_busy++; /* the libraries' frees from here on; the thread ends */
+  if (t->solver) t->g->fn.cusolverDnDestroy(t->solver);
+  if (t->work) t->g->fn.cudaFree(t->work);
+  t->g->fn.cublasDestroy_v2(t->blas);
+  t->g->fn.cudaStreamDestroy(t->stream);
+  free(t);
+}
+
+/* The calling thread's handle and stream; NULL when they cannot be made. */
+static struct gpu_thread *me(struct sc_gpu *g)
+{
+  struct gpu_thread *t = pthread_getspecific(g->key);
+  if (t) return t;
+  if (!(t = calloc(1, sizeof(*t)))) return NULL;
+  t->g = g;
+  if (g->fn.cudaSetDevice(g->device) ||
+      g->fn.cudaStreamCreateWithFlags(&t->stream, cudaStreamNonBlocking)) {
+    free(t);
+    return NULL;
+  }
+  if (g->fn.cublasCreate_v2(&t->blas) != CUBLAS_STATUS_SUCCESS) {
+    g->fn.cudaStreamDestroy(t->stream);
+    free(t);
+    return NULL;
+  }
+  g->fn.cublasSetStream_v2(t->blas, t->stream);
+  pthread_setspecific(g->key, t);
+  return t;
+}
+
+/* The start of a routine: the calling thread's state, sc_gpu_busy set
+ * until its finish(); NULL (and not busy) when the state cannot be made. */
+static struct gpu_thread *enter(struct sc_gpu *g)
+{
+  sc_gpu_busy++;
+  struct gpu_thread *t = me(g);
+  if (!t) sc_gpu_busy--;
+  return t;
+}
+
+/* The end of a routine: its status, then its stream drained: 0 or -EIO. */
+static int finish(struct gpu_thread *t, int status)
+{
+  const int sync = t->g->fn.cudaStreamSynchronize(t->stream);
+  sc_gpu_busy--;
+  return status || sync ? -EIO : 0;
+}
+
+static cublasOperation_t op(char t)
+{
+  return t == 'N' || t == 'n' ? CUBLAS_OP_N : CUBLAS_OP_T;
+}
+
+static int d_gemm(void *ctx, enum sc_prec p, char ta, char tb, int m, int n, int k, double alpha,
+                  const void *a, int lda, const void *b, int ldb, double beta, void *c, int ldc)
+{
+  struct gpu_thread *t = enter(ctx);
+  if (!t) return -EIO;
+  const float fa = (float)alpha, fb = (float)beta;
+  return finish(t, p == SC_F64 ? t->g->fn.cublasDgemm_v2(t->blas, op(ta), op(tb), m, n, k, &alpha,
+                                                         a, lda, b, ldb, &beta, c, ldc)
+                               : t->g->fn.cublasSgemm_v2(t->blas, op(ta), op(tb), m, n, k, &fa, a,
+                                                         lda, b, ldb, &fb, c, ldc));
+}
+
+static int d_gemv(void *ctx, enum sc_prec p, char tr, int m, int n, double alpha, const void *a,
+                  int lda, const void *x, int incx, double beta, void *y, int incy)
+{
+  struct gpu_thread *t = enter(ctx);
+  if (!t) return -EIO;
+  const float fa = (float)alpha, fb = (float)beta;
+  return finish(t, p == SC_F64 ? t->g->fn.cublasDgemv_v2(t->blas, op(tr), m, n, &alpha, a, lda, x,
+                                                         incx, &beta, y, incy)
+                               : t->g->fn.cublasSgemv_v2(t->blas, op(tr), m, n, &fa, a, lda, x,
+                                                         incx, &fb, y, incy));
+}
+
+static int d_axpy(void *ctx, enum sc_prec p, int n, double alpha, const void *x, int incx, void *y,
+                  int incy)
+{
+  struct gpu_thread *t = enter(ctx);
+  if (!t) return -EIO;
+  const float fa = (float)alpha;
+  return finish(t, p == SC_F64 ? t->g->fn.cublasDaxpy_v2(t->blas, n, &alpha, x, incx, y, incy)
+                               : t->g->fn.cublasSaxpy_v2(t->blas, n, &fa, x, incx, y, incy));
+}
+
+static int d_scal(void *ctx, enum sc_prec p, int n, double alpha, void *x, int incx)
+{
+  struct gpu_thread *t = enter(ctx);
+  if (!t) return -EIO;
+  const float fa = (float)alpha;
+  return finish(t, p == SC_F64 ? t->g->fn.cublasDscal_v2(t->blas, n, &alpha, x, incx)
+                               : t->g->fn.cublasSscal_v2(t->blas, n, &fa, x, incx));
+}
+
+static int d_dot(void *ctx, enum sc_prec p, int n, const void *x, int incx, const void *y, int incy,
+                 double *out)
+{
+  struct gpu_thread *t = enter(ctx);
+  if (!t) return -EIO;
+  float f = 0;
+  const int st = p == SC_F64 ? t->g->fn.cublasDdot_v2(t->blas, n, x, incx, y, incy, out)
+                             : t->g->fn.cublasSdot_v2(t->blas, n, x, incx, y, incy, &f);
+  if (p == SC_F32) *out = f;
+  return finish(t, st);
+}
+
+/* The thread's cuSOLVER handle, and a workspace of at least bytes after
+ * devInfo: 0, or nonzero when they cannot be had. */
+static int solver(struct gpu_thread *t, size_t bytes)
+{
+  struct sc_gpu *g = t->g;
+  if (!t->solver) {
+    if (g->fn.cusolverDnCreate(&t->solver) != CUSOLVER_STATUS_SUCCESS) return 1;
+    g->fn.cusolverDnSetStream(t->solver, t->stream);
+  }
+  if (t->work_bytes < bytes + 256) {
+    if (t->work) g->fn.cudaFree(t->work);
+    t->work = NULL;
+    t->work_bytes = 0;
+    if (g->fn.cudaMalloc(&t->work, bytes + 256)) return 1;
+    t->work_bytes = bytes + 256;
+  }
+  return 0;
+}
+
+static int d_getrf(void *ctx, enum sc_prec p, int n, void *a, int lda, int *ipiv, int *info)
+{
+  struct sc_gpu *g = ctx;
+  struct gpu_thread *t = enter(g);
+  int lwork = 0, hinfo = 0; /* a local: info may be the program's, on a protected page */
+  if (!t) return -EIO;
+  if (solver(t, 0) ||
+      (p == SC_F64 ? g->fn.cusolverDnDgetrf_bufferSize(t->solver, n, n, a, lda, &lwork)
+                   : g->fn.cusolverDnSgetrf_bufferSize(t->solver, n, n, a, lda, &lwork)) ||
+      solver(t, (size_t)lwork * (p == SC_F64 ? 8 : 4)))
+    return finish(t, 1);
+  int *dinfo = t->work;
+  void *w = (char *)t->work + 256;
+  const int rc = p == SC_F64 ? g->fn.cusolverDnDgetrf(t->solver, n, n, a, lda, w, ipiv, dinfo)
+                             : g->fn.cusolverDnSgetrf(t->solver, n, n, a, lda, w, ipiv, dinfo);
+  const int done = finish(t, rc || g->fn.cudaMemcpyAsync(&hinfo, dinfo, sizeof(int),
+                                                      cudaMemcpyDeviceToHost, t->stream));
+  *info = hinfo;
+  return done;
+}
+
+static int d_getrs(void *ctx, enum sc_prec p, int n, int nrhs, const void *a, int lda,
+                   const int *ipiv, void *b, int ldb)
+{
+  struct sc_gpu *g = ctx;
+  struct gpu_thread *t = enter(g);
+  if (!t) return -EIO;
+  if (solver(t, 0)) return finish(t, 1);
+  int *dinfo = t->work;
+  return finish(t, p == SC_F64 ? g->fn.cusolverDnDgetrs(t->solver, CUBLAS_OP_N, n, nrhs, a, lda,
+                                                        ipiv, b, ldb, dinfo)
+                               : g->fn.cusolverDnSgetrs(t->solver, CUBLAS_OP_N, n, nrhs, a, lda,
+                                                        ipiv, b, ldb, dinfo));
+}
+
+/* ---- opening ---- */
+
+/* Reserve the pool: the bytes asked (in 2 MiB steps), or as much below
+ * them as cudaMalloc gives (halving). */
+static int reserve(struct sc_gpu *g, size_t want, size_t *got)
+{
+  const size_t step = (size_t)2 << 20;
+  for (size_t b = (want + step - 1) / step * step; b >= step; b = b / 2 / step * step)
+    if (g->fn.cudaMalloc(&g->base, b) == cudaSuccess) {
+      *got = b;
+      return sc_pool_init(&g->pool, (uintptr_t)g->base, b, SC_POOL_EXTENTS);
+    }
+  return -ENOMEM;
+}
+
+enum sc_gpu_result sc_gpu_open(size_t capacity, struct sc_backend *be, struct sc_device_blas *dev,
+                               size_t *pool_bytes, char *why, size_t whylen)
+{
+  struct sc_gpu *g = calloc(1, sizeof(*g));
+  void *rt = open_lib("libcudart.so.13", "libcudart.so");
+  const char *missing = NULL;
+  int count = 0;
+  if (!g) return SC_GPU_FAILED;
+  if (!rt || (missing = load_cudart(g, rt))) {
+    snprintf(why, whylen, "no CUDA runtime (libcudart.so.13%s%s)", missing ? " lacks " : "",
+             missing ? missing : " not found");
+    free(g);
+    return SC_GPU_NO_LIBRARY;
+  }
+  if (g->fn.cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+    snprintf(why, whylen, "no CUDA GPU");
+    free(g);
+    return SC_GPU_NO_DEVICE;
+  }
+  void *bl = open_lib("libcublas.so.13", "libcublas.so");
+  if (!bl || (missing = load_cublas(g, bl))) {
+    snprintf(why, whylen, "no cuBLAS (libcublas.so.13%s%s)", missing ? " lacks " : "",
+             missing ? missing : " not found");
+    free(g);
+    return SC_GPU_NO_LIBRARY;
+  }
+  void *so = open_lib("libcusolver.so.12", "libcusolver.so");
+  g->have_solver = so && !load_cusolver(g, so);
+  size_t free_b = 0, total = 0;
+  if (g->fn.cudaGetDevice(&g->device) || g->fn.cudaMemGetInfo(&free_b, &total)) {
+    snprintf(why, whylen, "the GPU did not start");
+    free(g);
+    return SC_GPU_FAILED;
+  }
+  const size_t want = capacity && capacity < free_b / 4 * 3 ? capacity : free_b / 4 * 3;
+  int rc = reserve(g, want, pool_bytes);
+  for (int i = 0; i < 2 && rc == 0; i++)
+    if (g->fn.cudaHostAlloc(&g->stage[i], SC_STAGE_BYTES, cudaHostAllocDefault) ||
+        g->fn.cudaEventCreateWithFlags(&g->done[i], cudaEventDisableTiming))
+      rc = -ENOMEM;
+  if (rc == 0 && (g->fn.cudaStreamCreateWithFlags(&g->copy, cudaStreamNonBlocking) ||
+                  pthread_key_create(&g->key, thread_end)))
+    rc = -ENOMEM;
+  /* one copy each way: what the runtime sets up lazily, outside the lock */
+  uint64_t probe = 0x5e3c;
+  if (rc == 0 && (g_to_dev(g, g->base, &probe, sizeof(probe)) ||
+                  g_to_host(g, &probe, g->base, sizeof(probe)) || probe != 0x5e3c))
+    rc = -EIO;
+  if (rc) {
+    snprintf(why, whylen, "the GPU's memory or streams could not be had");
+    return SC_GPU_FAILED; /* what was had stays: the process goes on without the GPU */
+  }
+  *be = (struct sc_backend){g, g_alloc, g_free, g_to_dev, g_to_host};
+  *dev = (struct sc_device_blas){g,
+                                 d_gemm,
+                                 d_gemv,
+                                 d_axpy,
+                                 d_scal,
+                                 d_dot,
+                                 g->have_solver ? d_getrf : NULL,
+                                 g->have_solver ? d_getrs : NULL};
+  return SC_GPU_READY;
+}

@@ -122,6 +122,11 @@ MPI_NVLIBS       = $(foreach f,$(MPI_LIBS),$(if $(filter -L% -l%,$(f)),$(f),$(if
                      -Xlinker $(patsubst -Wl$(MPI_COMMA)%,%,$(f)),-Xcompiler $(f))))
 COLLAGE_MPI_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard samples/collage/mpi/*.c))
 COLLAGE_MPI_BIN := $(BUILD)/samples/collage/collage_mpi
+# benchlib/mpi/: where a rank runs and its GPU, shared by both MPI programs
+MPI_PLACE_OBJ   := $(BUILD)/obj/benchlib/mpi/place.o
+$(MPI_PLACE_OBJ): CFLAGS += $(MPI_CFLAGS)
+$(MPI_PLACE_OBJ): benchlib/mpi/place.h
+$(COLLAGE_MPI_OBJ) $(BUILD)/obj/rodinia-io/mpi/main.o: benchlib/mpi/place.h
 $(COLLAGE_MPI_OBJ): CFLAGS += $(MPI_CFLAGS)
 $(COLLAGE_MPI_OBJ): samples/collage/collage.h samples/collage/options.h $(wildcard samples/collage/mpi/*.h)
 
@@ -309,11 +314,11 @@ collage: $(COLLAGE_BIN)
 collage-quick: $(COLLAGE_BIN)
 	$(COLLAGE_BIN) --quick $(COLLAGE_ARGS)
 
-$(COLLAGE_MPI_BIN): $(COLLAGE_MPI_OBJ) $(COLLAGE_OBJ) $(BENCHLIB) $(LIB)
+$(COLLAGE_MPI_BIN): $(COLLAGE_MPI_OBJ) $(MPI_PLACE_OBJ) $(COLLAGE_OBJ) $(BENCHLIB) $(LIB)
 	$(call say,LINK,$@)mkdir -p $(dir $@)
 	$(Q)$(NVCC) $(CUDA_LINK) $^ -o $@ $(IMAGE_LIBS) $(MPI_NVLIBS)
 
-$(RIO_MPI_BIN): $(RIO_MPI_OBJ) $(RIO_OBJ) $(BENCHLIB) $(LIB)
+$(RIO_MPI_BIN): $(RIO_MPI_OBJ) $(MPI_PLACE_OBJ) $(RIO_OBJ) $(BENCHLIB) $(LIB)
 	$(call say,LINK,$@)mkdir -p $(dir $@)
 	$(Q)$(NVCC) $(CUDA_LINK) $^ -o $@ $(MPI_NVLIBS)
 

@@ -39,6 +39,7 @@
 #include <cuda_runtime_api.h>
 #include <mpi.h>
 
+#include "benchlib/mpi/place.h"
 #include "benchlib/report.h"
 #include "benchlib/util.h"
 #include "rodinia-io/mpi/rio_mpi.h"
@@ -85,64 +86,27 @@ static void rmpi_say(const struct rmpi_rank *r, const char *fmt, ...)
   fprintf(stderr, "rodinia_mpi: rank %d of %d (%s): %s\n", r->rank, r->size, r->host, msg);
 }
 
-/* Every rank's status in, the highest out (also a barrier). */
-static int rmpi_agree(int rc)
-{
-  int all = rc;
-  MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  return all;
-}
-
 static void rmpi_place(struct rmpi_rank *r)
 {
-  int len = 0, first;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r->rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &r->size);
-  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, r->rank, MPI_INFO_NULL, &r->node);
-  MPI_Comm_rank(r->node, &r->local);
-  MPI_Comm_size(r->node, &r->nlocal);
-  MPI_Get_processor_name(r->host, &len);
-  first = r->local == 0;
-  MPI_Allreduce(&first, &r->nodes, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  bench_mpi_place(&r->rank, &r->size, &r->local, &r->nlocal, &r->nodes, &r->node, r->host);
   r->gpu = -1;
   snprintf(r->device, sizeof(r->device), "cpu (%s)", r->host);
 }
 
-/* GPU (local rank) % (GPUs seen), and the ranks of the node on the same
- * GPU, told by UUID (as collage_mpi).  Every rank of the node calls it.
- * RIO_MPI_DONE or RIO_MPI_BAD_CONFIG. */
+/* The rank's GPU and its sharers (bench_mpi_gpu).  Every rank of the node
+ * calls it.  RIO_MPI_DONE or RIO_MPI_BAD_CONFIG. */
 static int rmpi_pick_gpu(struct rmpi_rank *r)
 {
-  unsigned char uuid[16], *all;
-  struct cudaDeviceProp p;
-  int ngpus = 0, rc = RIO_MPI_DONE;
-  memset(uuid, 0, sizeof(uuid));
-  cudaError_t e = cudaGetDeviceCount(&ngpus);
-  if (e != cudaSuccess || ngpus < 1) {
-    rmpi_say(r, "no CUDA GPU (%s): the gpufs versions need one on every node (or --versions cpu)",
-             e != cudaSuccess ? cudaGetErrorString(e) : "none visible");
-    rc = RIO_MPI_BAD_CONFIG;
-  } else {
-    r->gpu = r->local % ngpus;
-    if ((e = cudaSetDevice(r->gpu)) == cudaSuccess)
-      e = cudaGetDeviceProperties(&p, r->gpu);
-    if (e != cudaSuccess) {
-      rmpi_say(r, "GPU %d of %d: %s", r->gpu, ngpus, cudaGetErrorString(e));
-      rc = RIO_MPI_BAD_CONFIG;
-    } else {
-      memcpy(uuid, p.uuid.bytes, sizeof(uuid));
-      uuid[0] ^= 0x80; /* never the all-zero UUID of a rank without a GPU */
-      snprintf(r->device, sizeof(r->device), "%s", p.name);
-    }
-  }
-  if (!(all = (unsigned char *)malloc(sizeof(uuid) * (size_t)r->nlocal)))
-    MPI_Abort(MPI_COMM_WORLD, RIO_MPI_FAILED);
-  MPI_Allgather(uuid, (int)sizeof(uuid), MPI_UNSIGNED_CHAR, all, (int)sizeof(uuid), MPI_UNSIGNED_CHAR, r->node);
-  r->sharers = 0;
-  for (int i = 0; i < r->nlocal; i++)
-    r->sharers += !memcmp(all + i * sizeof(uuid), uuid, sizeof(uuid));
-  free(all);
-  return rc;
+  struct bench_mpi_gpu g;
+  char why[512];
+  const int rc = bench_mpi_gpu(r->node, r->local, r->nlocal, &g, why, sizeof(why));
+  if (rc)
+    rmpi_say(r, "%s: the gpufs versions need a GPU on every node (or --versions cpu)", why);
+  else
+    snprintf(r->device, sizeof(r->device), "%s", g.name);
+  r->gpu = g.gpu;
+  r->sharers = g.sharers;
+  return rc ? RIO_MPI_BAD_CONFIG : RIO_MPI_DONE;
 }
 
 /* ---------------- inputs ---------------- */
@@ -167,7 +131,7 @@ static int rmpi_inputs(const struct rmpi_rank *r, const struct rio_mpi_options *
       fprintf(stderr, "rodinia_mpi: %s: %d input file(s), %.3f GB, and the reference in %.1f s\n",
               run->bench->name, run->ninputs, run->input_bytes / 1e9, bench_now() - t0);
   }
-  if ((rc = rmpi_agree(rc)) != RIO_MPI_DONE)
+  if ((rc = bench_mpi_agree(rc)) != RIO_MPI_DONE)
     return rc;
   MPI_Bcast(sums, RIO_MAX_INPUTS, MPI_UINT64_T, 0, MPI_COMM_WORLD);
   if (r->rank != 0) {
@@ -187,7 +151,7 @@ static int rmpi_inputs(const struct rmpi_rank *r, const struct rio_mpi_options *
       }
     }
   }
-  return rmpi_agree(rc);
+  return bench_mpi_agree(rc);
 }
 
 /* ---------------- one version ---------------- */
@@ -285,7 +249,7 @@ static int rmpi_rep(const struct rmpi_rank *r, struct rmpi_bench *c, enum rio_mp
     rmpi_say(r, "%s", run->why);
     rc = RIO_MPI_FAILED;
   }
-  if ((rc = rmpi_agree(rc)) != RIO_MPI_DONE) {
+  if ((rc = bench_mpi_agree(rc)) != RIO_MPI_DONE) {
     if (began)
       rio_mpi_gpu_end(run);
     return rc;
@@ -301,7 +265,7 @@ static int rmpi_rep(const struct rmpi_rank *r, struct rmpi_bench *c, enum rio_mp
     rmpi_say(r, "%s", run->why);
     rc = RIO_MPI_FAILED;
   }
-  if ((rc = rmpi_agree(prc ? RIO_MPI_FAILED : rc)) != RIO_MPI_DONE)
+  if ((rc = bench_mpi_agree(prc ? RIO_MPI_FAILED : rc)) != RIO_MPI_DONE)
     return rc;
   const double g0 = MPI_Wtime();
   rmpi_gather(r, c);
@@ -337,10 +301,10 @@ static int rmpi_version(const struct rmpi_rank *r, const struct rio_mpi_options 
   res->single_s = NAN;
   res->input_bytes = run->input_bytes;
   if (v != RIO_MPI_CPU) {
-    if ((rc = rmpi_agree(rmpi_config(r, o, c, v, 0, &cfg))) != RIO_MPI_DONE)
+    if ((rc = bench_mpi_agree(rmpi_config(r, o, c, v, 0, &cfg))) != RIO_MPI_DONE)
       return rc;
     res->cache = cfg.cache_size;
-    if (o->single && (rc = rmpi_agree(r->rank == 0 ? rmpi_single(r, o, c, v, res) : RIO_MPI_DONE)) != 0)
+    if (o->single && (rc = bench_mpi_agree(r->rank == 0 ? rmpi_single(r, o, c, v, res) : RIO_MPI_DONE)) != 0)
       return rc;
   }
   uint64_t mine = rio_mpi_part_bytes(c->b, run, c->u0, c->u1);
@@ -380,7 +344,7 @@ static int rmpi_version(const struct rmpi_rank *r, const struct rio_mpi_options 
   if (res->verified && res->same_single == 0)
     snprintf(res->why, sizeof(res->why), "verified, but not the single-process %s bit for bit",
              v == RIO_MPI_CPU ? "reference" : "result");
-  return rmpi_agree(r->rank == 0 && !res->ok ? RIO_MPI_FAILED : RIO_MPI_DONE);
+  return bench_mpi_agree(r->rank == 0 && !res->ok ? RIO_MPI_FAILED : RIO_MPI_DONE);
 }
 
 /* ---------------- the report ---------------- */
@@ -458,7 +422,7 @@ static int rmpi_bench(const struct rmpi_rank *r, const struct rio_mpi_options *o
   rc = c.run.bench->setup(&c.run);
   if (rc && r->rank == 0)
     rmpi_say(r, "%s", c.run.why);
-  if ((rc = rmpi_agree(rc == -EINVAL ? RIO_MPI_BAD_CONFIG : rc ? RIO_MPI_FAILED : RIO_MPI_DONE)) != 0)
+  if ((rc = bench_mpi_agree(rc == -EINVAL ? RIO_MPI_BAD_CONFIG : rc ? RIO_MPI_FAILED : RIO_MPI_DONE)) != 0)
     goto out;
   for (int i = 0; i < c.run.ninputs; i++)
     c.run.input_bytes += c.run.in[i].size;
@@ -471,7 +435,7 @@ static int rmpi_bench(const struct rmpi_rank *r, const struct rio_mpi_options *o
   }
   rio_mpi_units(c.sp.units, r->rank, r->size, &c.u0, &c.u1);
   c.part = r->rank == 0 ? rio_mpi_result(b, &c.run) : malloc((c.u1 - c.u0) * c.sp.unit_bytes);
-  if ((rc = rmpi_agree(c.part ? RIO_MPI_DONE : RIO_MPI_FAILED)) != 0 || (rc = rmpi_inputs(r, o, &c)) != 0)
+  if ((rc = bench_mpi_agree(c.part ? RIO_MPI_DONE : RIO_MPI_FAILED)) != 0 || (rc = rmpi_inputs(r, o, &c)) != 0)
     goto out;
   for (int k = 0; k < o->nversions; k++) {
     struct rmpi_result *x = &res[*n];
@@ -518,7 +482,7 @@ static int rmpi_main(struct rmpi_rank *r, int argc, char **argv)
   for (int k = 0; k < o.nversions; k++)
     gpufs |= o.versions[k] != RIO_MPI_CPU;
   /* the cpu version touches no GPU: no CUDA call at all */
-  if (gpufs && (rc = rmpi_agree(rmpi_pick_gpu(r))) != RIO_MPI_DONE)
+  if (gpufs && (rc = bench_mpi_agree(rmpi_pick_gpu(r))) != RIO_MPI_DONE)
     return rc;
   if (r->rank == 0) {
     if (o.out[0] && bench_report_open(o.out) != 0) {
@@ -530,7 +494,7 @@ static int rmpi_main(struct rmpi_rank *r, int argc, char **argv)
     fprintf(stderr, "rodinia_mpi: %d rank(s) on %d node(s), rank 0 on %s; scale %g, %d repetition(s), data in %s\n",
             r->size, r->nodes, r->device, o.scale, o.reps, o.dir);
   }
-  if ((rc = rmpi_agree(rc)) != RIO_MPI_DONE)
+  if ((rc = bench_mpi_agree(rc)) != RIO_MPI_DONE)
     return rc;
   for (int k = 0; k < o.nbenches; k++) {
     rc = rmpi_bench(r, &o, o.benches[k], res, &n);

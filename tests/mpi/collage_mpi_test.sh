@@ -40,16 +40,7 @@ log=$dir/log
 : >"$log"
 start=$(date +%s%N)
 common=(--no-fetch --dir "$dir" --tiles 4k)
-# root in CI containers; more ranks than cores; no CMA single-copy where
-# ptrace is not allowed (containers)
-mpirun=(mpirun --allow-run-as-root --oversubscribe)
-export OMPI_MCA_btl_vader_single_copy_mechanism=none
-
-fail() {
-  echo "$tag: FAILED: $*" >&2
-  sed 's/^/    /' "$log" >&2
-  exit 1
-}
+. "$(dirname "$0")/common.sh" # mpirun=(...), fail
 run() {
   echo "+ $*" >>"$log"
   "$@" >>"$log" 2>&1 || fail "exit status $?: $*"

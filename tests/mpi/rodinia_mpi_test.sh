@@ -37,16 +37,7 @@ log=$dir/log
 : >"$log"
 start=$(date +%s%N)
 common=(--dir "$dir" --scale 0.0009765625 --reps 1)
-# root in CI containers; more ranks than cores; no CMA single-copy where
-# ptrace is not allowed (containers)
-mpirun=(mpirun --allow-run-as-root --oversubscribe)
-export OMPI_MCA_btl_vader_single_copy_mechanism=none
-
-fail() {
-  echo "$tag: FAILED: $*" >&2
-  sed 's/^/    /' "$log" >&2
-  exit 1
-}
+. "$(dirname "$0")/common.sh" # mpirun=(...), fail
 # run NP OUT ARGS...: rodinia_mpi by NP ranks, stdout to OUT; exit 0 expected
 run() {
   local np=$1 out=$2

@@ -40,6 +40,7 @@
 #include "benchlib/util.h"
 #include "samples/collage/collage.h"
 #include "samples/collage/mpi/collage_mpi.h"
+#include "benchlib/mpi/place.h"
 
 /* This rank: where it runs and what it may use. */
 struct mpi_rank {
@@ -93,68 +94,28 @@ static void mpi_say(const struct mpi_rank *r, const char *fmt, ...)
   fprintf(stderr, "collage_mpi: rank %d of %d (%s): %s\n", r->rank, r->size, r->host, msg);
 }
 
-/* Every rank's status in, the highest out (also a barrier). */
-static int mpi_agree(int rc)
-{
-  int all = rc;
-  MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  return all;
-}
-
 static void mpi_place(struct mpi_rank *r)
 {
-  int len = 0, first;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r->rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &r->size);
-  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, r->rank, MPI_INFO_NULL, &r->node);
-  MPI_Comm_rank(r->node, &r->local);
-  MPI_Comm_size(r->node, &r->nlocal);
-  MPI_Get_processor_name(r->host, &len);
-  first = r->local == 0;
-  MPI_Allreduce(&first, &r->nodes, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  bench_mpi_place(&r->rank, &r->size, &r->local, &r->nlocal, &r->nodes, &r->node, r->host);
   r->gpu = -1;
 }
 
 /* ---------------- the GPU of a GPU version ---------------- */
 
-/* GPU (local rank) % (GPUs seen), and how many ranks of the node use the
- * same GPU: compared by UUID, so the count is right also where the
- * launcher gives each rank its own CUDA_VISIBLE_DEVICES.  Every rank of
- * the node calls it (an MPI_Allgather), also one without a GPU.  0 or 2. */
+/* The rank's GPU and its sharers (bench_mpi_gpu).  Every rank of the node
+ * calls it.  0 or 2. */
 static int mpi_pick_gpu(struct mpi_rank *r, enum collage_version v)
 {
-  unsigned char uuid[16], *all;
-  struct cudaDeviceProp p;
-  int rc = 0;
-  memset(uuid, 0, sizeof(uuid));
-  cudaError_t e = cudaGetDeviceCount(&r->ngpus);
-  if (e != cudaSuccess || r->ngpus < 1) {
-    mpi_say(r, "no CUDA GPU (%s): the %s version needs one on every node (or --version cpu)",
-            e != cudaSuccess ? cudaGetErrorString(e) : "none visible", collage_version_name(v));
-    r->ngpus = 0;
-    rc = 2;
-  } else {
-    r->gpu = r->local % r->ngpus;
-    e = cudaSetDevice(r->gpu);
-    if (e == cudaSuccess)
-      e = cudaGetDeviceProperties(&p, r->gpu);
-    if (e != cudaSuccess) {
-      mpi_say(r, "GPU %d of %d: %s", r->gpu, r->ngpus, cudaGetErrorString(e));
-      rc = 2;
-    } else {
-      r->gpu_mem = (uint64_t)p.totalGlobalMem;
-      memcpy(uuid, p.uuid.bytes, sizeof(uuid));
-      uuid[0] ^= 0x80; /* never the all-zero UUID of a rank without a GPU */
-    }
-  }
-  if (!(all = (unsigned char *)malloc(sizeof(uuid) * (size_t)r->nlocal)))
-    MPI_Abort(MPI_COMM_WORLD, 1);
-  MPI_Allgather(uuid, (int)sizeof(uuid), MPI_UNSIGNED_CHAR, all, (int)sizeof(uuid), MPI_UNSIGNED_CHAR, r->node);
-  r->sharers = 0;
-  for (int i = 0; i < r->nlocal; i++)
-    r->sharers += !memcmp(all + i * sizeof(uuid), uuid, sizeof(uuid));
-  free(all);
-  return rc;
+  struct bench_mpi_gpu g;
+  char why[512];
+  const int rc = bench_mpi_gpu(r->node, r->local, r->nlocal, &g, why, sizeof(why));
+  if (rc)
+    mpi_say(r, "%s: the %s version needs a GPU on every node (or --version cpu)", why, collage_version_name(v));
+  r->gpu = g.gpu;
+  r->ngpus = g.ngpus;
+  r->sharers = g.sharers;
+  r->gpu_mem = g.mem;
+  return rc ? 2 : 0;
 }
 
 /* The libgpufs configuration of a gpufs version: the collage's (4 KiB
@@ -357,7 +318,7 @@ static int mpi_scatter(struct mpi_ctx *c)
     mpi_say(&c->r, "no memory for %d block rows of %dx%d", c->rows, c->w, c->h);
     rc = 1;
   }
-  if ((rc = mpi_agree(rc)) != 0)
+  if ((rc = bench_mpi_agree(rc)) != 0)
     return rc;
   MPI_Datatype rowtype;
   MPI_Type_contiguous((int)row, MPI_BYTE, &rowtype);
@@ -524,13 +485,13 @@ static int mpi_main(struct mpi_ctx *c, int argc, char **argv)
   r->threads = c->m.o.threads ? c->m.o.threads
                               : collage_mpi_threads(collage_mpi_cpus_allowed(), collage_mpi_cpus_online(), r->nlocal);
   /* the cpu version touches no GPU: no CUDA call at all */
-  if (v != COLLAGE_CPU && (rc = mpi_agree(mpi_pick_gpu(r, v))) != 0)
+  if (v != COLLAGE_CPU && (rc = bench_mpi_agree(mpi_pick_gpu(r, v))) != 0)
     return rc;
-  if ((rc = mpi_agree(me0 ? mpi_prepare(c) : 0)) != 0)
+  if ((rc = bench_mpi_agree(me0 ? mpi_prepare(c) : 0)) != 0)
     return rc;
-  if ((rc = mpi_agree(me0 ? 0 : mpi_open(c))) != 0 || (rc = mpi_agree(mpi_same_data(c))) != 0)
+  if ((rc = bench_mpi_agree(me0 ? 0 : mpi_open(c))) != 0 || (rc = bench_mpi_agree(mpi_same_data(c))) != 0)
     return rc;
-  if (mpi_is_gpufs(v) && (rc = mpi_agree(mpi_gpufs_config(c))) != 0)
+  if (mpi_is_gpufs(v) && (rc = bench_mpi_agree(mpi_gpufs_config(c))) != 0)
     return rc;
   if ((rc = mpi_scatter(c)) != 0)
     return rc;
@@ -539,10 +500,10 @@ static int mpi_main(struct mpi_ctx *c, int argc, char **argv)
       mpi_say(r, "the index does not fit GPU %d: %s", r->gpu, strerror(-rc));
     c->have_gix = rc == 0;
   }
-  if ((rc = mpi_agree(rc ? 1 : 0)) != 0)
+  if ((rc = bench_mpi_agree(rc ? 1 : 0)) != 0)
     return rc;
   const double t0 = MPI_Wtime();
-  rc = mpi_agree(mpi_run(c));
+  rc = bench_mpi_agree(mpi_run(c));
   if (rc == 0)
     mpi_gather(c);
   const double wall = MPI_Wtime() - t0;

@@ -181,7 +181,13 @@ int rio_cpuio_load(struct rio_run *run, int i, void *dev)
     got += (uint64_t)n;
   }
   close(fd);
-  return RIO_CUDA(run, cudaMemcpy(dev, buf, in->size, cudaMemcpyHostToDevice));
+  /* From pageable memory cudaMemcpy may return once the bytes are in the
+   * driver's staging, before they reach dev; the benchmarks' kernels run on
+   * non-blocking streams, which do not wait for that last DMA on the
+   * legacy stream: wait for it here (hotspot's cpu-io read stale rows of
+   * its inputs on an H100, 2026-11-27, 3390 of 262144 cells off). */
+  int rc = RIO_CUDA(run, cudaMemcpy(dev, buf, in->size, cudaMemcpyHostToDevice));
+  return rc ? rc : RIO_CUDA(run, cudaStreamSynchronize(cudaStreamLegacy));
 }
 
 /* ---------------- expert ---------------- */

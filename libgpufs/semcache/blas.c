@@ -62,6 +62,7 @@ int sc_take(struct sc_blas *s, struct sc_op *ops, int n)
   for (int i = 0; i < n; i++)
     for (int j = 0; j < n; j++)
       if (i != j && (ops[i].use & SC_WRITE) && overlap(&ops[i], &ops[j])) return 1;
+  if (s->dev.prepare) s->dev.prepare(s->dev.ctx); /* before the lock: blas.h */
   if (s->mode == SC_NO_CACHE) return take_uncached(s, ops, n);
   for (int i = 0; i < n; i++) {
     int rc = sc_acquire(s->cache, (void *)ops[i].host, ops[i].bytes, ops[i].use, &ops[i].dev);

@@ -45,6 +45,12 @@ struct sc_device_blas {
   int (*getrf)(void *ctx, enum sc_prec p, int n, void *a, int lda, int *ipiv, int *info);
   int (*getrs)(void *ctx, enum sc_prec p, int n, int nrhs, const void *a, int lda,
                const int *ipiv, void *b, int ldb);
+  /* NULL, or run by the calling thread before a call takes its operands
+   * (no cache lock held): what the thread's first device call would set
+   * up (the GPU's per-thread runtime state allocates), so nothing the
+   * backend does for it under the cache's lock allocates.  0 or -errno
+   * (the call goes on: the backend copes, gpu.c's copier). */
+  int (*prepare)(void *ctx);
 };
 
 /* The host BLAS and LAPACK on "device" copies in host memory (the cache's
@@ -77,6 +83,21 @@ struct sc_blas {
  * remembers gesv's factors (SC_CACHED only).  0 or -ENOMEM. */
 int sc_blas_init(struct sc_blas *s, struct sc_cache *c, const struct sc_device_blas *dev,
                  enum sc_mode mode, int memo);
+
+/* The memo's host budget by default: each remembered n x n matrix keeps
+ * 2 n^2 elements (its A and its factors); least recently used ones are
+ * dropped to stay within it. */
+#define SC_MEMO_DEFAULT_BYTES ((size_t)1 << 30)
+
+/* Set the memo's budget (SEMCACHE_MEMO_BYTES), before the first gesv: a
+ * matrix whose 2 n^2 elements pass it is never remembered; up to 64
+ * matrices are.  Nothing without a memo. */
+void sc_memo_budget(struct sc_blas *s, size_t bytes);
+
+/* The threads comparing a matrix of 1 MiB or more against a remembered
+ * one (SEMCACHE_MEMO_THREADS; the caller and threads - 1 helpers, 1 to 8;
+ * default 4 on 8 cores or more, else 1), before the first such compare. */
+void sc_memo_threads(struct sc_blas *s, int threads);
 
 /* Drop the remembered factors (their ranges leave the cache). */
 void sc_blas_destroy(struct sc_blas *s);

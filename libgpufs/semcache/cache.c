@@ -65,7 +65,7 @@ static struct sc_entry *find_exact(struct sc_cache *c, uintptr_t host, size_t by
 /* Copy a MODIFIED range back (its pages made writable for the copy: the
  * MODIFIED neighbours on its pages are written back first, so no stale
  * bytes become readable); it is SHARED after.  Locked. */
-int sc_write_back(struct sc_cache *c, struct sc_entry *e)
+int sc_write_back_open(struct sc_cache *c, struct sc_entry *e)
 {
   if (e->state != SC_MODIFIED) return 0;
   for (struct sc_entry *o = c->head; o; o = o->next)
@@ -76,6 +76,13 @@ int sc_write_back(struct sc_cache *c, struct sc_entry *e)
   sc_open_pages(e);
   int rc = copy(c, 0, (void *)e->host, e->dev, e->bytes);
   e->state = rc == 0 ? SC_SHARED : SC_INVALID;
+  return rc;
+}
+
+int sc_write_back(struct sc_cache *c, struct sc_entry *e)
+{
+  if (e->state != SC_MODIFIED) return 0;
+  int rc = sc_write_back_open(c, e);
   sc_protect_span(c, e->page_lo, e->page_hi);
   return rc;
 }
@@ -92,6 +99,7 @@ static void drop(struct sc_cache *c, struct sc_entry *e)
   c->used -= e->bytes;
   c->be.free(c->be.ctx, e->dev, e->bytes);
   sc_protect_span(c, e->page_lo, e->page_hi);
+  sc_note_dropped(e->page_lo, e->page_hi);
   sc_pages_free(e);
 }
 
@@ -206,9 +214,12 @@ int sc_release(struct sc_cache *c, void *host, size_t bytes, enum sc_use use)
   } else {
     e->pins--;
     if (use & SC_WRITE) {
+      const enum sc_state was = e->state;
       e->state = SC_MODIFIED;
       if (c->protocol == SC_WRITE_THROUGH) rc = sc_write_back(c, e);
-      else sc_protect_span(c, e->page_lo, e->page_hi);
+      else if (was != SC_MODIFIED) sc_protect_span(c, e->page_lo, e->page_hi);
+      /* (already MODIFIED: its pages have no access already; every state
+       * change re-protects its span, so unchanged states need no call) */
     }
   }
   sc_unlock(c);

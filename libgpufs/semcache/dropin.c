@@ -24,6 +24,10 @@
  *   SEMCACHE_CAPACITY=bytes  device bytes the cache may hold (0 or unset:
  *                            no cap but the device's)
  *   SEMCACHE_MEMO=on | off   gesv's remembered factors (default on)
+ *   SEMCACHE_MEMO_BYTES=bytes host memory the remembered matrices may hold
+ *                            (2 n^2 elements each; default 1 GiB)
+ *   SEMCACHE_MEMO_THREADS=1..8 threads comparing a large A with the memo's
+ *                            (default 4 on 8 cores or more, else 1)
  *   SEMCACHE_STATS=1         one semcache-stats line on stderr at exit
  * Bad arguments go to the next library's xerbla / cblas_xerbla, as the
  * reference BLAS reports them (it prints and ends the program).
@@ -115,6 +119,19 @@ static void dropin_init(void)
     fprintf(stderr, "semcache: SEMCACHE_CAPACITY=%s is not a number of bytes: no cap\n", cap);
     capacity = 0;
   }
+  const char *memo_b = env("SEMCACHE_MEMO_BYTES");
+  size_t memo_bytes = memo_b ? strtoull(memo_b, &end, 0) : SC_MEMO_DEFAULT_BYTES;
+  if (memo_b && (end == memo_b || *end || memo_b[0] == '-')) {
+    fprintf(stderr, "semcache: SEMCACHE_MEMO_BYTES=%s is not a number of bytes: %zu\n", memo_b,
+            SC_MEMO_DEFAULT_BYTES);
+    memo_bytes = SC_MEMO_DEFAULT_BYTES;
+  }
+  const char *memo_t = env("SEMCACHE_MEMO_THREADS");
+  const long memo_threads = memo_t ? strtol(memo_t, &end, 10) : 0;
+  if (memo_t && (end == memo_t || *end || memo_threads < 1 || memo_threads > 8)) {
+    fprintf(stderr, "semcache: SEMCACHE_MEMO_THREADS=%s is not 1 to 8: the default\n", memo_t);
+    memo_t = NULL;
+  }
   if (stats && strcmp(stats, "0") != 0) atexit(dropin_stats);
   g_protocol = proto && strcmp(proto, "write-through") == 0 ? SC_WRITE_THROUGH : SC_WRITE_BACK;
   if (proto && g_protocol == SC_WRITE_BACK && strcmp(proto, "write-back") != 0)
@@ -144,6 +161,8 @@ static void dropin_init(void)
     g_device = "none";
     return;
   }
+  sc_memo_budget(&sc_g_blas, memo_bytes);
+  if (memo_t) sc_memo_threads(&sc_g_blas, memo_threads);
   /* release: the cache's fields before g_on; pairs with sc_on()'s acquire */
   __atomic_store_n(&g_on, 1, __ATOMIC_RELEASE);
 }

@@ -3,17 +3,20 @@
  *
  * A program that solves K x = b every step with an unchanged K copies K
  * into a work array first (gesv overwrites A with its LU factors), so the
- * address says nothing: what repeats is A's bytes.  The memo keeps, for up
- * to SC_MEMO_SLOTS matrices (least recently used replaced), a packed copy
- * of the A that was factored, its LU factors and its pivots.  A call whose
- * A has the same n, precision and bytes (memcmp column by column against
- * the kept copy: exact, stops at the first differing byte) takes the kept
+ * address says nothing: what repeats is A's bytes.  The memo keeps, for as
+ * many matrices as its byte budget holds (SEMCACHE_MEMO_BYTES, 1 GiB by
+ * default; at most SC_MEMO_SLOTS; least recently used dropped for room),
+ * a packed copy of the A that was factored, its LU factors and its
+ * pivots.  A call whose A has the same n, precision and bytes (memcmp
+ * column by column against the kept copy: exact, the first column first,
+ * stops at the first differing byte; 1 MiB and more in column parts over
+ * helper threads, SEMCACHE_MEMO_THREADS) takes the kept
  * factors into A and ipiv, as gesv's contract says A and ipiv end, and
  * runs only getrs.  Cost of the rule: per call a read of A and of the
  * copy (2 n^2 elements, against getrf's 2/3 n^3 flops) and on a hit the
  * write of the factors into A; per slot 2 n^2 elements of host memory.
- * A singular A (info > 0) is not remembered.  Matrices over
- * SC_MEMO_MAX_BYTES are not remembered either.
+ * A singular A (info > 0) is not remembered, nor a matrix whose 2 n^2
+ * elements pass the budget.
  *
  *   A (program) --memcmp--> slot.orig     hit: slot.lu -> A, slot.ipiv -> ipiv
  *                              |          miss: A -> slot.orig, slot.lu;
@@ -36,9 +39,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
-#define SC_MEMO_SLOTS 4
-#define SC_MEMO_MAX_BYTES ((size_t)1 << 30)
+#define SC_MEMO_SLOTS 64
+#define SC_MEMO_PAR_BYTES ((size_t)1 << 20) /* matrices compared in parallel */
 
 struct sc_memo_slot {
   enum sc_prec p;
@@ -51,11 +55,34 @@ struct sc_memo_slot {
   uint64_t stamp;
 };
 
+/* A compare of A against a kept copy, split in column parts over the
+ * calling thread (part 0) and the helpers (parts 1 ..): reading 2 n^2
+ * elements is memory-bound, and one core does not draw the memory's
+ * bandwidth.  Under the memo's lock, one compare at a time. */
+struct sc_compare {
+  pthread_mutex_t m;      /* gen, pending, started; the fields below are
+                             written before gen++ and read after it */
+  pthread_cond_t go, done;
+  uint64_t gen;           /* compares asked for */
+  int pending;            /* helpers not done with this one */
+  int threads;            /* of the compare, the caller included */
+  int started, helpers, tried, stop;
+  int n, parts;
+  const char *a, *orig;
+  size_t lda_b, col;      /* A's column stride, a column's bytes */
+  int differs;            /* atomics */
+};
+
 struct sc_memo {
   pthread_mutex_t lock;
+  struct sc_compare cmp;
   uint64_t clock;
+  size_t budget;  /* host bytes the slots' orig and lu may hold in all */
+  size_t held;    /* what they hold (2 cap each) */
   struct sc_memo_slot slot[SC_MEMO_SLOTS];
 };
+
+static void stop_helpers(struct sc_memo *m);
 
 static uint64_t now_ns(void)
 {
@@ -75,14 +102,39 @@ int sc_blas_init(struct sc_blas *s, struct sc_cache *c, const struct sc_device_b
     s->memo = sc_pages_alloc(sizeof(*s->memo));
     if (!s->memo) return -ENOMEM;
     pthread_mutex_init(&s->memo->lock, NULL);
+    s->memo->budget = SC_MEMO_DEFAULT_BYTES;
+    const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    s->memo->cmp.threads = cores >= 8 ? 4 : 1;
   }
   return 0;
+}
+
+void sc_memo_threads(struct sc_blas *s, int threads)
+{
+  if (s->memo && !s->memo->cmp.tried)
+    s->memo->cmp.threads = threads < 1 ? 1 : threads > 8 ? 8 : threads;
+}
+
+void sc_memo_budget(struct sc_blas *s, size_t bytes)
+{
+  if (!s->memo) return;
+  pthread_mutex_lock(&s->memo->lock);
+  s->memo->budget = bytes;
+  pthread_mutex_unlock(&s->memo->lock);
+}
+
+/* Whether an n x n matrix of p can be remembered at all: its slot (2 n^2
+ * elements) within the budget. */
+static int memo_fits(const struct sc_memo *m, enum sc_prec p, int n)
+{
+  return (size_t)n * n * sc_esize(p) <= m->budget / 2;
 }
 
 /* Empty a slot: its ranges leave the cache (not written back), its
  * buffers go. */
 static void slot_free(struct sc_blas *s, struct sc_memo_slot *sl)
 {
+  s->memo->held -= 2 * sl->cap;
   if (sl->lu) sc_forget(s->cache, sl->lu, sl->cap);
   if (sl->ipiv) sc_forget(s->cache, sl->ipiv, sl->ipcap);
   sc_pages_free(sl->orig);
@@ -94,21 +146,112 @@ static void slot_free(struct sc_blas *s, struct sc_memo_slot *sl)
 void sc_blas_destroy(struct sc_blas *s)
 {
   if (!s->memo) return;
+  stop_helpers(s->memo);
   for (int i = 0; i < SC_MEMO_SLOTS; i++) slot_free(s, &s->memo->slot[i]);
   pthread_mutex_destroy(&s->memo->lock);
   sc_pages_free(s->memo);
   s->memo = NULL;
 }
 
-static int same_a(const struct sc_memo_slot *sl, enum sc_prec p, int n, const void *a, int lda)
+/* Columns [j0, j1) of A against the kept copy: 1 when equal; stops at the
+ * first difference, or when another part found one (*differs). */
+static int cols_equal(struct sc_compare *w, int j0, int j1)
+{
+  for (int j = j0; j < j1; j++) {
+    if (__atomic_load_n(&w->differs, __ATOMIC_RELAXED)) return 0;
+    if (memcmp(w->a + (size_t)j * w->lda_b, w->orig + (size_t)j * w->col, w->col)) {
+      __atomic_store_n(&w->differs, 1, __ATOMIC_RELAXED);
+      return 0;
+    }
+  }
+  return 1;
+}
+
+/* A helper: part k of each compare it is woken for. */
+static void *helper_main(void *arg)
+{
+  struct sc_memo *m = arg;
+  struct sc_compare *w = &m->cmp;
+  pthread_mutex_lock(&w->m);
+  const int k = ++w->started;
+  uint64_t seen = 0; /* compares start after every helper was made */
+  for (;;) {
+    while (w->gen == seen && !w->stop) pthread_cond_wait(&w->go, &w->m);
+    if (w->stop) break;
+    seen = w->gen;
+    const int j0 = (int)((int64_t)w->n * k / w->parts);
+    const int j1 = (int)((int64_t)w->n * (k + 1) / w->parts);
+    pthread_mutex_unlock(&w->m);
+    cols_equal(w, j0, j1);
+    pthread_mutex_lock(&w->m);
+    if (--w->pending == 0) pthread_cond_signal(&w->done);
+  }
+  w->helpers--;
+  pthread_cond_signal(&w->done);
+  pthread_mutex_unlock(&w->m);
+  return NULL;
+}
+
+/* Stop the helpers and wait until none touches the memo (it is freed). */
+static void stop_helpers(struct sc_memo *m)
+{
+  struct sc_compare *w = &m->cmp;
+  if (!w->tried) return;
+  pthread_mutex_lock(&w->m);
+  w->stop = 1;
+  pthread_cond_broadcast(&w->go);
+  while (w->helpers) pthread_cond_wait(&w->done, &w->m);
+  pthread_mutex_unlock(&w->m);
+}
+
+/* Start the helpers once (the memo's lock held; no cache lock): threads
+ * - 1 of them.  Those that start are used. */
+static void start_helpers(struct sc_memo *m)
+{
+  struct sc_compare *w = &m->cmp;
+  const int want = w->threads - 1;
+  w->tried = 1;
+  pthread_mutex_init(&w->m, NULL);
+  pthread_cond_init(&w->go, NULL);
+  pthread_cond_init(&w->done, NULL);
+  pthread_mutex_lock(&w->m);
+  for (int i = 0; i < want; i++) {
+    pthread_t t;
+    if (pthread_create(&t, NULL, helper_main, m)) break;
+    pthread_detach(t);
+    w->helpers++;
+  }
+  pthread_mutex_unlock(&w->m);
+}
+
+static int same_a(struct sc_memo *m, const struct sc_memo_slot *sl, enum sc_prec p, int n,
+                  const void *a, int lda)
 {
   if (sl->n != n || sl->p != p) return 0;
-  const size_t col = (size_t)n * sc_esize(p);
-  for (int j = 0; j < n; j++)
-    if (memcmp((const char *)a + (size_t)j * lda * sc_esize(p), (const char *)sl->orig + j * col,
-               col))
-      return 0;
-  return 1;
+  struct sc_compare *w = &m->cmp;
+  const size_t col = (size_t)n * sc_esize(p), bytes = col * n;
+  /* the first column alone first: a changed matrix usually differs there */
+  if (memcmp(a, sl->orig, col)) return 0;
+  if (bytes >= SC_MEMO_PAR_BYTES && !w->tried && w->threads > 1) start_helpers(m);
+  const int parts = bytes >= SC_MEMO_PAR_BYTES ? w->helpers + 1 : 1;
+  w->a = a;
+  w->orig = sl->orig;
+  w->lda_b = (size_t)lda * sc_esize(p);
+  w->col = col;
+  __atomic_store_n(&w->differs, 0, __ATOMIC_RELAXED);
+  if (parts == 1) return cols_equal(w, 1, n);
+  pthread_mutex_lock(&w->m);
+  w->n = n;
+  w->parts = parts;
+  w->pending = parts - 1;
+  w->gen++;
+  pthread_cond_broadcast(&w->go);
+  pthread_mutex_unlock(&w->m);
+  cols_equal(w, 1, (int)((int64_t)n / parts));
+  pthread_mutex_lock(&w->m);
+  while (w->pending) pthread_cond_wait(&w->done, &w->m);
+  pthread_mutex_unlock(&w->m);
+  return !__atomic_load_n(&w->differs, __ATOMIC_RELAXED);
 }
 
 /* Copy n x n between leading dimensions lds and ldd. */
@@ -141,17 +284,43 @@ static int gesv_plain(struct sc_blas *s, enum sc_prec p, int n, int nrhs, void *
   return *info == 0 && nrhs > 0 ? sc_host_blas.getrs(NULL, p, n, nrhs, a, lda, ipiv, b, ldb) : 0;
 }
 
-/* A slot for a new factorization of n x n: an empty one or the least
- * recently used, with buffers for it; NULL when out of memory. */
-static struct sc_memo_slot *slot_for(struct sc_blas *s, enum sc_prec p, int n)
+/* The least recently used slot holding a factorization, or NULL. */
+static struct sc_memo_slot *lru_slot(struct sc_memo *m)
 {
   struct sc_memo_slot *v = NULL;
-  for (int i = 0; i < SC_MEMO_SLOTS; i++) {
-    struct sc_memo_slot *sl = &s->memo->slot[i];
-    if (!v || (v->n && (!sl->n || sl->stamp < v->stamp))) v = sl;
-  }
+  for (int i = 0; i < SC_MEMO_SLOTS; i++)
+    if (m->slot[i].n && (!v || m->slot[i].stamp < v->stamp)) v = &m->slot[i];
+  return v;
+}
+
+/* A slot for a new factorization of n x n, with buffers for it: an empty
+ * slot whose buffers fit it, else an empty one given new buffers once the
+ * budget has room (the least recently used slots emptied for it), else
+ * the least recently used.  NULL when out of memory. */
+static struct sc_memo_slot *slot_for(struct sc_blas *s, enum sc_prec p, int n)
+{
+  struct sc_memo *m = s->memo;
   const size_t bytes = (size_t)n * n * sc_esize(p);
   const size_t ipbytes = (size_t)n * sizeof(int);
+  struct sc_memo_slot *v = NULL, *fit = NULL;
+  for (int i = 0; i < SC_MEMO_SLOTS && !fit; i++) {
+    struct sc_memo_slot *sl = &m->slot[i];
+    if (sl->n) continue;
+    if (sl->cap >= bytes && sl->ipcap >= ipbytes) fit = sl;
+    else if (!v || (v->cap && !sl->cap)) v = sl; /* rather one with no buffers */
+  }
+  if (fit) {
+    v = fit;
+  } else {
+    if (v) slot_free(s, v); /* its small buffers count against the budget no more */
+    while (m->held + 2 * bytes > m->budget) {
+      struct sc_memo_slot *old = lru_slot(m);
+      if (!old) break; /* memo_fits: an empty memo has room */
+      slot_free(s, old);
+      if (!v) v = old;
+    }
+    if (!v) v = lru_slot(m); /* every slot taken: the least recently used */
+  }
   if (v->cap < bytes || v->ipcap < ipbytes) {
     slot_free(s, v);
     v->orig = sc_pages_alloc(bytes);
@@ -159,6 +328,7 @@ static struct sc_memo_slot *slot_for(struct sc_blas *s, enum sc_prec p, int n)
     v->ipiv = sc_pages_alloc(ipbytes);
     v->cap = bytes;
     v->ipcap = ipbytes;
+    m->held += 2 * bytes;
     if (!v->orig || !v->lu || !v->ipiv) {
       slot_free(s, v);
       return NULL;
@@ -219,7 +389,7 @@ static int gesv_memo(struct sc_blas *s, enum sc_prec p, int n, int nrhs, void *a
   const uint64_t t0 = now_ns();
   struct sc_memo_slot *sl = NULL;
   for (int i = 0; i < SC_MEMO_SLOTS && !sl; i++)
-    if (same_a(&m->slot[i], p, n, a, lda)) sl = &m->slot[i];
+    if (same_a(m, &m->slot[i], p, n, a, lda)) sl = &m->slot[i];
   __atomic_add_fetch(&s->memo_ns, now_ns() - t0, __ATOMIC_RELAXED);
   int rc = 0;
   if (sl) {
@@ -256,7 +426,7 @@ int sc_gesv(struct sc_blas *s, enum sc_prec p, int n, int nrhs, void *a, int lda
   if (ldb < maxi(1, n)) return 7;
   if (n == 0) return 0;
   __atomic_add_fetch(&s->gesv_calls, 1, __ATOMIC_RELAXED);
-  if (s->memo && (size_t)n * n * sc_esize(p) <= SC_MEMO_MAX_BYTES && s->dev.getrf)
+  if (s->memo && memo_fits(s->memo, p, n) && s->dev.getrf)
     return gesv_memo(s, p, n, nrhs, a, lda, ipiv, b, ldb, info);
   return gesv_plain(s, p, n, nrhs, a, lda, ipiv, b, ldb, info);
 }

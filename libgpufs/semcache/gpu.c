@@ -40,7 +40,19 @@
  *     they need no staging or host allocation by the runtime (the pageable
  *     path is the one that stages, and we never use it under the lock).
  *     One copy of each direction at open runs whatever the runtime
- *     initializes lazily, outside the lock.
+ *     initializes lazily, outside the lock.  And the lock's holder makes
+ *     none of those CUDA calls itself: it hands each copy to the copier
+ *     thread (by_copier), started at open, and waits.  Any CUDA call may
+ *     malloc now and then; on the holder's thread that malloc would write
+ *     in the holder's arena, beside its own protected matrices (a fault
+ *     inside the cache: the first four-thread run's abort, when a thread's
+ *     first CUDA call was its first operand's copy), or, when the holder
+ *     is a fault handler on a thread that faulted inside malloc, wait for
+ *     the arena lock that thread holds (the second run's hang).  The
+ *     copier's arena holds no program memory, and it touches program
+ *     memory only in the range the holder opened or made readable for the
+ *     copy.  Each thread's runtime state is also made before its call
+ *     takes its operands (d_prepare), outside the lock.
  * What may allocate - handle and stream creation, cuBLAS and cuSOLVER
  * calls with their workspaces, cudaMalloc - runs without the cache's lock,
  * where a malloc that waits for a faulting thread only waits for that
@@ -69,8 +81,15 @@
 #include <string.h>
 
 #include "pool.h"
+#include "protect.h"
 
 __thread int sc_gpu_busy __attribute__((tls_model("initial-exec")));
+
+/* The calling thread's CUDA runtime state is made (me(), or the opening
+ * thread): d_prepare has nothing to do.  (A thread's first CUDA call sets
+ * up the runtime's per-thread state, which mallocs: made before the
+ * routine takes its operands, never under the cache's lock.) */
+static __thread int t_ready __attribute__((tls_model("initial-exec")));
 
 #define SC_STAGE_BYTES ((size_t)4 << 20)
 #define SC_POOL_EXTENTS 65536
@@ -105,6 +124,15 @@ struct sc_gpu {
   void *stage[2];      /* pinned */
   cudaEvent_t done[2]; /* the last copy out of / into stage[i] finished */
   pthread_key_t key;   /* struct gpu_thread of the calling thread */
+  struct copier {      /* runs copies for a lock holder that is not ready */
+    pthread_mutex_t m;
+    pthread_cond_t cv;
+    enum { CP_IDLE, CP_ASKED, CP_DONE } state;
+    int to_dev, rc;
+    void *dst;
+    const void *src;
+    size_t bytes;
+  } cp;
 };
 
 /* A thread's handles and stream, made at its first call. */
@@ -175,11 +203,71 @@ static void g_free(void *ctx, void *dev, size_t bytes)
   sc_pool_free(&g->pool, (uintptr_t)dev, bytes);
 }
 
-/* Host to device in staged pieces: piece i is copied into stage[i % 2]
- * while piece i - 1 crosses. */
+static int copy_to_dev(struct sc_gpu *g, void *dev, const void *host, size_t bytes);
+static int copy_to_host(struct sc_gpu *g, void *host, const void *dev, size_t bytes);
+
+/* Every copy under the cache's lock is made by the copier thread: the
+ * lock's holder makes no CUDA call itself.  The holder may be a fault
+ * handler on a thread that faulted inside malloc (its arena's lock held:
+ * a CUDA call of its own that mallocs waits for it forever - the
+ * four-thread hang) or a thread whose arena holds its protected matrices
+ * (a CUDA malloc of its own writing a chunk header there faults inside
+ * the cache: the first abort).  The copier's CUDA state is made at open;
+ * what it mallocs is in its own arena, where no program matrix lies, and
+ * it touches no program memory but the range the holder opened (to_host)
+ * or made readable (to_dev); a fault on it aborts (sc_fault_fatal).  One
+ * request at a time: the cache's lock is held.  glibc's mutex and
+ * condition variable do not allocate. */
+static int by_copier(struct sc_gpu *g, int to_dev, void *dst, const void *src, size_t bytes)
+{
+  struct copier *cp = &g->cp;
+  pthread_mutex_lock(&cp->m);
+  cp->to_dev = to_dev;
+  cp->dst = dst;
+  cp->src = src;
+  cp->bytes = bytes;
+  cp->state = CP_ASKED;
+  pthread_cond_broadcast(&cp->cv);
+  while (cp->state != CP_DONE) pthread_cond_wait(&cp->cv, &cp->m);
+  const int rc = cp->rc;
+  cp->state = CP_IDLE;
+  pthread_mutex_unlock(&cp->m);
+  return rc;
+}
+
+static void *copier_main(void *arg)
+{
+  struct sc_gpu *g = arg;
+  struct copier *cp = &g->cp;
+  sc_gpu_busy = 1; /* its frees are the CUDA libraries' (dropin.c) */
+  t_ready = 1;
+  sc_fault_fatal = 1; /* its fault would wait for its requester's lock */
+  g->fn.cudaSetDevice(g->device); /* the copy stream's device */
+  pthread_mutex_lock(&cp->m);
+  for (;;) {
+    while (cp->state != CP_ASKED) pthread_cond_wait(&cp->cv, &cp->m);
+    cp->rc = cp->to_dev ? copy_to_dev(g, cp->dst, cp->src, cp->bytes)
+                        : copy_to_host(g, cp->dst, cp->src, cp->bytes);
+    cp->state = CP_DONE;
+    pthread_cond_broadcast(&cp->cv);
+  }
+  return NULL;
+}
+
 static int g_to_dev(void *ctx, void *dev, const void *host, size_t bytes)
 {
-  struct sc_gpu *g = ctx;
+  return by_copier(ctx, 1, dev, host, bytes);
+}
+
+static int g_to_host(void *ctx, void *host, const void *dev, size_t bytes)
+{
+  return by_copier(ctx, 0, host, dev, bytes);
+}
+
+/* Host to device in staged pieces: piece i is copied into stage[i % 2]
+ * while piece i - 1 crosses. */
+static int copy_to_dev(struct sc_gpu *g, void *dev, const void *host, size_t bytes)
+{
   int b = 0;
   for (size_t off = 0; off < bytes; off += SC_STAGE_BYTES, b ^= 1) {
     const size_t len = bytes - off < SC_STAGE_BYTES ? bytes - off : SC_STAGE_BYTES;
@@ -195,9 +283,8 @@ static int g_to_dev(void *ctx, void *dev, const void *host, size_t bytes)
 
 /* Device to host: piece i crosses into stage[i % 2] while piece i - 1 is
  * copied out of the other. */
-static int g_to_host(void *ctx, void *host, const void *dev, size_t bytes)
+static int copy_to_host(struct sc_gpu *g, void *host, const void *dev, size_t bytes)
 {
-  struct sc_gpu *g = ctx;
   size_t prev = 0, prev_len = 0;
   int b = 0;
   for (size_t off = 0; off < bytes || prev_len; off += SC_STAGE_BYTES, b ^= 1) {
@@ -224,6 +311,7 @@ static void thread_end(void *p)
 {
   struct gpu_thread *t = p;
   sc_gpu_busy++; /* the libraries' frees from here on; the thread ends */
+  t_ready = 0;
   if (t->solver) t->g->fn.cusolverDnDestroy(t->solver);
   if (t->work) t->g->fn.cudaFree(t->work);
   t->g->fn.cublasDestroy_v2(t->blas);
@@ -250,7 +338,20 @@ static struct gpu_thread *me(struct sc_gpu *g)
   }
   g->fn.cublasSetStream_v2(t->blas, t->stream);
   pthread_setspecific(g->key, t);
+  t_ready = 1;
   return t;
+}
+
+/* Before a call takes its operands (no cache lock held): the thread's
+ * CUDA state, so the copies made for it under the lock allocate nothing.
+ * 0, or -EIO when it cannot be made (its copies then go to the copier). */
+static int d_prepare(void *ctx)
+{
+  if (t_ready) return 0;
+  sc_gpu_busy++;
+  const struct gpu_thread *t = me(ctx);
+  sc_gpu_busy--;
+  return t ? 0 : -EIO;
 }
 
 /* The start of a routine: the calling thread's state, sc_gpu_busy set
@@ -443,10 +544,23 @@ enum sc_gpu_result sc_gpu_open(size_t capacity, struct sc_backend *be, struct sc
   if (rc == 0 && (g->fn.cudaStreamCreateWithFlags(&g->copy, cudaStreamNonBlocking) ||
                   pthread_key_create(&g->key, thread_end)))
     rc = -ENOMEM;
-  /* one copy each way: what the runtime sets up lazily, outside the lock */
+  /* one copy each way: what the runtime sets up lazily, outside the lock;
+   * then the same through the copier (its CUDA state made now) */
   uint64_t probe = 0x5e3c;
-  if (rc == 0 && (g_to_dev(g, g->base, &probe, sizeof(probe)) ||
-                  g_to_host(g, &probe, g->base, sizeof(probe)) || probe != 0x5e3c))
+  t_ready = 1;
+  pthread_t copier;
+  if (rc == 0 && (copy_to_dev(g, g->base, &probe, sizeof(probe)) ||
+                  copy_to_host(g, &probe, g->base, sizeof(probe)) || probe != 0x5e3c))
+    rc = -EIO;
+  if (rc == 0) {
+    pthread_mutex_init(&g->cp.m, NULL);
+    pthread_cond_init(&g->cp.cv, NULL);
+    rc = pthread_create(&copier, NULL, copier_main, g) ? -ENOMEM : 0;
+    if (rc == 0) pthread_detach(copier);
+  }
+  probe = 0xc0b1;
+  if (rc == 0 && (by_copier(g, 1, g->base, &probe, sizeof(probe)) ||
+                  by_copier(g, 0, &probe, g->base, sizeof(probe)) || probe != 0xc0b1))
     rc = -EIO;
   if (rc) {
     snprintf(why, whylen, "the GPU's memory or streams could not be had");
@@ -460,6 +574,7 @@ enum sc_gpu_result sc_gpu_open(size_t capacity, struct sc_backend *be, struct sc
                                  d_scal,
                                  d_dot,
                                  g->have_solver ? d_getrf : NULL,
-                                 g->have_solver ? d_getrs : NULL};
+                                 g->have_solver ? d_getrs : NULL,
+                                 d_prepare};
   return SC_GPU_READY;
 }

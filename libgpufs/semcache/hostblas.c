@@ -140,5 +140,5 @@ static int h_getrs(void *ctx, enum sc_prec p, int n, int nrhs, const void *a, in
   return info == 0 ? 0 : -EINVAL;
 }
 
-const struct sc_device_blas sc_host_blas = {NULL,   h_gemm, h_gemv,  h_axpy,
-                                            h_scal, h_dot,  h_getrf, h_getrs};
+const struct sc_device_blas sc_host_blas = {NULL,  h_gemm, h_gemv,  h_axpy, h_scal,
+                                            h_dot, h_getrf, h_getrs, NULL};

@@ -18,6 +18,7 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <ucontext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -100,23 +101,70 @@ void sc_pages_free(void *p)
   munmap(m, *(size_t *)m);
 }
 
+/* The last SC_DROPPED spans dropped (page numbers), written under a
+ * cache's lock, read by the handler under it (relaxed atomics: two caches
+ * may write at once). */
+#define SC_DROPPED 1024
+static uintptr_t dropped_lo[SC_DROPPED], dropped_hi[SC_DROPPED];
+static unsigned dropped_next;
+
+void sc_note_dropped(uintptr_t lo, uintptr_t hi)
+{
+  const unsigned i = __atomic_fetch_add(&dropped_next, 1, __ATOMIC_RELAXED) % SC_DROPPED;
+  __atomic_store_n(&dropped_lo[i], lo, __ATOMIC_RELAXED);
+  __atomic_store_n(&dropped_hi[i], hi, __ATOMIC_RELAXED);
+}
+
+static int was_dropped(uintptr_t p)
+{
+  for (unsigned i = 0; i < SC_DROPPED; i++)
+    if (__atomic_load_n(&dropped_lo[i], __ATOMIC_RELAXED) <= p &&
+        p < __atomic_load_n(&dropped_hi[i], __ATOMIC_RELAXED))
+      return 1;
+  return 0;
+}
+
 /* ---- the handler ---- */
 
 /* The registered caches; written under reg_lock, read by the handler
  * (acquire loads pair with the release stores of sc_register). */
+__thread int sc_in_fault __attribute__((tls_model("initial-exec")));
+__thread int sc_fault_fatal __attribute__((tls_model("initial-exec")));
+
 static struct sc_cache *caches[SC_MAX_CACHES];
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct sigaction prev_segv;
 static int installed;
 
-/* Handle a fault at page p on cache c: 1 if a range of c covers p. */
-static int on_cache_fault(struct sc_cache *c, uintptr_t p)
+/* Whether the fault was a write, where the context says (x86-64's page
+ * fault error code); -1 where unknown. */
+static int fault_was_write(const void *uc)
+{
+#if defined(__x86_64__) && defined(REG_ERR)
+  return (((const ucontext_t *)uc)->uc_mcontext.gregs[REG_ERR] & 2) != 0;
+#else
+  (void)uc;
+  return -1;
+#endif
+}
+
+/* Handle a fault at page p on cache c: 1 if a range of c covers p.  A
+ * write to a page with a MODIFIED range takes one fault: the newest bytes
+ * come back and the ranges there are invalidated at once (else a read
+ * brings them back SHARED and the write faults a second time). */
+static int on_cache_fault(struct sc_cache *c, uintptr_t p, int is_write)
 {
   if (__atomic_load_n(&c->owner, __ATOMIC_RELAXED) == (uint64_t)pthread_self()) {
     static const char msg[] = "semcache: a protection fault inside the cache: aborting\n";
     (void)!write(2, msg, sizeof(msg) - 1);
     abort();
   }
+  if (sc_fault_fatal) {
+    static const char msg[] = "semcache: a protection fault on the cache's copier thread: aborting\n";
+    (void)!write(2, msg, sizeof(msg) - 1);
+    abort();
+  }
+  sc_in_fault++; /* the copies below go to a copier (gpu.c) */
   sc_lock(c);
   int mine = 0, modified = 0;
   uintptr_t lo = p, hi = p + 1;
@@ -129,9 +177,18 @@ static int on_cache_fault(struct sc_cache *c, uintptr_t p)
     c->st.faults++;
     for (struct sc_entry *e = c->head; e; e = e->next) {
       if (!(e->page_lo <= p && p < e->page_hi)) continue;
-      if (modified && e->state == SC_MODIFIED) {
+      if (modified && e->state == SC_MODIFIED && is_write == 1) {
+        /* invalidated below: its pages stay open until the one protect */
+        sc_write_back_open(c, e);
+        if (e->page_lo < lo) lo = e->page_lo;
+        if (e->page_hi > hi) hi = e->page_hi;
+      } else if (modified && e->state == SC_MODIFIED) {
         sc_write_back(c, e); /* on a backend error it is INVALID: the host keeps its bytes */
-      } else if (!modified && e->state == SC_SHARED) {
+      }
+    }
+    for (struct sc_entry *e = c->head; e; e = e->next) {
+      if (!(e->page_lo <= p && p < e->page_hi)) continue;
+      if ((!modified || is_write == 1) && e->state == SC_SHARED) {
         e->state = SC_INVALID;
         c->st.invalidations++;
         if (e->page_lo < lo) lo = e->page_lo;
@@ -140,7 +197,11 @@ static int on_cache_fault(struct sc_cache *c, uintptr_t p)
     }
     sc_protect_span(c, lo, hi);
   }
+  /* no range there now: one dropped while this handler waited for the
+   * lock leaves the page open, and the access runs again */
+  if (!mine) mine = was_dropped(p);
   sc_unlock(c);
+  sc_in_fault--;
   return mine;
 }
 
@@ -149,7 +210,7 @@ static void on_segv(int sig, siginfo_t *si, void *uc)
   const uintptr_t p = (uintptr_t)si->si_addr / page_size();
   for (int i = 0; i < SC_MAX_CACHES; i++) {
     struct sc_cache *c = __atomic_load_n(&caches[i], __ATOMIC_ACQUIRE);
-    if (c && on_cache_fault(c, p)) return; /* the access runs again */
+    if (c && on_cache_fault(c, p, fault_was_write(uc))) return; /* the access runs again */
   }
   gpufs_sig_chain(sig, si, uc, &prev_segv);
 }

@@ -32,6 +32,15 @@ void *sc_pages_alloc(size_t bytes);
 void sc_pages_free(void *p);
 
 void sc_lock(struct sc_cache *c);
+
+/* Nonzero on a thread while its SIGSEGV handler works for a cache (the
+ * backend's copies then: a thread that may hold the C library's
+ * allocator lock, or any other, where it faulted; gpu.c hands them to its
+ * copier thread).  And, set by a backend's copier thread, sc_fault_fatal:
+ * a fault there while a requester holds the cache's lock would wait for
+ * that lock forever, so it aborts with a message instead. */
+extern __thread int sc_in_fault;
+extern __thread int sc_fault_fatal;
 void sc_unlock(struct sc_cache *c);
 
 /* The pages [lo, hi) (page numbers) that [host, host + bytes) touches. */
@@ -44,12 +53,22 @@ int sc_pages_meet(const struct sc_entry *a, const struct sc_entry *b);
  * needs (SHARED: read-only; MODIFIED: none; else read-write). */
 void sc_protect_span(struct sc_cache *c, uintptr_t lo, uintptr_t hi);
 
+/* Pages [lo, hi) left the cache (their last range dropped: readable and
+ * writable again).  Locked.  A fault taken there before the drop whose
+ * handler gets the lock after it finds no range: it retries the access
+ * rather than passing the fault on as the program's own (eviction by
+ * another thread, with four threads, crashed so). */
+void sc_note_dropped(uintptr_t lo, uintptr_t hi);
+
 /* Make e's pages readable and writable, for the cache's own copy into
  * them (sc_protect_span puts the protection back). */
 void sc_open_pages(const struct sc_entry *e);
 
-/* Copy a MODIFIED range back to the host; SHARED after (cache.c). */
+/* Copy a MODIFIED range back to the host; SHARED after (cache.c).  The
+ * _open one leaves its pages readable and writable: the caller protects
+ * its span after (a write fault, which invalidates it at once). */
 int sc_write_back(struct sc_cache *c, struct sc_entry *e);
+int sc_write_back_open(struct sc_cache *c, struct sc_entry *e);
 
 /* Add c to / take c from the caches the SIGSEGV handler looks in; the
  * first registration installs the handler (the one before it is chained:

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <atomic>
 #include <thread>
 #include <vector>
 
@@ -306,6 +307,68 @@ TEST_P(SemCacheBlasTest, ThreadsShareAnOperand)
   for (auto &x : th) x.join();
   for (int t = 0; t < nt; t++) EXPECT_EQ(0, bad[t]) << "thread " << t;
   forget(shared);
+}
+
+/* A backend like the GPU's: a thread's first copy would set up its
+ * runtime state and malloc (cudart does), unless the thread was prepared
+ * before the call took the cache's lock (sc_device_blas.prepare). */
+thread_local int t_prepared;
+std::atomic<int> g_unprepared_copies;
+
+int prep_mark(void *)
+{
+  t_prepared = 1;
+  return 0;
+}
+
+int lazy_copy(void *ctx, void *dst, const void *src, size_t bytes)
+{
+  if (!t_prepared) { /* what the runtime's lazy set-up does, under the lock */
+    g_unprepared_copies++;
+    free(malloc(48));
+    t_prepared = 1;
+  }
+  return sc_cpu_backend.to_dev(ctx, dst, src, bytes);
+}
+
+TEST_P(SemCacheBlasTest, FourThreadsFirstCopiesComeAfterThePrepareHook)
+{
+  sc_backend be = sc_cpu_backend;
+  be.to_dev = lazy_copy;
+  be.to_host = lazy_copy;
+  sc_device_blas dev = sc_host_blas;
+  dev.prepare = prep_mark;
+  ASSERT_EQ(0, sc_cache_init(&c, &be, GetParam(), 0));
+  ASSERT_EQ(0, sc_blas_init(&s, &c, &dev, SC_CACHED, 0));
+  g_unprepared_copies = 0;
+  const int n = 24, nt = 4;
+  std::vector<int> bad(nt, 0);
+  std::vector<std::thread> th;
+  for (int t = 0; t < nt; t++)
+    th.emplace_back([&, t] {
+      /* malloc'ed as routines.c does: the chunks share pages, the thread's
+       * arena has headers beside the protected matrices */
+      double *a = (double *)malloc(n * n * 8), *b = (double *)malloc(n * n * 8);
+      double *x = (double *)malloc(n * n * 8);
+      for (int i = 0; i < n * n; i++) a[i] = (i * 7 + t) % 11 - 5, b[i] = (i * 3 + t) % 13 - 6;
+      std::vector<double> ra(a, a + n * n), rb(b, b + n * n);
+      for (int i = 0; i < 3; i++) {
+        if (sc_gemm(&s, SC_F64, 'N', 'N', n, n, n, 1.0, a, n, b, n, 0.0, x, n)) bad[t]++;
+        const std::vector<double> want =
+            ref_gemm('N', 'N', n, n, n, 1.0, ra, n, rb, n, 0.0, std::vector<double>(n * n), n);
+        if (want != std::vector<double>(x, x + n * n)) bad[t]++; /* x's fault: copied back */
+        double *m = (double *)malloc(n * 8); /* the CPU allocates beside them */
+        free(m);
+      }
+      sc_forget(&c, a, n * n * 8);
+      sc_forget(&c, b, n * n * 8);
+      sc_forget(&c, x, n * n * 8);
+      free(a), free(b), free(x);
+    });
+  for (auto &x : th) x.join();
+  for (int t = 0; t < nt; t++) EXPECT_EQ(0, bad[t]) << "thread " << t;
+  EXPECT_EQ(0, g_unprepared_copies.load()) << "a thread's first copy ran under the lock unprepared";
+  EXPECT_GE(stats().to_dev, (uint64_t)(2 * nt));
 }
 
 INSTANTIATE_TEST_SUITE_P(Protocols, SemCacheBlasTest, ::testing::Values(SC_WRITE_THROUGH, SC_WRITE_BACK),

@@ -105,6 +105,109 @@ TEST_P(SemCacheGesvTest, ASecondSolveOfTheSameBytesIsAMemoHitWithLapacksAnswer)
   forget(k), forget(work), forget(b), forget(ipiv);
 }
 
+/* structdyn's medium size: 8 matrices solved in turn, each every round */
+TEST_P(SemCacheGesvTest, EightMatricesInRotationHitAfterTheFirstRound)
+{
+  start(GetParam());
+  const int n = 40, nk = 8, rounds = 3, one = 1;
+  std::vector<Arr<double> *> k;
+  for (int i = 0; i < nk; i++) {
+    k.push_back(new Arr<double>(n * n));
+    fill(k[i]->p, n, n, 10 + i);
+  }
+  Arr<double> work(n * n), b(n);
+  Arr<int> ipiv(n);
+  int info = -1;
+  for (int r = 0; r < rounds; r++)
+    for (int i = 0; i < nk; i++) {
+      memcpy(work.p, k[i]->p, work.n * 8);
+      for (int j = 0; j < n; j++) b.p[j] = (double)(j % 7 + i);
+      std::vector<double> ra = k[i]->copy(), rb = b.copy();
+      std::vector<int> rp(n);
+      dgesv_(&n, &one, ra.data(), &n, rp.data(), rb.data(), &n, &info);
+      ASSERT_EQ(0, sc_gesv(&s, SC_F64, n, 1, work.p, n, ipiv.p, b.p, n, &info));
+      EXPECT_EQ(0, info);
+      EXPECT_EQ(ra, work.copy()) << "round " << r << " matrix " << i;
+      EXPECT_EQ(rp, ipiv.copy()) << "round " << r << " matrix " << i;
+      EXPECT_EQ(rb, b.copy()) << "round " << r << " matrix " << i;
+      EXPECT_EQ((uint64_t)(r * nk + i + 1), s.gesv_calls);
+      EXPECT_EQ((uint64_t)(r == 0 ? 0 : (r - 1) * nk + i + 1), s.memo_hits) << "round " << r << " matrix " << i;
+      EXPECT_EQ(-1, sc_state_of(&c, work.p, work.n * 8)) << "A is compared, never a range";
+    }
+  EXPECT_EQ((uint64_t)((rounds - 1) * nk), s.memo_hits);
+  for (auto *a : k) delete a;
+  forget(work), forget(b), forget(ipiv);
+}
+
+/* A budget of three matrices: the least recently used of four is dropped,
+ * so a rotation of four never hits and one of three does. */
+TEST_P(SemCacheGesvTest, TheMemoBudgetKeepsTheMostRecentlyUsed)
+{
+  start(GetParam());
+  const int n = 32, one = 1;
+  const size_t per = 2 * (size_t)n * n * 8; /* orig and lu */
+  sc_memo_budget(&s, 3 * per);
+  Arr<double> k[4] = {Arr<double>(n * n), Arr<double>(n * n), Arr<double>(n * n), Arr<double>(n * n)};
+  for (int i = 0; i < 4; i++) fill(k[i].p, n, n, 30 + i);
+  Arr<double> work(n * n), b(n);
+  Arr<int> ipiv(n);
+  int info = -1;
+  auto solve = [&](int i) {
+    memcpy(work.p, k[i].p, work.n * 8);
+    for (int j = 0; j < n; j++) b.p[j] = 1.0;
+    std::vector<double> ra = k[i].copy(), rb = b.copy();
+    std::vector<int> rp(n);
+    dgesv_(&n, &one, ra.data(), &n, rp.data(), rb.data(), &n, &info);
+    EXPECT_EQ(0, sc_gesv(&s, SC_F64, n, 1, work.p, n, ipiv.p, b.p, n, &info));
+    EXPECT_EQ(ra, work.copy()) << "matrix " << i;
+    EXPECT_EQ(rb, b.copy()) << "matrix " << i;
+  };
+  for (int r = 0; r < 2; r++)
+    for (int i = 0; i < 4; i++) solve(i);
+  EXPECT_EQ(0u, s.memo_hits) << "four in turn, room for three: each dropped before its turn";
+  for (int r = 0; r < 2; r++)
+    for (int i = 1; i < 4; i++) solve(i);
+  EXPECT_EQ(6u, s.memo_hits) << "three in turn: the last three solved are kept, every solve hits";
+  /* a matrix over half the budget is never remembered */
+  sc_memo_budget(&s, per - 1);
+  solve(3);
+  solve(3);
+  EXPECT_EQ(6u, s.memo_hits) << "too large for the budget: factored each time";
+  forget(work), forget(b), forget(ipiv);
+}
+
+/* 1.2 MB: compared in column parts (the caller and two helpers); a
+ * change in any part is seen */
+TEST_P(SemCacheGesvTest, ALargeMatrixIsComparedInPartsAndAnyChangeIsSeen)
+{
+  start(GetParam());
+  const int n = 392, one = 1;
+  sc_memo_threads(&s, 3); /* the caller and two helpers, whatever the cores */
+  Arr<double> k(n * n), work(n * n), b(n);
+  Arr<int> ipiv(n);
+  fill(k.p, n, n, 77);
+  int info = -1;
+  uint64_t hits = 0;
+  /* unchanged, then a change in the last column, one in the middle, one
+   * in the second column: each change a miss, each repeat a hit */
+  const int where[] = {-1, -1, n - 1, n - 1, n / 2, n / 2, 1, 1};
+  for (int r = 0; r < 8; r++) {
+    if (where[r] >= 0 && r % 2 == 0) k.p[3 + (size_t)where[r] * n] += 0.5;
+    memcpy(work.p, k.p, work.n * 8);
+    for (int j = 0; j < n; j++) b.p[j] = (double)(j % 9) - 4;
+    std::vector<double> ra = k.copy(), rb = b.copy();
+    std::vector<int> rp(n);
+    dgesv_(&n, &one, ra.data(), &n, rp.data(), rb.data(), &n, &info);
+    ASSERT_EQ(0, sc_gesv(&s, SC_F64, n, 1, work.p, n, ipiv.p, b.p, n, &info));
+    EXPECT_EQ(0, info);
+    EXPECT_EQ(ra, work.copy()) << "round " << r;
+    EXPECT_EQ(rb, b.copy()) << "round " << r;
+    hits += r % 2;
+    EXPECT_EQ(hits, s.memo_hits) << "round " << r << (r % 2 ? ": a repeat hits" : ": a change misses");
+  }
+  forget(k), forget(work), forget(b), forget(ipiv);
+}
+
 TEST_P(SemCacheGesvTest, SinglePrecisionAndTwoMatricesTakeTurns)
 {
   start(GetParam());

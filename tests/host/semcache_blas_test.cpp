@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "libgpufs/semcache/blas.h"
+#include "tests/host/semcache_util.h"
 
 namespace {
 
@@ -35,26 +36,9 @@ struct Mat {
   std::vector<double> copy() const { return std::vector<double>(p, p + n); }
 };
 
-class SemCacheBlasTest : public ::testing::TestWithParam<sc_protocol> {
+class SemCacheBlasTest : public SemCacheCalls {
 protected:
-  sc_cache c;
-  sc_blas s;
-  void start(sc_protocol p, size_t cap = 0)
-  {
-    ASSERT_EQ(0, sc_cache_init(&c, &sc_cpu_backend, p, cap));
-    ASSERT_EQ(0, sc_blas_init(&s, &c, &sc_host_blas, SC_CACHED, 0));
-  }
-  void TearDown() override
-  {
-    sc_blas_destroy(&s);
-    EXPECT_EQ(0, sc_cache_destroy(&c));
-  }
-  sc_stats stats()
-  {
-    sc_stats st;
-    sc_get_stats(&c, &st);
-    return st;
-  }
+  void start(sc_protocol p, size_t cap = 0) { start_calls(p, cap, 0); }
   /* drop a matrix before it is freed (what the drop-in's free does) */
   void forget(Mat &m) { sc_forget(&c, m.p, m.n * 8); }
 };

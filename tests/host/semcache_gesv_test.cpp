@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "libgpufs/semcache/blas.h"
+#include "tests/host/semcache_util.h"
 #include "libgpufs/semcache/fortran.h"
 #include "libgpufs/semcache/pool.h"
 
@@ -40,26 +41,9 @@ template <typename T> static void fill(T *k, int n, int ld, unsigned seed)
                               (i == j ? (T)(4 * n) : (T)0);
 }
 
-class SemCacheGesvTest : public ::testing::TestWithParam<sc_protocol> {
+class SemCacheGesvTest : public SemCacheCalls {
 protected:
-  sc_cache c;
-  sc_blas s;
-  void start(sc_protocol p, int memo = 1)
-  {
-    ASSERT_EQ(0, sc_cache_init(&c, &sc_cpu_backend, p, 0));
-    ASSERT_EQ(0, sc_blas_init(&s, &c, &sc_host_blas, SC_CACHED, memo));
-  }
-  void TearDown() override
-  {
-    sc_blas_destroy(&s);
-    EXPECT_EQ(0, sc_cache_destroy(&c));
-  }
-  sc_stats stats()
-  {
-    sc_stats st;
-    sc_get_stats(&c, &st);
-    return st;
-  }
+  void start(sc_protocol p, int memo = 1) { start_calls(p, 0, memo); }
   template <typename T> void forget(Arr<T> &a) { sc_forget(&c, a.p, a.n * sizeof(T)); }
 };
 

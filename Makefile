@@ -209,8 +209,16 @@ $(SEMCACHE_ROUTINES): tests/semcache/routines.c
 
 semcache: $(SEMCACHE_SO)
 
+# The drop-in test runs again over OpenBLAS where build/openblas holds the
+# unpacked libopenblas0-pthread package (.ci/run puts it there; OPENBLAS_DIR
+# names another folder with its libblas.so.3): its xerbla returns where the
+# reference's ends the program, and its routines run threads of their own.
+OPENBLAS_DIR ?= $(firstword $(wildcard $(BUILD)/openblas/usr/lib/*/openblas-pthread))
 test-semcache: $(SEMCACHE_SO) $(SEMCACHE_CHAIN) $(SEMCACHE_ROUTINES) $(SCB_PROGS)
 	tests/semcache/dropin_test.sh $(SEMCACHE_CHAIN) $(SEMCACHE_SO) $(SEMCACHE_ROUTINES)
+	@if [ -n "$(OPENBLAS_DIR)" ]; then echo "semcache: over OpenBLAS ($(OPENBLAS_DIR))"; \
+	  LD_LIBRARY_PATH=$(OPENBLAS_DIR) tests/semcache/dropin_test.sh $(SEMCACHE_CHAIN) $(SEMCACHE_SO) $(SEMCACHE_ROUTINES); \
+	else echo "semcache: no OpenBLAS unpacked in $(BUILD)/openblas: the drop-in test over OpenBLAS skipped"; fi
 	tests/semcache/bench_smoke.sh $(SCB_DIR)/structdyn $(SCB_DIR)/chain $(SEMCACHE_SO)
 
 # The GPU tests run the drop-in on those programs (tests/gpu/semcache_test.cu).

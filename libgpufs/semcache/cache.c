@@ -39,18 +39,25 @@ void sc_unlock(struct sc_cache *c)
   pthread_mutex_unlock(&c->lock);
 }
 
+/* Which way a backend copy goes, and for one to the host how its bytes
+ * are stored (cache.h, enum sc_store). */
+enum sc_dir { SC_TO_DEV, SC_TO_HOST_OPEN, SC_TO_HOST_CLOSED };
+
 /* A backend copy, timed apart from the bookkeeping and counted.  Locked. */
-static int copy(struct sc_cache *c, int to_dev, void *dst, const void *src, size_t bytes)
+static int copy(struct sc_cache *c, enum sc_dir dir, void *dst, const void *src, size_t bytes)
 {
   const uint64_t t0 = now_ns();
-  int rc = to_dev ? c->be.to_dev(c->be.ctx, dst, src, bytes) : c->be.to_host(c->be.ctx, dst, src, bytes);
+  int rc = dir == SC_TO_DEV ? c->be.to_dev(c->be.ctx, dst, src, bytes)
+                            : c->be.to_host(c->be.ctx, dst, src, bytes,
+                                            dir == SC_TO_HOST_CLOSED ? SC_STORE_CLOSED : SC_STORE_OPEN);
   c->held_copy_ns += now_ns() - t0;
-  if (rc == 0 && to_dev) {
+  if (rc == 0 && dir == SC_TO_DEV) {
     c->st.to_dev++;
     c->st.to_dev_bytes += bytes;
   } else if (rc == 0) {
     c->st.to_host++;
     c->st.to_host_bytes += bytes;
+    c->st.closed_stores += dir == SC_TO_HOST_CLOSED;
   }
   return rc;
 }
@@ -62,19 +69,30 @@ static struct sc_entry *find_exact(struct sc_cache *c, uintptr_t host, size_t by
   return NULL;
 }
 
-/* Copy a MODIFIED range back (its pages made writable for the copy: the
- * MODIFIED neighbours on its pages are written back first, so no stale
- * bytes become readable); it is SHARED after.  Locked. */
+/* Copy a MODIFIED range back; it is SHARED after.  Past its pages'
+ * protection where this process can (sc_store_closed_ok): they keep no
+ * access during the copy, so a thread touching them waits in the fault
+ * handler for this lock and then finds the copy done.  Else its pages are
+ * opened for the copy (the MODIFIED neighbours on them written back
+ * first, so no stale bytes of theirs become readable; its own are
+ * readable until the copy ends: "Known limits").  Locked. */
 int sc_write_back_open(struct sc_cache *c, struct sc_entry *e)
 {
   if (e->state != SC_MODIFIED) return 0;
-  for (struct sc_entry *o = c->head; o; o = o->next)
-    if (o != e && o->state == SC_MODIFIED && sc_pages_meet(o, e)) {
-      int rc = sc_write_back(c, o);
-      if (rc) return rc;
-    }
-  sc_open_pages(e);
-  int rc = copy(c, 0, (void *)e->host, e->dev, e->bytes);
+  const int closed = sc_store_closed_ok();
+  if (!closed) {
+    /* a neighbour's own write-back skips e (else two MODIFIED ranges on
+     * one page would write each other back forever) */
+    e->writing_back = 1;
+    int rc = 0;
+    for (struct sc_entry *o = c->head; o && rc == 0; o = o->next)
+      if (o != e && o->state == SC_MODIFIED && !o->writing_back && sc_pages_meet(o, e))
+        rc = sc_write_back(c, o);
+    e->writing_back = 0;
+    if (rc) return rc;
+    sc_open_pages(e);
+  }
+  int rc = copy(c, closed ? SC_TO_HOST_CLOSED : SC_TO_HOST_OPEN, (void *)e->host, e->dev, e->bytes);
   e->state = rc == 0 ? SC_SHARED : SC_INVALID;
   return rc;
 }
@@ -187,7 +205,7 @@ int sc_acquire(struct sc_cache *c, void *host, size_t bytes, enum sc_use use, vo
     if (rc == 0) {
       e->state = SC_SHARED;
       sc_protect_span(c, e->page_lo, e->page_hi);
-      rc = copy(c, 1, e->dev, host, bytes);
+      rc = copy(c, SC_TO_DEV, e->dev, host, bytes);
       if (rc) {
         e->state = SC_INVALID;
         sc_protect_span(c, e->page_lo, e->page_hi);
@@ -294,7 +312,7 @@ void sc_dev_free(struct sc_cache *c, void *dev, size_t bytes)
 int sc_copy_to_dev(struct sc_cache *c, void *dev, const void *host, size_t bytes)
 {
   sc_lock(c);
-  int rc = copy(c, 1, dev, host, bytes);
+  int rc = copy(c, SC_TO_DEV, dev, host, bytes);
   sc_unlock(c);
   return rc;
 }
@@ -302,7 +320,7 @@ int sc_copy_to_dev(struct sc_cache *c, void *dev, const void *host, size_t bytes
 int sc_copy_to_host(struct sc_cache *c, void *host, const void *dev, size_t bytes)
 {
   sc_lock(c);
-  int rc = copy(c, 0, host, dev, bytes);
+  int rc = copy(c, SC_TO_HOST_OPEN, host, dev, bytes);
   sc_unlock(c);
   return rc;
 }
@@ -355,11 +373,17 @@ static void cpu_free(void *ctx, void *dev, size_t bytes)
   sc_pages_free(dev);
 }
 
-static int cpu_copy(void *ctx, void *dst, const void *src, size_t bytes)
+static int cpu_to_dev(void *ctx, void *dev, const void *host, size_t bytes)
 {
   (void)ctx;
-  memcpy(dst, src, bytes);
+  memcpy(dev, host, bytes);
   return 0;
 }
 
-const struct sc_backend sc_cpu_backend = {NULL, cpu_alloc, cpu_free, cpu_copy, cpu_copy};
+static int cpu_to_host(void *ctx, void *host, const void *dev, size_t bytes, enum sc_store how)
+{
+  (void)ctx;
+  return sc_host_store(how, host, dev, bytes);
+}
+
+const struct sc_backend sc_cpu_backend = {NULL, cpu_alloc, cpu_free, cpu_to_dev, cpu_to_host};

@@ -52,6 +52,29 @@ enum sc_protocol { SC_WRITE_THROUGH = 0, SC_WRITE_BACK = 1 };
  * whole (its old bytes are not sent), or both (gemm's C with beta != 0). */
 enum sc_use { SC_READ = 1, SC_WRITE = 2, SC_READ_WRITE = 3 };
 
+/* How a copy to the host writes the host's bytes (to_host's `how`):
+ *   SC_STORE_OPEN    plain stores: the pages are writable (the cache opened
+ *                    them, or nothing protects them)
+ *   SC_STORE_CLOSED  past the pages' protection (sc_host_store), which stays as
+ *                    it is: a MODIFIED range's pages keep no access while
+ *                    its newest bytes come back, so another thread's access
+ *                    faults and waits for the cache's lock instead of
+ *                    reading bytes from before the copy.
+ * A backend's to_host writes the host bytes with sc_host_store(how, ...). */
+enum sc_store { SC_STORE_OPEN = 0, SC_STORE_CLOSED = 1 };
+
+/* Write n bytes at dst as `how` says: memcpy (OPEN), or through
+ * /proc/self/mem (CLOSED), which writes pages the process may not access.
+ * 0, or -errno (CLOSED: pages no longer mapped, -EFAULT). */
+int sc_host_store(enum sc_store how, void *dst, const void *src, size_t n);
+
+/* Whether SC_STORE_CLOSED works in this process (probed once: a kernel or
+ * sandbox without a writable /proc/self/mem).  Where it does not, the
+ * cache opens a range's pages for its copy back, and a thread that reads
+ * them during the copy may see the bytes from before it
+ * (docs/semcache.md, "Known limits"). */
+int sc_store_closed_ok(void);
+
 /* The device side.  Each returns 0 or a negative errno; alloc -ENOMEM when
  * the device is full (the cache evicts and tries again).  Context: called
  * with the cache's lock held (see above). */
@@ -60,7 +83,7 @@ struct sc_backend {
   int (*alloc)(void *ctx, size_t bytes, void **dev);
   void (*free)(void *ctx, void *dev, size_t bytes);
   int (*to_dev)(void *ctx, void *dev, const void *host, size_t bytes);
-  int (*to_host)(void *ctx, void *host, const void *dev, size_t bytes);
+  int (*to_host)(void *ctx, void *host, const void *dev, size_t bytes, enum sc_store how);
 };
 
 /* Host memory standing for device memory: the protocol without a GPU. */
@@ -76,6 +99,7 @@ struct sc_stats {
   uint64_t evictions;      /* ranges dropped for room */
   uint64_t refused;        /* acquires that could not get device memory even
                               after evicting everything unpinned */
+  uint64_t closed_stores;  /* copies back past the pages' protection */
   uint64_t bookkeeping_ns; /* time the cache's lock was held, less the
                               backend's copies in it: directory, protection,
                               fault handling, device allocation */

@@ -28,9 +28,12 @@
  *                            (2 n^2 elements each; default 1 GiB)
  *   SEMCACHE_MEMO_THREADS=1..8 threads comparing a large A with the memo's
  *                            (default 4 on 8 cores or more, else 1)
+ *   SEMCACHE_STORE=closed | open  how copies back write the host
+ *                            (cache.h, enum sc_store; default closed where
+ *                            this process can, else open)
  *   SEMCACHE_STATS=1         one semcache-stats line on stderr at exit
- * Bad arguments go to the next library's xerbla / cblas_xerbla, as the
- * reference BLAS reports them (it prints and ends the program).
+ * A call with a bad argument goes to the program's own routine, which
+ * reports it as it would without the drop-in (dropin.h, SC_BAD_ARGS).
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -73,7 +76,7 @@ static void dropin_stats(void)
           "\"calls\":%llu,\"host_calls\":%llu,"
           "\"transfers_h2d\":%llu,\"bytes_h2d\":%llu,\"transfers_d2h\":%llu,\"bytes_d2h\":%llu,"
           "\"hits\":%llu,\"misses\":%llu,\"invalidations\":%llu,\"faults\":%llu,"
-          "\"evictions\":%llu,\"refused\":%llu,\"gesv_calls\":%llu,\"gesv_memo_hits\":%llu,"
+          "\"evictions\":%llu,\"refused\":%llu,\"closed_stores\":%llu,\"gesv_calls\":%llu,\"gesv_memo_hits\":%llu,"
           "\"bookkeeping_s\":%.6f,\"memo_check_s\":%.6f}\n",
           g_device, g_cached ? "on" : "off",
           g_protocol == SC_WRITE_THROUGH ? "write-through" : "write-back",
@@ -83,6 +86,7 @@ static void dropin_stats(void)
           (unsigned long long)s.hits, (unsigned long long)s.misses,
           (unsigned long long)s.invalidations, (unsigned long long)s.faults,
           (unsigned long long)s.evictions, (unsigned long long)s.refused,
+          (unsigned long long)s.closed_stores,
           (unsigned long long)b->gesv_calls, (unsigned long long)b->memo_hits,
           (double)s.bookkeeping_ns / 1e9 + memo_s, memo_s);
 }

@@ -27,9 +27,21 @@ void *sc_next(const char *name);
 /* The next library's routine of the same type as ours. */
 #define SC_NEXT(fn) ((__typeof__(&fn))sc_next(#fn))
 
-/* Bad arguments, reported as the program's BLAS reports them: xerbla_
- * (Fortran name such as "DGEMM ", parameter number) or cblas_xerbla. */
+/* Bad arguments: the reference BLAS's report, through the next library's
+ * xerbla_ (Fortran name such as "DGEMM ", parameter number) or
+ * cblas_xerbla; for a program whose BLAS lacks the routine itself. */
 void sc_fortran_error(const char *name, int info);
 void sc_cblas_error(int pos, const char *rout);
+
+/* A call with a bad argument: the program's own routine fn with the call's
+ * arguments, which reports it as the program's BLAS does (the reference
+ * prints and ends the program; OpenBLAS prints and returns); `report`
+ * where the next library has no fn. */
+#define SC_BAD_ARGS(fn, report, ...)                                                        \
+  do {                                                                                     \
+    __typeof__(&fn) next_ = SC_NEXT(fn);                                                   \
+    if (next_) next_(__VA_ARGS__);                                                         \
+    else report;                                                                           \
+  } while (0)
 
 #endif /* SEMCACHE_DROPIN_H */

@@ -6,6 +6,9 @@
  * runs through the process's cache (dropin.c), or, where the cache did not
  * start, is the program's own routine.  A row-major CBLAS call runs as the
  * column-major transposed problem, its parameter numbers mapped back.
+ * A call with a bad argument goes to the program's own routine with the
+ * arguments it came with (SC_BAD_ARGS), so it is reported, and the program
+ * ended or not, exactly as without the drop-in.
  * One macro per routine writes both precisions (P: d or s, T: its type).
  */
 #include <cblas.h>
@@ -31,20 +34,21 @@ static char tch(CBLAS_TRANSPOSE t)
                                ldc);                                                       \
       return;                                                                              \
     }                                                                                      \
-    int r;                                                                                 \
+    int r = 0, at = 1; /* the bad parameter's number, if r > 0 */                          \
     if (layout == CblasColMajor) {                                                         \
       r = sc_gemm(&sc_g_blas, PREC, tch(ta), tch(tb), m, n, k, alpha, a, lda, b, ldb,      \
                   beta, c, ldc);                                                           \
-      if (r > 0) sc_cblas_error(r + 1, "cblas_" #P "gemm");                               \
+      at = r + 1;                                                                          \
     } else if (layout == CblasRowMajor) {                                                  \
       /* C^T = op(B)^T op(A)^T, column-major: the operands swap */                         \
       static const int pos[14] = {0, 3, 2, 5, 4, 6, 0, 0, 11, 0, 9, 0, 0, 14};             \
       r = sc_gemm(&sc_g_blas, PREC, tch(tb), tch(ta), n, m, k, alpha, b, ldb, a, lda,      \
                   beta, c, ldc);                                                           \
-      if (r > 0) sc_cblas_error(r < 14 ? pos[r] : r + 1, "cblas_" #P "gemm");             \
-    } else {                                                                               \
-      sc_cblas_error(1, "cblas_" #P "gemm");                                              \
+      at = r > 0 && r < 14 ? pos[r] : r + 1;                                               \
     }                                                                                      \
+    if (r > 0 || (layout != CblasColMajor && layout != CblasRowMajor))                     \
+      SC_BAD_ARGS(cblas_##P##gemm, sc_cblas_error(at, "cblas_" #P "gemm"), layout, ta, tb, \
+                  m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);                           \
   }                                                                                        \
   void P##gemm_(const char *ta, const char *tb, const int *m, const int *n, const int *k,  \
                 const T *alpha, const T *a, const int *lda, const T *b, const int *ldb,    \
@@ -56,7 +60,9 @@ static char tch(CBLAS_TRANSPOSE t)
     }                                                                                      \
     int r = sc_gemm(&sc_g_blas, PREC, *ta, *tb, *m, *n, *k, *alpha, a, *lda, b, *ldb,      \
                     *beta, c, *ldc);                                                       \
-    if (r > 0) sc_fortran_error(NAME, r);                                                  \
+    if (r > 0)                                                                             \
+      SC_BAD_ARGS(P##gemm_, sc_fortran_error(NAME, r), ta, tb, m, n, k, alpha, a, lda, b,  \
+                  ldb, beta, c, ldc);                                                      \
   }
 
 SC_GEMM(d, double, SC_F64, "DGEMM ")
@@ -74,10 +80,10 @@ SC_GEMM(s, float, SC_F32, "SGEMM ")
       SC_NEXT(cblas_##P##gemv)(layout, t, m, n, alpha, a, lda, x, incx, beta, y, incy);    \
       return;                                                                              \
     }                                                                                      \
-    int r;                                                                                 \
+    int r = 0, at = 1; /* the bad parameter's number, if r > 0 */                          \
     if (layout == CblasColMajor) {                                                         \
       r = sc_gemv(&sc_g_blas, PREC, tch(t), m, n, alpha, a, lda, x, incx, beta, y, incy);  \
-      if (r > 0) sc_cblas_error(r + 1, "cblas_" #P "gemv");                               \
+      at = r + 1;                                                                          \
     } else if (layout == CblasRowMajor) {                                                  \
       /* a row-major m x n A is a column-major n x m one: the other transpose */           \
       static const int pos[12] = {0, 2, 4, 3, 0, 0, 7, 0, 9, 0, 0, 12};                    \
@@ -85,10 +91,11 @@ SC_GEMM(s, float, SC_F32, "SGEMM ")
                          : t == CblasTrans || t == CblasConjTrans ? 'N'                    \
                                                                   : '?';                   \
       r = sc_gemv(&sc_g_blas, PREC, other, n, m, alpha, a, lda, x, incx, beta, y, incy);   \
-      if (r > 0) sc_cblas_error(r < 12 ? pos[r] : r + 1, "cblas_" #P "gemv");             \
-    } else {                                                                               \
-      sc_cblas_error(1, "cblas_" #P "gemv");                                              \
+      at = r > 0 && r < 12 ? pos[r] : r + 1;                                               \
     }                                                                                      \
+    if (r > 0 || (layout != CblasColMajor && layout != CblasRowMajor))                     \
+      SC_BAD_ARGS(cblas_##P##gemv, sc_cblas_error(at, "cblas_" #P "gemv"), layout, t, m,   \
+                  n, alpha, a, lda, x, incx, beta, y, incy);                               \
   }                                                                                        \
   void P##gemv_(const char *t, const int *m, const int *n, const T *alpha, const T *a,     \
                 const int *lda, const T *x, const int *incx, const T *beta, T *y,          \
@@ -100,7 +107,9 @@ SC_GEMM(s, float, SC_F32, "SGEMM ")
     }                                                                                      \
     int r = sc_gemv(&sc_g_blas, PREC, *t, *m, *n, *alpha, a, *lda, x, *incx, *beta, y,     \
                     *incy);                                                                \
-    if (r > 0) sc_fortran_error(NAME, r);                                                  \
+    if (r > 0)                                                                             \
+      SC_BAD_ARGS(P##gemv_, sc_fortran_error(NAME, r), t, m, n, alpha, a, lda, x, incx,    \
+                  beta, y, incy);                                                          \
   }
 
 SC_GEMV(d, double, SC_F64, "DGEMV ")
@@ -163,7 +172,8 @@ SC_VEC(s, float, SC_F32)
     int r = sc_gesv(&sc_g_blas, PREC, *n, *nrhs, a, *lda, ipiv, b, *ldb, info);            \
     if (r > 0) {                                                                           \
       *info = -r;                                                                          \
-      sc_fortran_error(NAME, r);                                                           \
+      SC_BAD_ARGS(P##gesv_, sc_fortran_error(NAME, r), n, nrhs, a, lda, ipiv, b, ldb,      \
+                  info);                                                                   \
     }                                                                                      \
   }
 

@@ -32,8 +32,9 @@
  *     pages over one cudaMalloc made at sc_gpu_open: no CUDA call, no
  *     malloc.  (cudaMalloc and cudaFree may allocate host memory and take
  *     the driver's locks; they never run under the cache's lock.)
- *   - to_dev / to_host: memcpy between the host range (its pages opened by
- *     the cache first) and two pinned staging buffers made at open, and
+ *   - to_dev / to_host: memcpy (sc_host_store to the host: past the pages'
+ *     protection when the cache asks) between the host range and two
+ *     pinned staging buffers made at open, and
  *     cudaMemcpyAsync between those and the device on the copy stream,
  *     with cudaEventRecord / cudaEventSynchronize / cudaStreamSynchronize.
  *     Pinned-to-device copies are DMA requests on a stream that exists:
@@ -129,6 +130,7 @@ struct sc_gpu {
     pthread_cond_t cv;
     enum { CP_IDLE, CP_ASKED, CP_DONE } state;
     int to_dev, rc;
+    enum sc_store how;
     void *dst;
     const void *src;
     size_t bytes;
@@ -204,7 +206,8 @@ static void g_free(void *ctx, void *dev, size_t bytes)
 }
 
 static int copy_to_dev(struct sc_gpu *g, void *dev, const void *host, size_t bytes);
-static int copy_to_host(struct sc_gpu *g, void *host, const void *dev, size_t bytes);
+static int copy_to_host(struct sc_gpu *g, void *host, const void *dev, size_t bytes,
+                        enum sc_store how);
 
 /* Every copy under the cache's lock is made by the copier thread: the
  * lock's holder makes no CUDA call itself.  The holder may be a fault
@@ -214,15 +217,17 @@ static int copy_to_host(struct sc_gpu *g, void *host, const void *dev, size_t by
  * (a CUDA malloc of its own writing a chunk header there faults inside
  * the cache: the first abort).  The copier's CUDA state is made at open;
  * what it mallocs is in its own arena, where no program matrix lies, and
- * it touches no program memory but the range the holder opened (to_host)
- * or made readable (to_dev); a fault on it aborts (sc_fault_fatal).  One
+ * it touches no program memory but the range the holder opened or stores
+ * past its protection (to_host) or made readable (to_dev); a fault on it aborts (sc_fault_fatal).  One
  * request at a time: the cache's lock is held.  glibc's mutex and
  * condition variable do not allocate. */
-static int by_copier(struct sc_gpu *g, int to_dev, void *dst, const void *src, size_t bytes)
+static int by_copier(struct sc_gpu *g, int to_dev, void *dst, const void *src, size_t bytes,
+                     enum sc_store how)
 {
   struct copier *cp = &g->cp;
   pthread_mutex_lock(&cp->m);
   cp->to_dev = to_dev;
+  cp->how = how;
   cp->dst = dst;
   cp->src = src;
   cp->bytes = bytes;
@@ -247,7 +252,7 @@ static void *copier_main(void *arg)
   for (;;) {
     while (cp->state != CP_ASKED) pthread_cond_wait(&cp->cv, &cp->m);
     cp->rc = cp->to_dev ? copy_to_dev(g, cp->dst, cp->src, cp->bytes)
-                        : copy_to_host(g, cp->dst, cp->src, cp->bytes);
+                        : copy_to_host(g, cp->dst, cp->src, cp->bytes, cp->how);
     cp->state = CP_DONE;
     pthread_cond_broadcast(&cp->cv);
   }
@@ -256,12 +261,12 @@ static void *copier_main(void *arg)
 
 static int g_to_dev(void *ctx, void *dev, const void *host, size_t bytes)
 {
-  return by_copier(ctx, 1, dev, host, bytes);
+  return by_copier(ctx, 1, dev, host, bytes, SC_STORE_OPEN);
 }
 
-static int g_to_host(void *ctx, void *host, const void *dev, size_t bytes)
+static int g_to_host(void *ctx, void *host, const void *dev, size_t bytes, enum sc_store how)
 {
-  return by_copier(ctx, 0, host, dev, bytes);
+  return by_copier(ctx, 0, host, dev, bytes, how);
 }
 
 /* Host to device in staged pieces: piece i is copied into stage[i % 2]
@@ -282,8 +287,9 @@ static int copy_to_dev(struct sc_gpu *g, void *dev, const void *host, size_t byt
 }
 
 /* Device to host: piece i crosses into stage[i % 2] while piece i - 1 is
- * copied out of the other. */
-static int copy_to_host(struct sc_gpu *g, void *host, const void *dev, size_t bytes)
+ * stored out of the other (sc_host_store, as `how` says). */
+static int copy_to_host(struct sc_gpu *g, void *host, const void *dev, size_t bytes,
+                        enum sc_store how)
 {
   size_t prev = 0, prev_len = 0;
   int b = 0;
@@ -297,7 +303,8 @@ static int copy_to_host(struct sc_gpu *g, void *host, const void *dev, size_t by
       return -EIO;
     if (prev_len) {
       if (g->fn.cudaEventSynchronize(g->done[b ^ 1])) return -EIO;
-      memcpy((char *)host + prev, g->stage[b ^ 1], prev_len);
+      const int rc = sc_host_store(how, (char *)host + prev, g->stage[b ^ 1], prev_len);
+      if (rc) return rc;
     }
     prev = off;
     prev_len = len;
@@ -550,7 +557,7 @@ enum sc_gpu_result sc_gpu_open(size_t capacity, struct sc_backend *be, struct sc
   t_ready = 1;
   pthread_t copier;
   if (rc == 0 && (copy_to_dev(g, g->base, &probe, sizeof(probe)) ||
-                  copy_to_host(g, &probe, g->base, sizeof(probe)) || probe != 0x5e3c))
+                  copy_to_host(g, &probe, g->base, sizeof(probe), SC_STORE_OPEN) || probe != 0x5e3c))
     rc = -EIO;
   if (rc == 0) {
     pthread_mutex_init(&g->cp.m, NULL);
@@ -559,8 +566,8 @@ enum sc_gpu_result sc_gpu_open(size_t capacity, struct sc_backend *be, struct sc
     if (rc == 0) pthread_detach(copier);
   }
   probe = 0xc0b1;
-  if (rc == 0 && (by_copier(g, 1, g->base, &probe, sizeof(probe)) ||
-                  by_copier(g, 0, &probe, g->base, sizeof(probe)) || probe != 0xc0b1))
+  if (rc == 0 && (by_copier(g, 1, g->base, &probe, sizeof(probe), SC_STORE_OPEN) ||
+                  by_copier(g, 0, &probe, g->base, sizeof(probe), SC_STORE_OPEN) || probe != 0xc0b1))
     rc = -EIO;
   if (rc) {
     snprintf(why, whylen, "the GPU's memory or streams could not be had");

@@ -19,6 +19,7 @@ struct sc_entry {
   void *dev;                 /* its device copy (bytes long) */
   enum sc_state state;
   uint32_t pins;             /* calls between sc_acquire and sc_release */
+  int writing_back;          /* its open write-back is writing back its neighbours */
   uint64_t stamp;            /* last acquire, for LRU */
   uintptr_t page_lo, page_hi;/* host pages [lo, hi) it touches, as page numbers */
   struct sc_entry *next;
@@ -69,6 +70,10 @@ void sc_open_pages(const struct sc_entry *e);
  * its span after (a write fault, which invalidates it at once). */
 int sc_write_back(struct sc_cache *c, struct sc_entry *e);
 int sc_write_back_open(struct sc_cache *c, struct sc_entry *e);
+
+/* Closed stores on (1) or off (0) from now on, whatever the probe said
+ * (tests; SEMCACHE_STORE=open sets off at the first registration). */
+void sc_store_set_closed(int on);
 
 /* Add c to / take c from the caches the SIGSEGV handler looks in; the
  * first registration installs the handler (the one before it is chained:

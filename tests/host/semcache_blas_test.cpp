@@ -305,21 +305,33 @@ int prep_mark(void *)
   return 0;
 }
 
-int lazy_copy(void *ctx, void *dst, const void *src, size_t bytes)
+/* what the runtime's lazy set-up does, under the lock */
+void lazy_setup()
 {
-  if (!t_prepared) { /* what the runtime's lazy set-up does, under the lock */
+  if (!t_prepared) {
     g_unprepared_copies++;
     free(malloc(48));
     t_prepared = 1;
   }
+}
+
+int lazy_to_dev(void *ctx, void *dst, const void *src, size_t bytes)
+{
+  lazy_setup();
   return sc_cpu_backend.to_dev(ctx, dst, src, bytes);
+}
+
+int lazy_to_host(void *ctx, void *dst, const void *src, size_t bytes, sc_store how)
+{
+  lazy_setup();
+  return sc_cpu_backend.to_host(ctx, dst, src, bytes, how);
 }
 
 TEST_P(SemCacheBlasTest, FourThreadsFirstCopiesComeAfterThePrepareHook)
 {
   sc_backend be = sc_cpu_backend;
-  be.to_dev = lazy_copy;
-  be.to_host = lazy_copy;
+  be.to_dev = lazy_to_dev;
+  be.to_host = lazy_to_host;
   sc_device_blas dev = sc_host_blas;
   dev.prepare = prep_mark;
   ASSERT_EQ(0, sc_cache_init(&c, &be, GetParam(), 0));

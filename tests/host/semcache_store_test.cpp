@@ -1,0 +1,165 @@
+/*
+ * semcache_store_test.cpp - how SemCache's copies back reach the host
+ * (cache.h, enum sc_store): a closed store writes pages the process cannot
+ * access and nothing beside them, a child process's stores land in its own
+ * memory (a /proc/self/mem opened before fork() names the parent's), a
+ * write-back keeps a MODIFIED range's pages without access while its
+ * bytes come back, and the open store (SEMCACHE_STORE=open, or where the
+ * probe fails) still gives the newest bytes.
+ */
+#include <gtest/gtest.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <vector>
+
+#include "libgpufs/semcache/cache.h"
+#include "libgpufs/semcache/protect.h"
+
+namespace {
+
+const size_t kPage = 4096;
+
+uint8_t *pages(size_t n, uint8_t fill)
+{
+  void *p = mmap(nullptr, n * kPage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return nullptr;
+  memset(p, fill, n * kPage);
+  return (uint8_t *)p;
+}
+
+TEST(SemCacheStoreTest, AClosedStoreWritesPagesWithoutAccessAndNothingBeside)
+{
+  ASSERT_TRUE(sc_store_closed_ok()) << "this host's /proc/self/mem takes no closed stores";
+  uint8_t *p = pages(3, 0x11);
+  ASSERT_NE(nullptr, p);
+  std::vector<uint8_t> v(kPage + 100, 0x77);
+  ASSERT_EQ(0, mprotect(p, 3 * kPage, PROT_NONE));
+  ASSERT_EQ(0, sc_host_store(SC_STORE_CLOSED, p + kPage - 50, v.data(), v.size()));
+  ASSERT_EQ(0, mprotect(p, 3 * kPage, PROT_READ));
+  for (size_t i = 0; i < 3 * kPage; i++) {
+    const bool in = i >= kPage - 50 && i < kPage - 50 + v.size();
+    ASSERT_EQ(in ? 0x77 : 0x11, p[i]) << i;
+  }
+  munmap(p, 3 * kPage);
+}
+
+TEST(SemCacheStoreTest, AClosedStoreToPagesNoLongerMappedFails)
+{
+  uint8_t *p = pages(1, 0);
+  ASSERT_NE(nullptr, p);
+  munmap(p, kPage);
+  const uint8_t v[8] = {1};
+  EXPECT_LT(sc_host_store(SC_STORE_CLOSED, p, v, sizeof(v)), 0);
+}
+
+TEST(SemCacheStoreTest, AChildsStoresLandInItsOwnMemory)
+{
+  uint8_t *p = pages(1, 0x22);
+  ASSERT_NE(nullptr, p);
+  const uint8_t v[16] = {9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9};
+  ASSERT_EQ(0, sc_host_store(SC_STORE_CLOSED, p + 64, v, sizeof(v))); /* opens the parent's file */
+  ASSERT_EQ(9, p[64]);
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    alarm(20);
+    const uint8_t w[16] = {5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5};
+    mprotect(p, kPage, PROT_NONE);
+    if (sc_host_store(SC_STORE_CLOSED, p + 64, w, sizeof(w))) _exit(2);
+    mprotect(p, kPage, PROT_READ);
+    _exit(p[64] == 5 && p[79] == 5 && p[80] == 0x22 ? 0 : 3);
+  }
+  int st = 0;
+  ASSERT_EQ(pid, waitpid(pid, &st, 0));
+  ASSERT_TRUE(WIFEXITED(st));
+  EXPECT_EQ(0, WEXITSTATUS(st)) << "2: the store failed; 3: the child's bytes are not its own";
+  EXPECT_EQ(9, p[64]) << "the child wrote the parent's memory";
+  EXPECT_EQ(9, p[79]);
+  munmap(p, kPage);
+}
+
+/* The protection of the page holding addr, from /proc/self/maps ("---",
+ * "r--", "rw-"); read with system calls only (called under the cache's
+ * lock, beside protected pages). */
+void prot_of(const void *addr, char out[4])
+{
+  strcpy(out, "?");
+  static char buf[1 << 16];
+  const int fd = open("/proc/self/maps", O_RDONLY);
+  if (fd < 0) return;
+  ssize_t n = 0, r;
+  while (n < (ssize_t)sizeof(buf) - 1 && (r = read(fd, buf + n, sizeof(buf) - 1 - n)) > 0) n += r;
+  close(fd);
+  buf[n] = 0;
+  for (char *line = buf; *line;) {
+    unsigned long lo, hi;
+    char perms[5];
+    if (sscanf(line, "%lx-%lx %4s", &lo, &hi, perms) == 3 && lo <= (uintptr_t)addr &&
+        (uintptr_t)addr < hi) {
+      memcpy(out, perms, 3);
+      out[3] = 0;
+      return;
+    }
+    char *nl = strchr(line, '\n');
+    if (!nl) break;
+    line = nl + 1;
+  }
+}
+
+char seen_prot[4];
+int watched_to_host(void *ctx, void *host, const void *dev, size_t bytes, sc_store how)
+{
+  prot_of(host, seen_prot);
+  return sc_cpu_backend.to_host(ctx, host, dev, bytes, how);
+}
+
+class SemCacheStoreModes : public ::testing::TestWithParam<int> {
+protected:
+  void TearDown() override { sc_store_set_closed(was); }
+  int was = sc_store_closed_ok();
+};
+
+TEST_P(SemCacheStoreModes, AWriteBackKeepsItsPagesClosedOnlyWhereStoresCanBe)
+{
+  const int closed = GetParam();
+  if (closed && !was) GTEST_SKIP() << "no closed stores on this host";
+  sc_store_set_closed(closed);
+  sc_backend be = sc_cpu_backend;
+  be.to_host = watched_to_host;
+  sc_cache c;
+  ASSERT_EQ(0, sc_cache_init(&c, &be, SC_WRITE_BACK, 0));
+  uint8_t *p = pages(4, 0);
+  ASSERT_NE(nullptr, p);
+  /* a MODIFIED range and a MODIFIED neighbour sharing its last page */
+  const size_t n = 2 * kPage + 100, m = kPage;
+  void *d = nullptr, *dn = nullptr;
+  ASSERT_EQ(0, sc_acquire(&c, p, n, SC_WRITE, &d));
+  memset(d, 0x61, n);
+  ASSERT_EQ(0, sc_release(&c, p, n, SC_WRITE));
+  ASSERT_EQ(0, sc_acquire(&c, p + n, m, SC_WRITE, &dn));
+  memset(dn, 0x62, m);
+  ASSERT_EQ(0, sc_release(&c, p + n, m, SC_WRITE));
+  EXPECT_EQ(0x61, p[kPage + 5]); /* faults: the range comes back */
+  EXPECT_STREQ(closed ? "---" : "rw-", seen_prot) << "the pages during the copy back";
+  sc_stats st;
+  sc_get_stats(&c, &st);
+  EXPECT_EQ(closed ? 1u : 2u, st.to_host) << "open: the neighbour first, before the pages open";
+  EXPECT_EQ(closed ? 1u : 0u, st.closed_stores);
+  EXPECT_EQ(closed ? SC_MODIFIED : SC_SHARED, sc_state_of(&c, p + n, m));
+  for (size_t i = 0; i < n + m; i++) ASSERT_EQ(i < n ? 0x61 : 0x62, p[i]) << i;
+  EXPECT_EQ(0, sc_cache_destroy(&c));
+  munmap(p, 4 * kPage);
+}
+
+INSTANTIATE_TEST_SUITE_P(Stores, SemCacheStoreModes, ::testing::Values(1, 0),
+                         [](const ::testing::TestParamInfo<int> &i) {
+                           return std::string(i.param ? "Closed" : "Open");
+                         });
+
+} // namespace

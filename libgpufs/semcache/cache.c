@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #include "protect.h"
@@ -62,6 +63,99 @@ static int copy(struct sc_cache *c, enum sc_dir dir, void *dst, const void *src,
   return rc;
 }
 
+/* A cached range.  Its interior, the host pages wholly inside it, is
+ * protected as its state says; its edges, the bytes on pages it shares
+ * with whatever lies beside it (a malloc chunk header, a neighbour), are
+ * never protected: the C library's allocator, or a thread inside the CUDA
+ * driver, writing beside a matrix must never fault (a fault there, with
+ * the driver's lock held while the cache's lock holder waits for a copy
+ * that needs it, was the four-thread GPU hang).  Instead the edges are
+ * kept equal on both sides by copying: `edge` holds them as the device
+ * has them; a call that reads the range compares them with the host's and
+ * sends them when the CPU changed them, and a call that writes it brings
+ * them back at its release, so the host's edges are never stale.
+ * Interiors are exclusive: two ranges that share bytes are never both
+ * cached (sc_acquire), so no page is protected for two ranges. */
+struct sc_entry {
+  uintptr_t host;             /* the range [host, host + bytes) */
+  size_t bytes;
+  void *dev;                  /* its device copy (bytes long) */
+  enum sc_state state;
+  uint32_t pins;              /* calls between sc_acquire and sc_release */
+  uint64_t stamp;             /* last acquire, for LRU */
+  uintptr_t in_lo, in_hi;     /* interior pages [in_lo, in_hi), page numbers; may be empty */
+  size_t head, tail;          /* edge bytes: [host, host + head), [host + bytes - tail, ..) */
+  unsigned char *edge;        /* head then tail bytes, as on the device */
+  struct sc_entry *next;
+};
+
+static int prot_of(enum sc_state s)
+{
+  return s == SC_MODIFIED ? PROT_NONE : s == SC_SHARED ? PROT_READ : PROT_READ | PROT_WRITE;
+}
+
+/* Give e's interior the protection its state needs.  (Fails only for
+ * pages no longer mapped: a range sc_forget dropped just before its
+ * munmap; nothing to protect there.) */
+static void protect(const struct sc_entry *e, int prot)
+{
+  const uintptr_t ps = sc_page_size();
+  if (e->in_lo < e->in_hi) mprotect((void *)(e->in_lo * ps), (e->in_hi - e->in_lo) * ps, prot);
+}
+
+static void protect_state(const struct sc_entry *e)
+{
+  protect(e, prot_of(e->state));
+}
+
+/* The edges of e: host and device addresses, and where `edge` keeps them. */
+static void snap_edges(struct sc_entry *e)
+{
+  memcpy(e->edge, (const void *)e->host, e->head);
+  memcpy(e->edge + e->head, (const void *)(e->host + e->bytes - e->tail), e->tail);
+}
+
+static int edges_changed(const struct sc_entry *e)
+{
+  return memcmp(e->edge, (const void *)e->host, e->head) != 0 ||
+         memcmp(e->edge + e->head, (const void *)(e->host + e->bytes - e->tail), e->tail) != 0;
+}
+
+/* An edge copy: counted as a copy, and as an edge one. */
+static int edge_copy(struct sc_cache *c, int to_dev, void *dst, const void *src, size_t bytes)
+{
+  if (bytes == 0) return 0;
+  int rc = copy(c, to_dev ? SC_TO_DEV : SC_TO_HOST_OPEN, dst, src, bytes);
+  if (rc == 0) {
+    c->st.edge_copies++;
+    c->st.edge_bytes += bytes;
+  }
+  return rc;
+}
+
+/* The CPU changed e's edges: the device gets them (as `edge` now holds
+ * them: what the device has is exactly what `edge` says). */
+static int send_edges(struct sc_cache *c, struct sc_entry *e)
+{
+  snap_edges(e);
+  int rc = edge_copy(c, 1, e->dev, e->edge, e->head);
+  if (rc == 0) rc = edge_copy(c, 1, (char *)e->dev + e->bytes - e->tail, e->edge + e->head, e->tail);
+  return rc;
+}
+
+/* A call wrote e: its edges come back to the host at once (they are
+ * never protected, so never stale). */
+static int fetch_edges(struct sc_cache *c, struct sc_entry *e)
+{
+  int rc = edge_copy(c, 0, e->edge, e->dev, e->head);
+  if (rc == 0) rc = edge_copy(c, 0, e->edge + e->head, (char *)e->dev + e->bytes - e->tail, e->tail);
+  if (rc == 0) {
+    memcpy((void *)e->host, e->edge, e->head);
+    memcpy((void *)(e->host + e->bytes - e->tail), e->edge + e->head, e->tail);
+  }
+  return rc;
+}
+
 static struct sc_entry *find_exact(struct sc_cache *c, uintptr_t host, size_t bytes)
 {
   for (struct sc_entry *e = c->head; e; e = e->next)
@@ -69,44 +163,32 @@ static struct sc_entry *find_exact(struct sc_cache *c, uintptr_t host, size_t by
   return NULL;
 }
 
-/* Copy a MODIFIED range back; it is SHARED after.  Past its pages'
- * protection where this process can (sc_store_closed_ok): they keep no
- * access during the copy, so a thread touching them waits in the fault
- * handler for this lock and then finds the copy done.  Else its pages are
- * opened for the copy (the MODIFIED neighbours on them written back
- * first, so no stale bytes of theirs become readable; its own are
- * readable until the copy ends: "Known limits").  Locked. */
-int sc_write_back_open(struct sc_cache *c, struct sc_entry *e)
+/* Copy a MODIFIED range's interior back (its edges are on the host
+ * already, and may be newer there); it is SHARED after, or INVALID on a
+ * backend error (the host keeps its old bytes).  Past the interior's
+ * protection where this process can (sc_store_closed_ok): it keeps no
+ * access during the copy, so a thread touching it waits in the fault
+ * handler for this lock and then finds the copy done.  Else the interior
+ * is opened for the copy and its old bytes are readable until the copy
+ * ends ("Known limits").  The caller sets the interior's protection after
+ * (protect_state).  Locked. */
+static int write_back(struct sc_cache *c, struct sc_entry *e)
 {
   if (e->state != SC_MODIFIED) return 0;
-  const int closed = sc_store_closed_ok();
-  if (!closed) {
-    /* a neighbour's own write-back skips e (else two MODIFIED ranges on
-     * one page would write each other back forever) */
-    e->writing_back = 1;
-    int rc = 0;
-    for (struct sc_entry *o = c->head; o && rc == 0; o = o->next)
-      if (o != e && o->state == SC_MODIFIED && !o->writing_back && sc_pages_meet(o, e))
-        rc = sc_write_back(c, o);
-    e->writing_back = 0;
-    if (rc) return rc;
-    sc_open_pages(e);
+  int rc = 0;
+  if (e->in_lo < e->in_hi) {
+    const uintptr_t ps = sc_page_size(), lo = e->in_lo * ps;
+    const int closed = sc_store_closed_ok();
+    if (!closed) protect(e, PROT_READ | PROT_WRITE);
+    rc = copy(c, closed ? SC_TO_HOST_CLOSED : SC_TO_HOST_OPEN, (void *)lo,
+              (char *)e->dev + (lo - e->host), (e->in_hi - e->in_lo) * ps);
   }
-  int rc = copy(c, closed ? SC_TO_HOST_CLOSED : SC_TO_HOST_OPEN, (void *)e->host, e->dev, e->bytes);
   e->state = rc == 0 ? SC_SHARED : SC_INVALID;
   return rc;
 }
 
-int sc_write_back(struct sc_cache *c, struct sc_entry *e)
-{
-  if (e->state != SC_MODIFIED) return 0;
-  int rc = sc_write_back_open(c, e);
-  sc_protect_span(c, e->page_lo, e->page_hi);
-  return rc;
-}
-
-/* Take e out of the directory and free its device copy; its pages get the
- * protection the remaining ranges need.  Locked; e unpinned. */
+/* Take e out of the directory and free its device copy; its interior is
+ * readable and writable again.  Locked; e unpinned. */
 static void drop(struct sc_cache *c, struct sc_entry *e)
 {
   for (struct sc_entry **p = &c->head; *p; p = &(*p)->next)
@@ -116,8 +198,8 @@ static void drop(struct sc_cache *c, struct sc_entry *e)
     }
   c->used -= e->bytes;
   c->be.free(c->be.ctx, e->dev, e->bytes);
-  sc_protect_span(c, e->page_lo, e->page_hi);
-  sc_note_dropped(e->page_lo, e->page_hi);
+  protect(e, PROT_READ | PROT_WRITE);
+  if (e->in_lo < e->in_hi) sc_note_dropped(e->in_lo, e->in_hi);
   sc_pages_free(e);
 }
 
@@ -129,17 +211,23 @@ static int evict_one(struct sc_cache *c)
   for (struct sc_entry *e = c->head; e; e = e->next)
     if (e->pins == 0 && (!v || e->stamp < v->stamp)) v = e;
   if (!v) return -ENOSPC;
-  int rc = sc_write_back(c, v);
-  if (rc) return rc;
+  int rc = write_back(c, v);
+  if (rc) {
+    protect_state(v);
+    return rc;
+  }
   c->st.evictions++;
   drop(c, v);
   return 0;
 }
 
-/* A new INVALID entry with device memory, making room as needed. */
+/* A new INVALID entry with device memory, making room as needed.  The
+ * entry and its edge copy on pages of their own (2 pages hold any edges:
+ * a range with no interior spans less than 2 pages). */
 static int make_entry(struct sc_cache *c, uintptr_t host, size_t bytes, struct sc_entry **out)
 {
-  struct sc_entry *e = sc_pages_alloc(sizeof(*e));
+  const uintptr_t ps = sc_page_size();
+  struct sc_entry *e = sc_pages_alloc(sizeof(*e) + 2 * ps);
   if (!e) return -ENOMEM;
   int rc = 0;
   for (;;) {
@@ -163,7 +251,17 @@ static int make_entry(struct sc_cache *c, uintptr_t host, size_t bytes, struct s
   e->host = host;
   e->bytes = bytes;
   e->state = SC_INVALID;
-  sc_page_span(host, bytes, &e->page_lo, &e->page_hi);
+  e->in_lo = (host + ps - 1) / ps;
+  e->in_hi = (host + bytes) / ps;
+  if (e->in_lo < e->in_hi) {
+    e->head = e->in_lo * ps - host;
+    e->tail = host + bytes - e->in_hi * ps;
+  } else {
+    e->in_lo = e->in_hi = 0;
+    e->head = bytes;
+    e->tail = 0;
+  }
+  e->edge = (unsigned char *)(e + 1);
   e->next = c->head;
   c->head = e;
   c->used += bytes;
@@ -187,7 +285,8 @@ int sc_acquire(struct sc_cache *c, void *host, size_t bytes, enum sc_use use, vo
       rc = -EBUSY; /* another call uses it now */
       break;
     }
-    if ((rc = sc_write_back(c, o)) == 0) drop(c, o);
+    if ((rc = write_back(c, o)) == 0) drop(c, o);
+    else protect_state(o);
   }
   if (rc == 0 && !e) {
     c->st.misses++;
@@ -196,20 +295,22 @@ int sc_acquire(struct sc_cache *c, void *host, size_t bytes, enum sc_use use, vo
     if (e->state == SC_INVALID && (use & SC_READ)) c->st.misses++;
     else c->st.hits++;
   }
-  if (rc == 0 && e->state == SC_INVALID && (use & SC_READ)) {
-    /* readable host pages (a MODIFIED neighbour on them written back), read-
-     * only before the copy: a CPU write during it faults, waits for this
-     * lock, and then finds the range SHARED to invalidate */
-    for (struct sc_entry *o = c->head; o && rc == 0; o = o->next)
-      if (o != e && o->state == SC_MODIFIED && sc_pages_meet(o, e)) rc = sc_write_back(c, o);
-    if (rc == 0) {
+  if (rc == 0 && (use & SC_READ)) {
+    if (e->state == SC_INVALID) {
+      /* the interior read-only before the copy: a CPU write during it
+       * faults, waits for this lock, and then finds the range SHARED to
+       * invalidate; the edges as they were before it (a CPU change to
+       * them during the copy differs from `edge` at the next call) */
+      snap_edges(e);
       e->state = SC_SHARED;
-      sc_protect_span(c, e->page_lo, e->page_hi);
+      protect_state(e);
       rc = copy(c, SC_TO_DEV, e->dev, host, bytes);
       if (rc) {
         e->state = SC_INVALID;
-        sc_protect_span(c, e->page_lo, e->page_hi);
+        protect_state(e);
       }
+    } else if (edges_changed(e)) {
+      rc = send_edges(c, e);
     }
   }
   if (rc == 0) {
@@ -233,15 +334,50 @@ int sc_release(struct sc_cache *c, void *host, size_t bytes, enum sc_use use)
     e->pins--;
     if (use & SC_WRITE) {
       const enum sc_state was = e->state;
-      e->state = SC_MODIFIED;
-      if (c->protocol == SC_WRITE_THROUGH) rc = sc_write_back(c, e);
-      else if (was != SC_MODIFIED) sc_protect_span(c, e->page_lo, e->page_hi);
-      /* (already MODIFIED: its pages have no access already; every state
-       * change re-protects its span, so unchanged states need no call) */
+      if (c->protocol == SC_WRITE_THROUGH) {
+        /* the whole range back now (a CPU access during the copy races the
+         * call that wrote it: the program's own race) */
+        protect(e, PROT_READ | PROT_WRITE);
+        rc = copy(c, SC_TO_HOST_OPEN, host, e->dev, bytes);
+        snap_edges(e);
+        e->state = rc == 0 ? SC_SHARED : SC_INVALID;
+        protect_state(e);
+      } else {
+        rc = fetch_edges(c, e);
+        e->state = rc == 0 ? SC_MODIFIED : SC_INVALID;
+        /* already MODIFIED: its interior has no access already */
+        if (e->state != was) protect_state(e);
+      }
     }
   }
   sc_unlock(c);
   return rc;
+}
+
+int sc_cache_fault(struct sc_cache *c, uintptr_t p, int is_write)
+{
+  sc_lock(c);
+  struct sc_entry *e = c->head;
+  while (e && !(e->in_lo <= p && p < e->in_hi)) e = e->next;
+  if (e) {
+    c->st.faults++;
+    /* MODIFIED: its newest bytes back (a backend error leaves it INVALID:
+     * the host keeps its bytes).  A write (told on x86-64) then also
+     * invalidates at once: one fault instead of two. */
+    const enum sc_state was = e->state;
+    if (was == SC_MODIFIED) write_back(c, e);
+    /* (a fault on a SHARED interior is a write: reads do not fault there) */
+    if (e->state == SC_SHARED && (is_write == 1 || was == SC_SHARED)) {
+      e->state = SC_INVALID;
+      c->st.invalidations++;
+    }
+    protect_state(e);
+  }
+  /* no range there now: one dropped while this handler waited for the
+   * lock leaves the page open, and the access runs again */
+  const int mine = e || sc_was_dropped(p);
+  sc_unlock(c);
+  return mine;
 }
 
 void sc_forget(struct sc_cache *c, void *addr, size_t len)
@@ -265,7 +401,9 @@ int sc_flush(struct sc_cache *c)
   int rc = 0;
   sc_lock(c);
   for (struct sc_entry *e = c->head; e; e = e->next) {
-    int r = sc_write_back(c, e);
+    if (e->state != SC_MODIFIED) continue;
+    int r = write_back(c, e);
+    protect_state(e);
     rc = rc ? rc : r;
   }
   sc_unlock(c);

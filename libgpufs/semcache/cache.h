@@ -7,29 +7,34 @@
  *
  * States, of a range's device copy against the host's bytes:
  *   SC_INVALID   no device copy, or a stale one: the next call sends it
- *   SC_SHARED    both equal; the host pages are read-only, so a CPU write
- *                faults and invalidates the device copy (then the pages
- *                are writable again)
- *   SC_MODIFIED  (write-back only) the device copy is newer; the host
- *                pages are inaccessible, so a CPU access faults, copies the
- *                result back and makes the range SHARED (a write faults
- *                once more and invalidates it)
+ *   SC_SHARED    both equal; the range's interior pages are read-only, so
+ *                a CPU write there faults and invalidates the device copy
+ *                (then the pages are writable again)
+ *   SC_MODIFIED  (write-back only) the device copy of the interior is
+ *                newer; the interior pages are inaccessible, so a CPU
+ *                access faults, copies it back and makes the range SHARED
+ *                (a write invalidates it in the same fault)
  * Write-through copies a call's outputs back at once (they end SHARED);
  * write-back leaves them MODIFIED until the CPU touches them, the range is
  * evicted, or sc_flush.
  *
- * Protection works on whole host pages: a page that holds bytes of a
- * range and bytes of something else (a neighbour in one malloc block) is
- * protected as the strictest range on it needs, so a CPU write to the
- * neighbour invalidates the range too (never stale, sometimes resent).
- *
+ * Protection works on whole host pages, and only a range's interior (the
+ * pages wholly inside it) is ever protected.  Its edges (bytes on pages it
+ * shares with whatever lies beside it: the allocator's chunk headers, a
+ * neighbouring matrix) are kept coherent by copying instead: a call that
+ * reads the range compares them with the copy the cache keeps and sends
+ * them when the CPU changed them; a call that writes it brings them back
+ * at its release, in both protocols.  So nothing but the program's own
+ * access to its matrix ever faults: never the C library's allocator, nor
+ * a thread inside the CUDA driver writing beside a matrix (cache.c says
+ * why that matters).
+
  * The device is a backend (struct sc_backend): the GPU's memory through the
  * CUDA runtime (gpu.h), or host memory (sc_cpu_backend), so the protocol
  * runs and is tested without a GPU.  Every backend call is made with the
  * cache's lock held, so a backend needs no lock of its own for its copy
- * buffers; and it must never call malloc or take a lock that a thread
- * faulting on a protected page could hold (gpu.c says how the GPU backend
- * keeps that).  Thread-safe: one lock per cache;
+ * buffers; and it must never fault on a protected page itself (gpu.c says
+ * how the GPU backend keeps that).  Thread-safe: one lock per cache;
  * the SIGSEGV handler takes it too (a fault is taken on the faulting
  * thread, which never holds it: the cache makes pages accessible before it
  * touches host bytes itself).
@@ -100,6 +105,8 @@ struct sc_stats {
   uint64_t refused;        /* acquires that could not get device memory even
                               after evicting everything unpinned */
   uint64_t closed_stores;  /* copies back past the pages' protection */
+  uint64_t edge_copies, edge_bytes; /* of the copies above, those of
+                              ranges' unprotected edges (either way) */
   uint64_t bookkeeping_ns; /* time the cache's lock was held, less the
                               backend's copies in it: directory, protection,
                               fault handling, device allocation */

@@ -76,7 +76,7 @@ static void dropin_stats(void)
           "\"calls\":%llu,\"host_calls\":%llu,"
           "\"transfers_h2d\":%llu,\"bytes_h2d\":%llu,\"transfers_d2h\":%llu,\"bytes_d2h\":%llu,"
           "\"hits\":%llu,\"misses\":%llu,\"invalidations\":%llu,\"faults\":%llu,"
-          "\"evictions\":%llu,\"refused\":%llu,\"closed_stores\":%llu,\"gesv_calls\":%llu,\"gesv_memo_hits\":%llu,"
+          "\"evictions\":%llu,\"refused\":%llu,\"closed_stores\":%llu,\"edge_copies\":%llu,\"edge_bytes\":%llu,\"gesv_calls\":%llu,\"gesv_memo_hits\":%llu,"
           "\"bookkeeping_s\":%.6f,\"memo_check_s\":%.6f}\n",
           g_device, g_cached ? "on" : "off",
           g_protocol == SC_WRITE_THROUGH ? "write-through" : "write-back",
@@ -86,7 +86,8 @@ static void dropin_stats(void)
           (unsigned long long)s.hits, (unsigned long long)s.misses,
           (unsigned long long)s.invalidations, (unsigned long long)s.faults,
           (unsigned long long)s.evictions, (unsigned long long)s.refused,
-          (unsigned long long)s.closed_stores,
+          (unsigned long long)s.closed_stores, (unsigned long long)s.edge_copies,
+          (unsigned long long)s.edge_bytes,
           (unsigned long long)b->gesv_calls, (unsigned long long)b->memo_hits,
           (double)s.bookkeeping_ns / 1e9 + memo_s, memo_s);
 }

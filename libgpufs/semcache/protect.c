@@ -1,16 +1,15 @@
 /*
- * protect.c - SemCache's page protection and its SIGSEGV handler
- * (protect.h): how the cache learns that the CPU wrote a range whose
- * device copy is valid, or touches a range whose newest bytes are on the
- * device.
+ * protect.c - SemCache's SIGSEGV handler and what goes with it
+ * (protect.h): the registry of caches the handler looks in, pages of the
+ * cache's own, the pages recently dropped, and stores past a page's
+ * protection (cache.h, sc_host_store).
  *
- * A fault on a page of a registered cache's range, taken on the faulting
- * thread: with a MODIFIED range on the page, every MODIFIED range there is
- * copied back and becomes SHARED (pages read-only: the access, if it was a
- * write, faults once more); else the SHARED ranges there become INVALID
- * (the page writable: it was a write).  Then the access runs again.  A
- * fault on no cache's page goes to the handler installed before ours (or
- * the default action, which ends the process as without SemCache).
+ * A fault on a page a registered cache protects is the cache's
+ * (sc_cache_fault, cache.c, on the faulting thread): it brings the range's
+ * newest bytes back or invalidates its device copy and opens the page, and
+ * the access runs again.  A fault on no cache's page goes to the handler
+ * installed before ours (or the default action, which ends the process as
+ * without SemCache).
  */
 #include "protect.h"
 
@@ -28,68 +27,21 @@
 
 #define SC_MAX_CACHES 8
 
-static uintptr_t page_size(void)
+uintptr_t sc_page_size(void)
 {
-  static uintptr_t ps;
-  if (!ps) ps = (uintptr_t)sysconf(_SC_PAGESIZE);
-  return ps;
-}
-
-void sc_page_span(uintptr_t host, size_t bytes, uintptr_t *lo, uintptr_t *hi)
-{
-  const uintptr_t ps = page_size();
-  *lo = host / ps;
-  *hi = (host + bytes + ps - 1) / ps;
-}
-
-int sc_pages_meet(const struct sc_entry *a, const struct sc_entry *b)
-{
-  return a->page_lo < b->page_hi && b->page_lo < a->page_hi;
-}
-
-static int prot_of(enum sc_state s)
-{
-  return s == SC_MODIFIED ? PROT_NONE : s == SC_SHARED ? PROT_READ : PROT_READ | PROT_WRITE;
-}
-
-/* The strictest protection at page p over c's ranges, and the next page
- * where the ranges covering it change (at most hi). */
-static int prot_at(const struct sc_cache *c, uintptr_t p, uintptr_t hi, uintptr_t *next)
-{
-  int prot = PROT_READ | PROT_WRITE;
-  *next = hi;
-  for (const struct sc_entry *e = c->head; e; e = e->next) {
-    if (e->page_lo > p && e->page_lo < *next) *next = e->page_lo;
-    if (e->page_lo <= p && p < e->page_hi) {
-      prot &= prot_of(e->state);
-      if (e->page_hi < *next) *next = e->page_hi;
-    }
+  static uintptr_t ps; /* relaxed: every thread computes the same value */
+  uintptr_t v = __atomic_load_n(&ps, __ATOMIC_RELAXED);
+  if (!v) {
+    v = (uintptr_t)sysconf(_SC_PAGESIZE);
+    __atomic_store_n(&ps, v, __ATOMIC_RELAXED);
   }
-  return prot;
-}
-
-void sc_protect_span(struct sc_cache *c, uintptr_t lo, uintptr_t hi)
-{
-  const uintptr_t ps = page_size();
-  for (uintptr_t p = lo, next; p < hi; p = next) {
-    const int prot = prot_at(c, p, hi, &next);
-    /* fails only for pages no longer mapped (a range sc_forget dropped
-     * just before its munmap): nothing to protect there */
-    mprotect((void *)(p * ps), (size_t)(next - p) * ps, prot);
-  }
-}
-
-void sc_open_pages(const struct sc_entry *e)
-{
-  const uintptr_t ps = page_size();
-  mprotect((void *)(e->page_lo * ps), (size_t)(e->page_hi - e->page_lo) * ps,
-           PROT_READ | PROT_WRITE);
+  return v;
 }
 
 /* The mapping's length sits in its first 64 bytes. */
 void *sc_pages_alloc(size_t bytes)
 {
-  const size_t len = (bytes + 64 + page_size() - 1) / page_size() * page_size();
+  const size_t len = (bytes + 64 + sc_page_size() - 1) / sc_page_size() * sc_page_size();
   void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (m == MAP_FAILED) return NULL;
   *(size_t *)m = len;
@@ -117,7 +69,7 @@ void sc_note_dropped(uintptr_t lo, uintptr_t hi)
   __atomic_store_n(&dropped_hi[i], hi, __ATOMIC_RELAXED);
 }
 
-static int was_dropped(uintptr_t p)
+int sc_was_dropped(uintptr_t p)
 {
   for (unsigned i = 0; i < SC_DROPPED; i++)
     if (__atomic_load_n(&dropped_lo[i], __ATOMIC_RELAXED) <= p &&
@@ -196,7 +148,7 @@ void sc_store_set_closed(int on)
 /* Whether a closed store reaches a page without access, and nothing else. */
 static int probe_closed(void)
 {
-  const size_t ps = page_size();
+  const size_t ps = sc_page_size();
   unsigned char *p = mmap(NULL, 2 * ps, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) return 0;
   static const unsigned char v[3] = {0x5c, 0xa7, 0x3e};
@@ -231,10 +183,8 @@ static int fault_was_write(const void *uc)
 #endif
 }
 
-/* Handle a fault at page p on cache c: 1 if a range of c covers p.  A
- * write to a page with a MODIFIED range takes one fault: the newest bytes
- * come back and the ranges there are invalidated at once (else a read
- * brings them back SHARED and the write faults a second time). */
+/* The checks before the cache's own handling: a fault on a thread that
+ * holds the cache's lock, or on its copier, can never be served. */
 static int on_cache_fault(struct sc_cache *c, uintptr_t p, int is_write)
 {
   if (__atomic_load_n(&c->owner, __ATOMIC_RELAXED) == (uint64_t)pthread_self()) {
@@ -247,50 +197,15 @@ static int on_cache_fault(struct sc_cache *c, uintptr_t p, int is_write)
     (void)!write(2, msg, sizeof(msg) - 1);
     abort();
   }
-  sc_in_fault++; /* the copies below go to a copier (gpu.c) */
-  sc_lock(c);
-  int mine = 0, modified = 0;
-  uintptr_t lo = p, hi = p + 1;
-  for (struct sc_entry *e = c->head; e; e = e->next)
-    if (e->page_lo <= p && p < e->page_hi) {
-      mine = 1;
-      modified |= e->state == SC_MODIFIED;
-    }
-  if (mine) {
-    c->st.faults++;
-    for (struct sc_entry *e = c->head; e; e = e->next) {
-      if (!(e->page_lo <= p && p < e->page_hi)) continue;
-      if (modified && e->state == SC_MODIFIED && is_write == 1) {
-        /* invalidated below: its pages stay open until the one protect */
-        sc_write_back_open(c, e);
-        if (e->page_lo < lo) lo = e->page_lo;
-        if (e->page_hi > hi) hi = e->page_hi;
-      } else if (modified && e->state == SC_MODIFIED) {
-        sc_write_back(c, e); /* on a backend error it is INVALID: the host keeps its bytes */
-      }
-    }
-    for (struct sc_entry *e = c->head; e; e = e->next) {
-      if (!(e->page_lo <= p && p < e->page_hi)) continue;
-      if ((!modified || is_write == 1) && e->state == SC_SHARED) {
-        e->state = SC_INVALID;
-        c->st.invalidations++;
-        if (e->page_lo < lo) lo = e->page_lo;
-        if (e->page_hi > hi) hi = e->page_hi;
-      }
-    }
-    sc_protect_span(c, lo, hi);
-  }
-  /* no range there now: one dropped while this handler waited for the
-   * lock leaves the page open, and the access runs again */
-  if (!mine) mine = was_dropped(p);
-  sc_unlock(c);
+  sc_in_fault++; /* the copies it makes go to a copier (gpu.c) */
+  const int mine = sc_cache_fault(c, p, is_write);
   sc_in_fault--;
   return mine;
 }
 
 static void on_segv(int sig, siginfo_t *si, void *uc)
 {
-  const uintptr_t p = (uintptr_t)si->si_addr / page_size();
+  const uintptr_t p = (uintptr_t)si->si_addr / sc_page_size();
   for (int i = 0; i < SC_MAX_CACHES; i++) {
     struct sc_cache *c = __atomic_load_n(&caches[i], __ATOMIC_ACQUIRE);
     if (c && on_cache_fault(c, p, fault_was_write(uc))) return; /* the access runs again */

@@ -125,7 +125,7 @@ protected:
   int was = sc_store_closed_ok();
 };
 
-TEST_P(SemCacheStoreModes, AWriteBackKeepsItsPagesClosedOnlyWhereStoresCanBe)
+TEST_P(SemCacheStoreModes, AWriteBackKeepsItsInteriorClosedOnlyWhereStoresCanBe)
 {
   const int closed = GetParam();
   if (closed && !was) GTEST_SKIP() << "no closed stores on this host";
@@ -136,7 +136,9 @@ TEST_P(SemCacheStoreModes, AWriteBackKeepsItsPagesClosedOnlyWhereStoresCanBe)
   ASSERT_EQ(0, sc_cache_init(&c, &be, SC_WRITE_BACK, 0));
   uint8_t *p = pages(4, 0);
   ASSERT_NE(nullptr, p);
-  /* a MODIFIED range and a MODIFIED neighbour sharing its last page */
+  /* a MODIFIED range (interior pages 0-1, 100 bytes of edge on page 2) and
+   * a MODIFIED neighbour on pages 2-3 with no page of its own (all edge:
+   * never protected, its bytes back at its release) */
   const size_t n = 2 * kPage + 100, m = kPage;
   void *d = nullptr, *dn = nullptr;
   ASSERT_EQ(0, sc_acquire(&c, p, n, SC_WRITE, &d));
@@ -149,9 +151,13 @@ TEST_P(SemCacheStoreModes, AWriteBackKeepsItsPagesClosedOnlyWhereStoresCanBe)
   EXPECT_STREQ(closed ? "---" : "rw-", seen_prot) << "the pages during the copy back";
   sc_stats st;
   sc_get_stats(&c, &st);
-  EXPECT_EQ(closed ? 1u : 2u, st.to_host) << "open: the neighbour first, before the pages open";
+  EXPECT_EQ(3u, st.to_host) << "the interior, and the edges at the releases";
+  EXPECT_EQ((uint64_t)2 * kPage + 100 + m, st.to_host_bytes);
   EXPECT_EQ(closed ? 1u : 0u, st.closed_stores);
-  EXPECT_EQ(closed ? SC_MODIFIED : SC_SHARED, sc_state_of(&c, p + n, m));
+  EXPECT_EQ(2u, st.edge_copies) << "the range's tail and the neighbour, at their releases";
+  EXPECT_EQ(100u + m, st.edge_bytes);
+  EXPECT_EQ(SC_SHARED, sc_state_of(&c, p, n));
+  EXPECT_EQ(SC_MODIFIED, sc_state_of(&c, p + n, m)) << "untouched by its neighbour's fault";
   for (size_t i = 0; i < n + m; i++) ASSERT_EQ(i < n ? 0x61 : 0x62, p[i]) << i;
   EXPECT_EQ(0, sc_cache_destroy(&c));
   munmap(p, 4 * kPage);

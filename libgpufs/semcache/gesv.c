@@ -55,10 +55,12 @@ struct sc_memo_slot {
   uint64_t stamp;
 };
 
-/* A compare of A against a kept copy, split in column parts over the
- * calling thread (part 0) and the helpers (parts 1 ..): reading 2 n^2
- * elements is memory-bound, and one core does not draw the memory's
- * bandwidth.  Under the memo's lock, one compare at a time. */
+/* A column job on a large A, split in column parts over the calling
+ * thread (part 0) and the helpers (parts 1 ..): the compare of A against a
+ * kept copy (reading 2 n^2 elements), or, on a hit, the kept factors
+ * copied into A (gesv's contract): both memory-bound, and one core does
+ * not draw the memory's bandwidth.  Under the memo's lock, one job at a
+ * time. */
 struct sc_compare {
   pthread_mutex_t m;      /* gen, pending, started; the fields below are
                              written before gen++ and read after it */
@@ -68,7 +70,9 @@ struct sc_compare {
   int threads;            /* of the compare, the caller included */
   int started, helpers, tried, stop;
   int n, parts;
+  int copy;               /* the job: 0 compare a with orig, 1 copy orig into dst */
   const char *a, *orig;
+  char *dst;
   size_t lda_b, col;      /* A's column stride, a column's bytes */
   int differs;            /* atomics */
 };
@@ -167,7 +171,17 @@ static int cols_equal(struct sc_compare *w, int j0, int j1)
   return 1;
 }
 
-/* A helper: part k of each compare it is woken for. */
+/* Columns [j0, j1) of the job. */
+static void run_part(struct sc_compare *w, int j0, int j1)
+{
+  if (!w->copy) {
+    cols_equal(w, j0, j1);
+    return;
+  }
+  for (int j = j0; j < j1; j++) memcpy(w->dst + (size_t)j * w->lda_b, w->orig + (size_t)j * w->col, w->col);
+}
+
+/* A helper: part k of each job it is woken for. */
 static void *helper_main(void *arg)
 {
   struct sc_memo *m = arg;
@@ -182,7 +196,7 @@ static void *helper_main(void *arg)
     const int j0 = (int)((int64_t)w->n * k / w->parts);
     const int j1 = (int)((int64_t)w->n * (k + 1) / w->parts);
     pthread_mutex_unlock(&w->m);
-    cols_equal(w, j0, j1);
+    run_part(w, j0, j1);
     pthread_mutex_lock(&w->m);
     if (--w->pending == 0) pthread_cond_signal(&w->done);
   }
@@ -224,22 +238,19 @@ static void start_helpers(struct sc_memo *m)
   pthread_mutex_unlock(&w->m);
 }
 
-static int same_a(struct sc_memo *m, const struct sc_memo_slot *sl, enum sc_prec p, int n,
-                  const void *a, int lda)
+/* Run the job set up in m->cmp on columns [first, n): over the helpers
+ * when A is large (started at the first such job), else on the caller.
+ * The caller is part 0.  Returns !differs (a copy: 1). */
+static int run_job(struct sc_memo *m, int n, int first, size_t bytes)
 {
-  if (sl->n != n || sl->p != p) return 0;
   struct sc_compare *w = &m->cmp;
-  const size_t col = (size_t)n * sc_esize(p), bytes = col * n;
-  /* the first column alone first: a changed matrix usually differs there */
-  if (memcmp(a, sl->orig, col)) return 0;
   if (bytes >= SC_MEMO_PAR_BYTES && !w->tried && w->threads > 1) start_helpers(m);
   const int parts = bytes >= SC_MEMO_PAR_BYTES ? w->helpers + 1 : 1;
-  w->a = a;
-  w->orig = sl->orig;
-  w->lda_b = (size_t)lda * sc_esize(p);
-  w->col = col;
   __atomic_store_n(&w->differs, 0, __ATOMIC_RELAXED);
-  if (parts == 1) return cols_equal(w, 1, n);
+  if (parts == 1) {
+    run_part(w, first, n);
+    return !__atomic_load_n(&w->differs, __ATOMIC_RELAXED);
+  }
   pthread_mutex_lock(&w->m);
   w->n = n;
   w->parts = parts;
@@ -247,11 +258,44 @@ static int same_a(struct sc_memo *m, const struct sc_memo_slot *sl, enum sc_prec
   w->gen++;
   pthread_cond_broadcast(&w->go);
   pthread_mutex_unlock(&w->m);
-  cols_equal(w, 1, (int)((int64_t)n / parts));
+  run_part(w, first, (int)((int64_t)n / parts));
   pthread_mutex_lock(&w->m);
   while (w->pending) pthread_cond_wait(&w->done, &w->m);
   pthread_mutex_unlock(&w->m);
   return !__atomic_load_n(&w->differs, __ATOMIC_RELAXED);
+}
+
+static int same_a(struct sc_memo *m, const struct sc_memo_slot *sl, enum sc_prec p, int n,
+                  const void *a, int lda)
+{
+  if (sl->n != n || sl->p != p) return 0;
+  struct sc_compare *w = &m->cmp;
+  const size_t col = (size_t)n * sc_esize(p);
+  /* the first column alone first: a changed matrix usually differs there */
+  if (memcmp(a, sl->orig, col)) return 0;
+  w->copy = 0;
+  w->a = a;
+  w->orig = sl->orig;
+  w->lda_b = (size_t)lda * sc_esize(p);
+  w->col = col;
+  return run_job(m, n, 1, col * n);
+}
+
+/* The slot's factors (a hit's, or those just made) into A (leading
+ * dimension lda), as gesv leaves them, in column parts as the compare.
+ * Reading them may fault their newest bytes back from the device (on
+ * whichever thread reads first; the others wait in the handler). */
+static void put_factors(struct sc_memo *m, const struct sc_memo_slot *sl, enum sc_prec p, int n,
+                        void *a, int lda)
+{
+  struct sc_compare *w = &m->cmp;
+  const size_t col = (size_t)n * sc_esize(p);
+  w->copy = 1;
+  w->dst = a;
+  w->orig = sl->lu;
+  w->lda_b = (size_t)lda * sc_esize(p);
+  w->col = col;
+  run_job(m, n, 0, col * n);
 }
 
 /* Copy n x n between leading dimensions lds and ldd. */
@@ -403,7 +447,7 @@ static int gesv_memo(struct sc_blas *s, enum sc_prec p, int n, int nrhs, void *a
   }
   /* gesv's contract: A holds the factors and ipiv the pivots (a singular
    * A's too: then the slot is left empty, and B untouched) */
-  copy_mat(p, n, a, lda, sl->lu, n);
+  put_factors(m, sl, p, n, a, lda);
   memcpy(ipiv, sl->ipiv, (size_t)n * sizeof(int));
   if (*info == 0 && nrhs > 0) rc = solve_with(s, sl, nrhs, b, ldb);
   if (*info == 0) sl->stamp = ++m->clock;

@@ -19,55 +19,41 @@
  * only ordering between the streams.
  *
  * The cache's lock, and how this backend keeps a fault handler that waits
- * for it from deadlocking: a CPU access to a protected page runs the SIGSEGV
- * handler, which takes the cache's lock, on whatever thread faulted, and
- * that thread may hold another lock then: above all the C library's
- * allocator lock, since malloc and free write their chunk headers next to
- * a program's matrix, on its protected pages.  So whoever holds the
- * cache's lock must not wait for the allocator (or for any lock a faulting
- * thread may hold), and must not fault itself.  The backend calls made
- * under the cache's lock are alloc, free, to_dev and to_host (cache.h);
- * here they are:
+ * for it from deadlocking: a CPU access to a protected page runs the
+ * SIGSEGV handler, which takes the cache's lock, on whatever thread
+ * faulted, and that thread may hold another lock then.  The cache protects
+ * only a range's interior pages (cache.h), so the C library's allocator
+ * never faults (its chunk headers lie on edge pages), and neither does a
+ * CUDA call that allocates beside a program's matrix while holding the
+ * driver's lock (the four-thread hang, when edge pages were protected: the
+ * fault waited for the cache's lock, whose holder waited for a copy that
+ * needed the driver's lock).  Still, whoever holds the cache's lock must
+ * not fault itself nor wait for a lock a faulting thread may hold.  The
+ * backend calls made under the cache's lock are alloc, free, to_dev and
+ * to_host (cache.h); here they are:
  *   - alloc / free: the pool (pool.c), bookkeeping on its own mmap'ed
  *     pages over one cudaMalloc made at sc_gpu_open: no CUDA call, no
  *     malloc.  (cudaMalloc and cudaFree may allocate host memory and take
  *     the driver's locks; they never run under the cache's lock.)
  *   - to_dev / to_host: memcpy (sc_host_store to the host: past the pages'
  *     protection when the cache asks) between the host range and two
- *     pinned staging buffers made at open, and
- *     cudaMemcpyAsync between those and the device on the copy stream,
- *     with cudaEventRecord / cudaEventSynchronize / cudaStreamSynchronize.
- *     Pinned-to-device copies are DMA requests on a stream that exists:
- *     they need no staging or host allocation by the runtime (the pageable
- *     path is the one that stages, and we never use it under the lock).
- *     One copy of each direction at open runs whatever the runtime
- *     initializes lazily, outside the lock.  And the lock's holder makes
- *     none of those CUDA calls itself: it hands each copy to the copier
- *     thread (by_copier), started at open, and waits.  Any CUDA call may
- *     malloc now and then; on the holder's thread that malloc would write
- *     in the holder's arena, beside its own protected matrices (a fault
- *     inside the cache: the first four-thread run's abort, when a thread's
- *     first CUDA call was its first operand's copy), or, when the holder
- *     is a fault handler on a thread that faulted inside malloc, wait for
- *     the arena lock that thread holds (the second run's hang).  The
- *     copier's arena holds no program memory, and it touches program
- *     memory only in the range the holder opened or made readable for the
- *     copy.  Each thread's runtime state is also made before its call
- *     takes its operands (d_prepare), outside the lock.
+ *     pinned staging buffers made at open, and cudaMemcpyAsync between
+ *     those and the device on the copy stream, with cudaEventRecord /
+ *     cudaEventSynchronize / cudaStreamSynchronize, all made by the copier
+ *     thread (by_copier), started at open: the lock's holder makes no CUDA
+ *     call itself, so a CUDA call's occasional malloc never runs on a
+ *     thread that may have faulted inside malloc, and one copy of each
+ *     direction at open ran what the runtime initializes lazily.  Each
+ *     thread's runtime state is also made before its call takes its
+ *     operands (d_prepare), outside the lock.
  * What may allocate - handle and stream creation, cuBLAS and cuSOLVER
- * calls with their workspaces, cudaMalloc - runs without the cache's lock,
- * where a malloc that waits for a faulting thread only waits for that
- * thread's handler to get the lock, which no one holds forever.
- * The other way round, a free() or munmap() the CUDA libraries make inside
- * our routines (sc_gpu_busy set) skips the cache (dropin.c): it is never a
- * program's matrix, and a library holding its own lock there must not
- * wait for the cache's lock, whose holder may wait for that library.
- * What remains: the CUDA driver's own locks.  A thread inside the driver
- * that writes a page of a cached range (its free() beside a program's
- * matrix) takes the fault with a driver lock held; should the cache's
- * lock's holder be in a copy waiting for that driver lock, both wait.  It needs
- * two threads in CUDA at once and a heap page shared with a cached range;
- * docs/semcache.md, "Known limits".
+ * calls with their workspaces, cudaMalloc - runs without the cache's lock.
+ * A free() or munmap() the CUDA libraries make inside our routines
+ * (sc_gpu_busy set) skips the cache (dropin.c): it is never a program's
+ * matrix, and a library holding its own lock there must not wait for the
+ * cache's lock, whose holder may wait for that library.  What remains: a
+ * program that hands a cached matrix to CUDA itself (docs/semcache.md,
+ * "Known limits").
  */
 #include "gpu.h"
 
@@ -211,16 +197,14 @@ static int copy_to_host(struct sc_gpu *g, void *host, const void *dev, size_t by
 
 /* Every copy under the cache's lock is made by the copier thread: the
  * lock's holder makes no CUDA call itself.  The holder may be a fault
- * handler on a thread that faulted inside malloc (its arena's lock held:
- * a CUDA call of its own that mallocs waits for it forever - the
- * four-thread hang) or a thread whose arena holds its protected matrices
- * (a CUDA malloc of its own writing a chunk header there faults inside
- * the cache: the first abort).  The copier's CUDA state is made at open;
- * what it mallocs is in its own arena, where no program matrix lies, and
- * it touches no program memory but the range the holder opened or stores
- * past its protection (to_host) or made readable (to_dev); a fault on it aborts (sc_fault_fatal).  One
- * request at a time: the cache's lock is held.  glibc's mutex and
- * condition variable do not allocate. */
+ * handler on a thread that holds a lock of its own where it faulted, or a
+ * thread whose first CUDA call would malloc beside its own matrices (the
+ * first four-thread abort, when edge pages were protected).  The copier's
+ * CUDA state is made at open; it touches no program memory but the range
+ * the holder opened, stores past its protection (to_host) or made
+ * readable (to_dev); a fault on it aborts (sc_fault_fatal).  One request
+ * at a time: the cache's lock is held.  glibc's mutex and condition
+ * variable do not allocate. */
 static int by_copier(struct sc_gpu *g, int to_dev, void *dst, const void *src, size_t bytes,
                      enum sc_store how)
 {

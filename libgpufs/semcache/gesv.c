@@ -11,10 +11,13 @@
  * column by column against the kept copy: exact, the first column first,
  * stops at the first differing byte; 1 MiB and more in column parts over
  * helper threads, SEMCACHE_MEMO_THREADS) takes the kept
- * factors into A and ipiv, as gesv's contract says A and ipiv end, and
- * runs only getrs.  Cost of the rule: per call a read of A and of the
- * copy (2 n^2 elements, against getrf's 2/3 n^3 flops) and on a hit the
- * write of the factors into A; per slot 2 n^2 elements of host memory.
+ * factors into A and ipiv, as gesv's contract says A and ipiv end (each
+ * column of A replaced as soon as it compared equal, while it is in the
+ * core's cache; put back from the kept copy if a later column differs),
+ * and runs only getrs.  Cost of the rule: per call a read of A and of the
+ * copy (2 n^2 elements, against getrf's 2/3 n^3 flops) and on a hit a
+ * read of the factors and the write of A; per slot 2 n^2 elements of
+ * host memory.
  * A singular A (info > 0) is not remembered, nor a matrix whose 2 n^2
  * elements pass the budget.
  *
@@ -55,12 +58,20 @@ struct sc_memo_slot {
   uint64_t stamp;
 };
 
-/* A column job on a large A, split in column parts over the calling
- * thread (part 0) and the helpers (parts 1 ..): the compare of A against a
- * kept copy (reading 2 n^2 elements), or, on a hit, the kept factors
- * copied into A (gesv's contract): both memory-bound, and one core does
- * not draw the memory's bandwidth.  Under the memo's lock, one job at a
- * time. */
+/* A column job on A, split in column parts over the calling thread (part
+ * 0) and the helpers (parts 1 ..) when A is large: memory-bound, and one
+ * core does not draw the memory's bandwidth.  The jobs:
+ *   SC_JOB_HIT  compare each column of A with the kept copy and, while
+ *               equal, put the kept factors' column in its place (gesv's
+ *               contract: A ends holding them), so each column of A is
+ *               read and written while it is in the core's cache; a part
+ *               stops at the first difference any part finds, and the
+ *               columns it had replaced get the kept copy back (they were
+ *               equal to it): A as it came
+ *   SC_JOB_PUT  the factors' columns into A (a new factorization's)
+ * Under the memo's lock, one job at a time. */
+enum sc_job { SC_JOB_HIT, SC_JOB_PUT };
+#define SC_MEMO_MAX_THREADS 8
 struct sc_compare {
   pthread_mutex_t m;      /* gen, pending, started; the fields below are
                              written before gen++ and read after it */
@@ -70,11 +81,14 @@ struct sc_compare {
   int threads;            /* of the compare, the caller included */
   int started, helpers, tried, stop;
   int n, parts;
-  int copy;               /* the job: 0 compare a with orig, 1 copy orig into dst */
-  const char *a, *orig;
-  char *dst;
+  enum sc_job job;
+  char *a;                /* A */
+  const char *orig, *lu;  /* the kept copy and factors, packed */
   size_t lda_b, col;      /* A's column stride, a column's bytes */
   int differs;            /* atomics */
+  int from[SC_MEMO_MAX_THREADS], upto[SC_MEMO_MAX_THREADS]; /* a HIT part's
+                             columns [from, upto) hold factors; each part
+                             writes its own, read after the job's end */
 };
 
 struct sc_memo {
@@ -116,7 +130,7 @@ int sc_blas_init(struct sc_blas *s, struct sc_cache *c, const struct sc_device_b
 void sc_memo_threads(struct sc_blas *s, int threads)
 {
   if (s->memo && !s->memo->cmp.tried)
-    s->memo->cmp.threads = threads < 1 ? 1 : threads > 8 ? 8 : threads;
+    s->memo->cmp.threads = threads < 1 ? 1 : threads > SC_MEMO_MAX_THREADS ? SC_MEMO_MAX_THREADS : threads;
 }
 
 void sc_memo_budget(struct sc_blas *s, size_t bytes)
@@ -157,28 +171,23 @@ void sc_blas_destroy(struct sc_blas *s)
   s->memo = NULL;
 }
 
-/* Columns [j0, j1) of A against the kept copy: 1 when equal; stops at the
- * first difference, or when another part found one (*differs). */
-static int cols_equal(struct sc_compare *w, int j0, int j1)
+/* Part k of the job: columns [j0, j1). */
+static void run_part(struct sc_compare *w, int k, int j0, int j1)
 {
-  for (int j = j0; j < j1; j++) {
-    if (__atomic_load_n(&w->differs, __ATOMIC_RELAXED)) return 0;
-    if (memcmp(w->a + (size_t)j * w->lda_b, w->orig + (size_t)j * w->col, w->col)) {
-      __atomic_store_n(&w->differs, 1, __ATOMIC_RELAXED);
-      return 0;
+  int j = j0;
+  for (; j < j1; j++) {
+    char *aj = w->a + (size_t)j * w->lda_b;
+    if (w->job == SC_JOB_HIT) {
+      if (__atomic_load_n(&w->differs, __ATOMIC_RELAXED)) break;
+      if (memcmp(aj, w->orig + (size_t)j * w->col, w->col)) {
+        __atomic_store_n(&w->differs, 1, __ATOMIC_RELAXED);
+        break;
+      }
     }
+    memcpy(aj, w->lu + (size_t)j * w->col, w->col);
   }
-  return 1;
-}
-
-/* Columns [j0, j1) of the job. */
-static void run_part(struct sc_compare *w, int j0, int j1)
-{
-  if (!w->copy) {
-    cols_equal(w, j0, j1);
-    return;
-  }
-  for (int j = j0; j < j1; j++) memcpy(w->dst + (size_t)j * w->lda_b, w->orig + (size_t)j * w->col, w->col);
+  w->from[k] = j0;
+  w->upto[k] = j;
 }
 
 /* A helper: part k of each job it is woken for. */
@@ -196,7 +205,7 @@ static void *helper_main(void *arg)
     const int j0 = (int)((int64_t)w->n * k / w->parts);
     const int j1 = (int)((int64_t)w->n * (k + 1) / w->parts);
     pthread_mutex_unlock(&w->m);
-    run_part(w, j0, j1);
+    run_part(w, k, j0, j1);
     pthread_mutex_lock(&w->m);
     if (--w->pending == 0) pthread_cond_signal(&w->done);
   }
@@ -240,7 +249,8 @@ static void start_helpers(struct sc_memo *m)
 
 /* Run the job set up in m->cmp on columns [first, n): over the helpers
  * when A is large (started at the first such job), else on the caller.
- * The caller is part 0.  Returns !differs (a copy: 1). */
+ * A HIT that found a difference puts the kept copy back where its parts
+ * had put factors.  Returns 1 when every column was equal (PUT: 1). */
 static int run_job(struct sc_memo *m, int n, int first, size_t bytes)
 {
   struct sc_compare *w = &m->cmp;
@@ -248,51 +258,63 @@ static int run_job(struct sc_memo *m, int n, int first, size_t bytes)
   const int parts = bytes >= SC_MEMO_PAR_BYTES ? w->helpers + 1 : 1;
   __atomic_store_n(&w->differs, 0, __ATOMIC_RELAXED);
   if (parts == 1) {
-    run_part(w, first, n);
-    return !__atomic_load_n(&w->differs, __ATOMIC_RELAXED);
+    run_part(w, 0, first, n);
+  } else {
+    pthread_mutex_lock(&w->m);
+    w->n = n;
+    w->parts = parts;
+    w->pending = parts - 1;
+    w->gen++;
+    pthread_cond_broadcast(&w->go);
+    pthread_mutex_unlock(&w->m);
+    run_part(w, 0, first, (int)((int64_t)n / parts));
+    /* the helpers' columns and from/upto are theirs until pending is 0
+     * (their stores happen before their unlock of w->m, our lock after) */
+    pthread_mutex_lock(&w->m);
+    while (w->pending) pthread_cond_wait(&w->done, &w->m);
+    pthread_mutex_unlock(&w->m);
   }
-  pthread_mutex_lock(&w->m);
-  w->n = n;
-  w->parts = parts;
-  w->pending = parts - 1;
-  w->gen++;
-  pthread_cond_broadcast(&w->go);
-  pthread_mutex_unlock(&w->m);
-  run_part(w, first, (int)((int64_t)n / parts));
-  pthread_mutex_lock(&w->m);
-  while (w->pending) pthread_cond_wait(&w->done, &w->m);
-  pthread_mutex_unlock(&w->m);
-  return !__atomic_load_n(&w->differs, __ATOMIC_RELAXED);
+  if (!__atomic_load_n(&w->differs, __ATOMIC_RELAXED)) return 1;
+  for (int k = 0; k < parts; k++)
+    for (int j = w->from[k]; j < w->upto[k]; j++)
+      memcpy(w->a + (size_t)j * w->lda_b, w->orig + (size_t)j * w->col, w->col);
+  return 0;
 }
 
-static int same_a(struct sc_memo *m, const struct sc_memo_slot *sl, enum sc_prec p, int n,
-                  const void *a, int lda)
+/* Whether A holds the bytes of slot sl's kept copy; if so, A holds its
+ * factors now (the caller puts column 0, compared first), else A is as
+ * it came. */
+static int take_hit(struct sc_memo *m, const struct sc_memo_slot *sl, enum sc_prec p, int n,
+                    void *a, int lda)
 {
   if (sl->n != n || sl->p != p) return 0;
   struct sc_compare *w = &m->cmp;
   const size_t col = (size_t)n * sc_esize(p);
   /* the first column alone first: a changed matrix usually differs there */
   if (memcmp(a, sl->orig, col)) return 0;
-  w->copy = 0;
+  w->job = SC_JOB_HIT;
   w->a = a;
   w->orig = sl->orig;
+  w->lu = sl->lu;
   w->lda_b = (size_t)lda * sc_esize(p);
   w->col = col;
-  return run_job(m, n, 1, col * n);
+  if (!run_job(m, n, 1, col * n)) return 0;
+  memcpy(a, sl->lu, col);
+  return 1;
 }
 
-/* The slot's factors (a hit's, or those just made) into A (leading
- * dimension lda), as gesv leaves them, in column parts as the compare.
- * Reading them may fault their newest bytes back from the device (on
- * whichever thread reads first; the others wait in the handler). */
+/* The slot's new factors (or a singular A's) into A (leading dimension
+ * lda), as gesv leaves them.  Reading them may fault their newest bytes
+ * back from the device (on whichever thread reads first; the others wait
+ * in the handler). */
 static void put_factors(struct sc_memo *m, const struct sc_memo_slot *sl, enum sc_prec p, int n,
                         void *a, int lda)
 {
   struct sc_compare *w = &m->cmp;
   const size_t col = (size_t)n * sc_esize(p);
-  w->copy = 1;
-  w->dst = a;
-  w->orig = sl->lu;
+  w->job = SC_JOB_PUT;
+  w->a = a;
+  w->lu = sl->lu;
   w->lda_b = (size_t)lda * sc_esize(p);
   w->col = col;
   run_job(m, n, 0, col * n);
@@ -433,9 +455,12 @@ static int gesv_memo(struct sc_blas *s, enum sc_prec p, int n, int nrhs, void *a
   const uint64_t t0 = now_ns();
   struct sc_memo_slot *sl = NULL;
   for (int i = 0; i < SC_MEMO_SLOTS && !sl; i++)
-    if (same_a(m, &m->slot[i], p, n, a, lda)) sl = &m->slot[i];
+    if (take_hit(m, &m->slot[i], p, n, a, lda)) sl = &m->slot[i];
   __atomic_add_fetch(&s->memo_ns, now_ns() - t0, __ATOMIC_RELAXED);
   int rc = 0;
+  /* gesv's contract: A holds the factors and ipiv the pivots (a singular
+   * A's too: then the slot is left empty, and B untouched).  A hit put
+   * the factors into A as it compared. */
   if (sl) {
     __atomic_add_fetch(&s->memo_hits, 1, __ATOMIC_RELAXED);
   } else if (!(sl = slot_for(s, p, n))) {
@@ -444,10 +469,9 @@ static int gesv_memo(struct sc_blas *s, enum sc_prec p, int n, int nrhs, void *a
   } else if ((rc = factor_into(s, sl, p, n, a, lda, info)) != 0) {
     pthread_mutex_unlock(&m->lock);
     return rc;
+  } else {
+    put_factors(m, sl, p, n, a, lda);
   }
-  /* gesv's contract: A holds the factors and ipiv the pivots (a singular
-   * A's too: then the slot is left empty, and B untouched) */
-  put_factors(m, sl, p, n, a, lda);
   memcpy(ipiv, sl->ipiv, (size_t)n * sizeof(int));
   if (*info == 0 && nrhs > 0) rc = solve_with(s, sl, nrhs, b, ldb);
   if (*info == 0) sl->stamp = ++m->clock;

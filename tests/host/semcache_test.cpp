@@ -234,6 +234,30 @@ TEST_F(SemCacheTest, NeighboursOnOnePageAreNeverStale)
     ASSERT_EQ(i == 1 ? 77 : i == 1003 ? 1 : i >= 1000 && i < 1000 + ny ? 0xee : i == 1000 + ny ? 5 : (uint8_t)i, b.p[i]) << i;
 }
 
+TEST_F(SemCacheTest, ACpuWriteToAModifiedRangesEdgeSurvivesItsCopyBack)
+{
+  start(SC_WRITE_BACK);
+  Buf b(4 * kPage, 1);
+  uint8_t *y = b.p + 100; /* interior pages 1-2; edges on pages 0 and 3 */
+  const size_t ny = 3 * kPage;
+  void *d;
+  ASSERT_EQ(0, sc_acquire(&c, y, ny, SC_WRITE, &d));
+  memset(d, 0x40, ny);
+  ASSERT_EQ(0, sc_release(&c, y, ny, SC_WRITE)); /* MODIFIED; its edges back now */
+  y[0] = 0x41;      /* head edge: no fault */
+  y[ny - 1] = 0x42; /* tail edge: no fault */
+  EXPECT_EQ(0u, stats().faults);
+  EXPECT_EQ(0x40, y[kPage]) << "the interior faults back";
+  EXPECT_EQ(1u, stats().faults);
+  EXPECT_EQ(0x41, y[0]) << "the copy back of the interior left the CPU's edge write";
+  EXPECT_EQ(0x42, y[ny - 1]);
+  ASSERT_EQ(0, sc_acquire(&c, y, ny, SC_READ, &d)); /* the changed edges are sent */
+  EXPECT_EQ(0, memcmp(d, y, ny));
+  ASSERT_EQ(0, sc_release(&c, y, ny, SC_READ));
+  for (size_t i = 0; i < b.n; i++)
+    ASSERT_EQ(i < 100 || i >= 100 + ny ? 1 : i == 100 ? 0x41 : i == 99 + ny ? 0x42 : 0x40, b.p[i]) << i;
+}
+
 TEST_F(SemCacheTest, AnOverlappingRangeReplacesTheOld)
 {
   start(SC_WRITE_BACK);

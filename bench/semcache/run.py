@@ -53,7 +53,7 @@ OPENBLAS_DIRS = ("/usr/lib/x86_64-linux-gnu/openblas-pthread", "/usr/lib/x86_64-
                  "/usr/lib64/openblas-pthreads", "/usr/lib64/openblas-openmp")
 STATS_KEYS = ("transfers_h2d", "bytes_h2d", "transfers_d2h", "bytes_d2h", "hits", "invalidations",
               "evictions", "refused", "gesv_memo_hits", "bookkeeping_s", "calls",
-              "host_calls", "misses", "faults", "gesv_calls", "memo_check_s")
+              "host_calls", "misses", "faults", "gesv_calls", "memo_check_s", "device_s", "copy_s")
 
 
 def sh(cmd, env=None):

@@ -8,6 +8,18 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <time.h>
+
+/* When the calling thread's last sc_take returned (its device routine's
+ * start, for device_ns). */
+static __thread uint64_t t_taken __attribute__((tls_model("initial-exec")));
+
+static uint64_t now_ns(void)
+{
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
 
 size_t sc_esize(enum sc_prec p)
 {
@@ -63,7 +75,11 @@ int sc_take(struct sc_blas *s, struct sc_op *ops, int n)
     for (int j = 0; j < n; j++)
       if (i != j && (ops[i].use & SC_WRITE) && overlap(&ops[i], &ops[j])) return 1;
   if (s->dev.prepare) s->dev.prepare(s->dev.ctx); /* before the lock: blas.h */
-  if (s->mode == SC_NO_CACHE) return take_uncached(s, ops, n);
+  if (s->mode == SC_NO_CACHE) {
+    const int rc = take_uncached(s, ops, n);
+    t_taken = now_ns();
+    return rc;
+  }
   for (int i = 0; i < n; i++) {
     int rc = sc_acquire(s->cache, (void *)ops[i].host, ops[i].bytes, ops[i].use, &ops[i].dev);
     if (rc == 0) continue;
@@ -71,11 +87,13 @@ int sc_take(struct sc_blas *s, struct sc_op *ops, int n)
     while (--i >= 0) sc_release(s->cache, (void *)ops[i].host, ops[i].bytes, SC_READ);
     return rc == -ENOSPC || rc == -EBUSY ? 1 : rc;
   }
+  t_taken = now_ns();
   return 0;
 }
 
 int sc_give(struct sc_blas *s, struct sc_op *ops, int n, int rc)
 {
+  __atomic_add_fetch(&s->device_ns, now_ns() - t_taken, __ATOMIC_RELAXED);
   for (int i = 0; i < n; i++) {
     if (s->mode == SC_NO_CACHE) {
       if (rc == 0 && (ops[i].use & SC_WRITE))

@@ -75,7 +75,11 @@ struct sc_blas {
   uint64_t host_calls;     /* calls run on the host BLAS (overlap, no room) */
   uint64_t gesv_calls;     /* gesv calls, wherever they ran */
   uint64_t memo_hits;      /* gesv calls that reused remembered factors */
-  uint64_t memo_ns;        /* time comparing A against remembered ones */
+  uint64_t memo_ns;        /* time comparing A against remembered ones (and
+                              putting a hit's factors into A) */
+  uint64_t device_ns;      /* time in the device's routines, summed over the
+                              calling threads: from a call's operands taken
+                              (sc_take) to its release (sc_give) */
 };
 
 /* Start s over cache c (in SC_NO_CACHE too: the cache owns the device

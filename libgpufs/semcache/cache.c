@@ -51,7 +51,9 @@ static int copy(struct sc_cache *c, enum sc_dir dir, void *dst, const void *src,
   int rc = dir == SC_TO_DEV ? c->be.to_dev(c->be.ctx, dst, src, bytes)
                             : c->be.to_host(c->be.ctx, dst, src, bytes,
                                             dir == SC_TO_HOST_CLOSED ? SC_STORE_CLOSED : SC_STORE_OPEN);
-  c->held_copy_ns += now_ns() - t0;
+  const uint64_t dt = now_ns() - t0;
+  c->held_copy_ns += dt;
+  c->st.copy_ns += dt;
   if (rc == 0 && dir == SC_TO_DEV) {
     c->st.to_dev++;
     c->st.to_dev_bytes += bytes;

@@ -107,6 +107,7 @@ struct sc_stats {
   uint64_t closed_stores;  /* copies back past the pages' protection */
   uint64_t edge_copies, edge_bytes; /* of the copies above, those of
                               ranges' unprotected edges (either way) */
+  uint64_t copy_ns;        /* time in the backend's copies */
   uint64_t bookkeeping_ns; /* time the cache's lock was held, less the
                               backend's copies in it: directory, protection,
                               fault handling, device allocation */

@@ -77,7 +77,7 @@ static void dropin_stats(void)
           "\"transfers_h2d\":%llu,\"bytes_h2d\":%llu,\"transfers_d2h\":%llu,\"bytes_d2h\":%llu,"
           "\"hits\":%llu,\"misses\":%llu,\"invalidations\":%llu,\"faults\":%llu,"
           "\"evictions\":%llu,\"refused\":%llu,\"closed_stores\":%llu,\"edge_copies\":%llu,\"edge_bytes\":%llu,\"gesv_calls\":%llu,\"gesv_memo_hits\":%llu,"
-          "\"bookkeeping_s\":%.6f,\"memo_check_s\":%.6f}\n",
+          "\"bookkeeping_s\":%.6f,\"memo_check_s\":%.6f,\"device_s\":%.6f,\"copy_s\":%.6f}\n",
           g_device, g_cached ? "on" : "off",
           g_protocol == SC_WRITE_THROUGH ? "write-through" : "write-back",
           (unsigned long long)b->calls, (unsigned long long)b->host_calls,
@@ -89,7 +89,8 @@ static void dropin_stats(void)
           (unsigned long long)s.closed_stores, (unsigned long long)s.edge_copies,
           (unsigned long long)s.edge_bytes,
           (unsigned long long)b->gesv_calls, (unsigned long long)b->memo_hits,
-          (double)s.bookkeeping_ns / 1e9 + memo_s, memo_s);
+          (double)s.bookkeeping_ns / 1e9 + memo_s, memo_s,
+          (double)__atomic_load_n(&b->device_ns, __ATOMIC_RELAXED) / 1e9, (double)s.copy_ns / 1e9);
 }
 
 /* A variable's value; NULL when unset or empty (the default). */

@@ -170,9 +170,10 @@ static struct sc_entry *find_exact(struct sc_cache *c, uintptr_t host, size_t by
  * backend error (the host keeps its old bytes).  Past the interior's
  * protection where this process can (sc_store_closed_ok): it keeps no
  * access during the copy, so a thread touching it waits in the fault
- * handler for this lock and then finds the copy done.  Else the interior
- * is opened for the copy and its old bytes are readable until the copy
- * ends ("Known limits").  The caller sets the interior's protection after
+ * handler for this lock and then finds the copy done.  Else (no closed
+ * stores in this process, or none into these pages: shared mappings) the
+ * interior is opened for the copy and its old bytes are readable until
+ * the copy ends ("Known limits").  The caller sets the interior's protection after
  * (protect_state).  Locked. */
 static int write_back(struct sc_cache *c, struct sc_entry *e)
 {
@@ -180,10 +181,16 @@ static int write_back(struct sc_cache *c, struct sc_entry *e)
   int rc = 0;
   if (e->in_lo < e->in_hi) {
     const uintptr_t ps = sc_page_size(), lo = e->in_lo * ps;
-    const int closed = sc_store_closed_ok();
-    if (!closed) protect(e, PROT_READ | PROT_WRITE);
-    rc = copy(c, closed ? SC_TO_HOST_CLOSED : SC_TO_HOST_OPEN, (void *)lo,
-              (char *)e->dev + (lo - e->host), (e->in_hi - e->in_lo) * ps);
+    void *const src = (char *)e->dev + (lo - e->host);
+    const size_t len = (e->in_hi - e->in_lo) * ps;
+    rc = sc_store_closed_ok() ? copy(c, SC_TO_HOST_CLOSED, (void *)lo, src, len) : -EACCES;
+    if (rc) {
+      /* no closed stores here, or not into these pages (a MAP_SHARED
+       * mapping: the kernel forces writes only into private ones): open
+       * them for the copy */
+      protect(e, PROT_READ | PROT_WRITE);
+      rc = copy(c, SC_TO_HOST_OPEN, (void *)lo, src, len);
+    }
   }
   e->state = rc == 0 ? SC_SHARED : SC_INVALID;
   return rc;

@@ -84,6 +84,37 @@ TEST(SemCacheStoreTest, AChildsStoresLandInItsOwnMemory)
   munmap(p, kPage);
 }
 
+/* A write-back output in a MAP_SHARED mapping (shared memory, a file): the
+ * kernel writes no closed store there (it forces writes only into private
+ * mappings), so its copy back opens the pages instead; the newest bytes
+ * arrive all the same. */
+TEST(SemCacheStoreTest, AModifiedRangeInASharedMappingComesBackAllTheSame)
+{
+  void *m = mmap(nullptr, 4 * kPage, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(MAP_FAILED, m);
+  uint8_t *p = (uint8_t *)m;
+  memset(p, 0x10, 4 * kPage);
+  const uint8_t v[4] = {1, 2, 3, 4};
+  mprotect(p, kPage, PROT_NONE);
+  EXPECT_LT(sc_host_store(SC_STORE_CLOSED, p, v, sizeof(v)), 0) << "the kernel wrote a shared mapping";
+  mprotect(p, kPage, PROT_READ | PROT_WRITE);
+  sc_cache c;
+  ASSERT_EQ(0, sc_cache_init(&c, &sc_cpu_backend, SC_WRITE_BACK, 0));
+  void *d = nullptr;
+  const size_t n = 4 * kPage - 8; /* interior pages 0-2 */
+  ASSERT_EQ(0, sc_acquire(&c, p, n, SC_WRITE, &d));
+  memset(d, 0x77, n);
+  ASSERT_EQ(0, sc_release(&c, p, n, SC_WRITE));
+  EXPECT_EQ(0x77, p[kPage + 3]) << "faults; the copy back opens the pages";
+  for (size_t i = 0; i < 4 * kPage; i++) ASSERT_EQ(i < n ? 0x77 : 0x10, p[i]) << i;
+  sc_stats st;
+  sc_get_stats(&c, &st);
+  EXPECT_EQ(0u, st.closed_stores);
+  EXPECT_EQ(SC_SHARED, sc_state_of(&c, p, n));
+  EXPECT_EQ(0, sc_cache_destroy(&c));
+  munmap(m, 4 * kPage);
+}
+
 /* The protection of the page holding addr, from /proc/self/maps ("---",
  * "r--", "rw-"); read with system calls only (called under the cache's
  * lock, beside protected pages). */

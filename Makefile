@@ -44,13 +44,14 @@ TSAN_OBJ := $(patsubst %.c,$(BUILD)/tsan/%.o,$(HOST_CORE_SRC))
 # SemCache (issue 18): its cache, protocol, calls and GPU backend, host C,
 # tested with a CPU "device" in the host tests (the drop-in's entry points
 # only in libsemcache.so).
-SEMCACHE_C_SRC := $(filter-out %/dropin.c %/dropin_blas.c,$(wildcard libgpufs/semcache/*.c))
+SEMCACHE_C_SRC := $(filter-out %/dropin.c %/dropin_blas.c %/dropin_io.c,$(wildcard libgpufs/semcache/*.c))
 SEMCACHE_TSAN  := $(patsubst %.c,$(BUILD)/tsan/%.o,$(SEMCACHE_C_SRC))
 # libsemcache.so, the drop-in (LD_PRELOAD, or linked ahead of the BLAS)
 SEMCACHE_SO    := $(BUILD)/lib/libsemcache.so
 SEMCACHE_PIC   := $(patsubst %.c,$(BUILD)/pic/%.o,$(wildcard libgpufs/semcache/*.c))
 SEMCACHE_CHAIN := $(BUILD)/tests/semcache_chain
 SEMCACHE_ROUTINES := $(BUILD)/tests/semcache_routines
+SEMCACHE_IO    := $(BUILD)/tests/semcache_io
 # SemCache's benchmark programs (bench/semcache/, `make semcache-bench`)
 SCB_DIR   := $(BUILD)/semcache-bench
 SCB_PROGS := $(SCB_DIR)/chain $(SCB_DIR)/structdyn
@@ -203,6 +204,10 @@ $(SEMCACHE_CHAIN): tests/semcache/chain.c
 
 # every routine in both precisions, and gesv through LAPACKE (liblapacke-dev;
 # linked in statically as the benchmarks' below: its dgesv_ stays LAPACK's)
+$(SEMCACHE_IO): tests/semcache/io.c
+	$(call say,CC,$<)mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS) $< -o $@ -lblas
+
 $(SEMCACHE_ROUTINES): tests/semcache/routines.c
 	$(call say,CC,$<)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) $< -o $@ $(LAPACKE_A) -llapack -lblas -lm
@@ -214,15 +219,15 @@ semcache: $(SEMCACHE_SO)
 # names another folder with its libblas.so.3): its xerbla returns where the
 # reference's ends the program, and its routines run threads of their own.
 OPENBLAS_DIR ?= $(firstword $(wildcard $(BUILD)/openblas/usr/lib/*/openblas-pthread))
-test-semcache: $(SEMCACHE_SO) $(SEMCACHE_CHAIN) $(SEMCACHE_ROUTINES) $(SCB_PROGS)
-	tests/semcache/dropin_test.sh $(SEMCACHE_CHAIN) $(SEMCACHE_SO) $(SEMCACHE_ROUTINES)
+test-semcache: $(SEMCACHE_SO) $(SEMCACHE_CHAIN) $(SEMCACHE_ROUTINES) $(SEMCACHE_IO) $(SCB_PROGS)
+	tests/semcache/dropin_test.sh $(SEMCACHE_CHAIN) $(SEMCACHE_SO) $(SEMCACHE_ROUTINES) $(SEMCACHE_IO)
 	@if [ -n "$(OPENBLAS_DIR)" ]; then echo "semcache: over OpenBLAS ($(OPENBLAS_DIR))"; \
-	  LD_LIBRARY_PATH=$(OPENBLAS_DIR) tests/semcache/dropin_test.sh $(SEMCACHE_CHAIN) $(SEMCACHE_SO) $(SEMCACHE_ROUTINES); \
+	  LD_LIBRARY_PATH=$(OPENBLAS_DIR) tests/semcache/dropin_test.sh $(SEMCACHE_CHAIN) $(SEMCACHE_SO) $(SEMCACHE_ROUTINES) $(SEMCACHE_IO); \
 	else echo "semcache: no OpenBLAS unpacked in $(BUILD)/openblas: the drop-in test over OpenBLAS skipped"; fi
 	tests/semcache/bench_smoke.sh $(SCB_DIR)/structdyn $(SCB_DIR)/chain $(SEMCACHE_SO)
 
 # The GPU tests run the drop-in on those programs (tests/gpu/semcache_test.cu).
-$(GPU_TESTS): | $(SEMCACHE_SO) $(SEMCACHE_CHAIN) $(SEMCACHE_ROUTINES)
+$(GPU_TESTS): | $(SEMCACHE_SO) $(SEMCACHE_CHAIN) $(SEMCACHE_ROUTINES) $(SEMCACHE_IO)
 
 # SemCache's benchmarks (issue 18; docs/semcache.md, "Benchmarks"): two
 # ordinary CBLAS/LAPACKE programs, chain (the paper's chains of products)

@@ -271,6 +271,11 @@ static int make_entry(struct sc_cache *c, uintptr_t host, size_t bytes, struct s
     e->tail = 0;
   }
   e->edge = (unsigned char *)(e + 1);
+  /* relaxed: read by sc_host_access's quick test, which a range made
+   * concurrently with the system call it prepares may miss (the program's
+   * own race between the call and the BLAS call on the same bytes) */
+  if (!c->hi_bound || host < c->lo_bound) __atomic_store_n(&c->lo_bound, host, __ATOMIC_RELAXED);
+  if (host + bytes > c->hi_bound) __atomic_store_n(&c->hi_bound, host + bytes, __ATOMIC_RELAXED);
   e->next = c->head;
   c->head = e;
   c->used += bytes;
@@ -401,6 +406,26 @@ void sc_forget(struct sc_cache *c, void *addr, size_t len)
     e->state = SC_INVALID; /* the bytes are the program's no more: no write-back */
     e->pins = 0;
     drop(c, e);
+  }
+  sc_unlock(c);
+}
+
+void sc_host_access(struct sc_cache *c, const void *addr, size_t len, enum sc_use use)
+{
+  const uintptr_t a = (uintptr_t)addr;
+  if (!c || len == 0 || a + len <= __atomic_load_n(&c->lo_bound, __ATOMIC_RELAXED) ||
+      a >= __atomic_load_n(&c->hi_bound, __ATOMIC_RELAXED))
+    return;
+  sc_lock(c);
+  for (struct sc_entry *e = c->head; e; e = e->next) {
+    if (e->host >= a + len || a >= e->host + e->bytes) continue;
+    const enum sc_state was = e->state;
+    if (was == SC_MODIFIED) write_back(c, e); /* an error: INVALID, the host's bytes */
+    if ((use & SC_WRITE) && e->state == SC_SHARED) {
+      e->state = SC_INVALID;
+      c->st.invalidations++;
+    }
+    if (e->state != was) protect_state(e);
   }
   sc_unlock(c);
 }

@@ -127,6 +127,10 @@ struct sc_cache {
   uint64_t held_since_ns;  /* when the lock's holder took it (bookkeeping_ns) */
   uint64_t held_copy_ns;   /* backend copies during this hold */
   struct sc_cache *next_registered; /* the fault handler's list */
+  uintptr_t lo_bound, hi_bound; /* every range ever cached lies in
+                                   [lo_bound, hi_bound): relaxed atomics,
+                                   widened under the lock (sc_host_access's
+                                   quick test) */
 };
 
 /* Start a cache over backend be (copied); capacity 0: no limit but the
@@ -161,6 +165,15 @@ int sc_release(struct sc_cache *c, void *host, size_t bytes, enum sc_use use);
  * made writable again.  How a buffer freed and allocated again at the same
  * address is never served from the old copy. */
 void sc_forget(struct sc_cache *c, void *addr, size_t len);
+
+/* A system call is about to read (use SC_READ: write(), send()) or write
+ * (SC_WRITE: read(), recv()) [addr, addr + len) on the CPU's behalf: the
+ * kernel's own access to a protected page fails with EFAULT instead of
+ * faulting, so first every range there that is MODIFIED comes back, and
+ * for SC_WRITE every one there is INVALID with its pages writable (its
+ * device copy kept, sent again at its next call).  Any thread but the
+ * lock's holder. */
+void sc_host_access(struct sc_cache *c, const void *addr, size_t len, enum sc_use use);
 
 /* Write back every MODIFIED range (they become SHARED).  0 or an error. */
 int sc_flush(struct sc_cache *c);

@@ -7,7 +7,8 @@
  * library's (RTLD_NEXT): the program's own BLAS and LAPACK.  It also
  * interposes free, realloc and munmap, so a buffer the program gives back
  * is dropped from the cache before its address can be reused (never
- * served stale).
+ * served stale), and the I/O calls that read or write program memory in
+ * the kernel (dropin_io.c).
  *
  * Environment (docs/semcache.md):
  *   SEMCACHE_DEVICE=gpu | host   gpu (the default): cuBLAS and cuSOLVER on
@@ -171,6 +172,12 @@ static void dropin_init(void)
   if (memo_t) sc_memo_threads(&sc_g_blas, memo_threads);
   /* release: the cache's fields before g_on; pairs with sc_on()'s acquire */
   __atomic_store_n(&g_on, 1, __ATOMIC_RELEASE);
+}
+
+struct sc_cache *sc_live_cache(void)
+{
+  /* acquire: pairs with dropin_init's release of g_on */
+  return __atomic_load_n(&g_on, __ATOMIC_ACQUIRE) ? &g_cache : NULL;
 }
 
 int sc_on(void)

@@ -13,6 +13,10 @@ extern struct sc_blas sc_g_blas;
  * could not start, every call goes to the program's BLAS). */
 int sc_on(void);
 
+/* The process's cache once it runs, else NULL; starts nothing (safe from
+ * the I/O interposers, which the start itself may call). */
+struct sc_cache *sc_live_cache(void);
+
 /* Set while a host routine runs (hostblas.c): the BLAS calls it makes
  * itself pass through.  initial-exec: no allocation on first use. */
 extern __thread int sc_in_host __attribute__((tls_model("initial-exec")));

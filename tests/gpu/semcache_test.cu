@@ -80,9 +80,10 @@ protected:
   void SetUp() override
   {
     REQUIRE_GPU();
-    for (const char *f : {"/lib/libsemcache.so", "/tests/semcache_routines", "/tests/semcache_chain"})
+    for (const char *f : {"/lib/libsemcache.so", "/tests/semcache_routines", "/tests/semcache_chain", "/tests/semcache_io"})
       ASSERT_EQ(0, access((build_dir() + f).c_str(), X_OK))
-          << build_dir() + f << " missing: make semcache build/tests/semcache_routines build/tests/semcache_chain";
+          << build_dir() + f
+          << " missing: make semcache build/tests/semcache_routines build/tests/semcache_chain build/tests/semcache_io";
   }
 };
 
@@ -119,6 +120,18 @@ TEST_P(SemCacheGpuTest, EvictionUnderASmallCapacityKeepsResultsRight)
   EXPECT_NE(std::string::npos, r.out.find("checks ok")) << r.out;
   EXPECT_GT(r.stat("evictions"), 0) << r.err;
   EXPECT_GT(r.stat("refused"), 0) << "the 200 x 200 solves do not fit: on the CPU, counted: " << r.err;
+}
+
+TEST_P(SemCacheGpuTest, SystemCallsReadAndWriteCachedMatrices)
+{
+  /* io.c: results written (write, pwrite, writev, fwrite, send) and
+   * inputs read (read, pread, readv, fread, recv) between BLAS calls, every
+   * byte checked; through the drop-in the kernel's access to a protected
+   * page would fail those calls with EFAULT (dropin_io.c) */
+  const ProgRun r = run(std::string("SEMCACHE_DEVICE=gpu SEMCACHE_PROTOCOL=") + GetParam(), "semcache_io");
+  ASSERT_EQ(0, r.status) << r.out << r.err;
+  EXPECT_NE(std::string::npos, r.out.find("checks ok")) << r.out;
+  EXPECT_EQ(0, r.stat("host_calls")) << r.err;
 }
 
 TEST_P(SemCacheGpuTest, FourThreadsAtOnceWithAndWithoutEviction)

@@ -8,6 +8,7 @@
  * probe fails) still gives the newest bytes.
  */
 #include <gtest/gtest.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -113,6 +114,54 @@ TEST(SemCacheStoreTest, AModifiedRangeInASharedMappingComesBackAllTheSame)
   EXPECT_EQ(SC_SHARED, sc_state_of(&c, p, n));
   EXPECT_EQ(0, sc_cache_destroy(&c));
   munmap(m, 4 * kPage);
+}
+
+/* A system call's buffer (sc_host_access, which the drop-in's write, read
+ * and the like call first): the kernel cannot fault a protected page in,
+ * so a MODIFIED range comes back before a write(2) of it, and a range a
+ * read(2) fills becomes INVALID and writable, its next call sending it. */
+TEST(SemCacheHostAccessTest, SystemCallsReadAndWriteCachedRanges)
+{
+  sc_cache c;
+  ASSERT_EQ(0, sc_cache_init(&c, &sc_cpu_backend, SC_WRITE_BACK, 0));
+  uint8_t *p = pages(4, 0);
+  ASSERT_NE(nullptr, p);
+  const size_t n = 4 * kPage;
+  void *d = nullptr;
+  ASSERT_EQ(0, sc_acquire(&c, p, n, SC_WRITE, &d));
+  memset(d, 0x5a, n);
+  ASSERT_EQ(0, sc_release(&c, p, n, SC_WRITE));
+  int fds[2];
+  ASSERT_EQ(0, pipe(fds));
+  EXPECT_EQ(-1, write(fds[1], p, 64)) << "MODIFIED: the kernel cannot read it";
+  EXPECT_EQ(EFAULT, errno);
+  sc_host_access(&c, p + kPage, 64, SC_READ); /* what the drop-in's write does first */
+  EXPECT_EQ(SC_SHARED, sc_state_of(&c, p, n));
+  ASSERT_EQ(64, write(fds[1], p + kPage, 64));
+  uint8_t back[64];
+  ASSERT_EQ(64, read(fds[0], back, 64));
+  for (uint8_t v : back) ASSERT_EQ(0x5a, v);
+  /* now read(2) into the SHARED (read-only) range (the failed read leaves
+   * the pipe's bytes there) */
+  memset(back, 0x21, sizeof(back));
+  ASSERT_EQ(64, write(fds[1], back, 64));
+  EXPECT_EQ(-1, read(fds[0], p + 2 * kPage, 64)) << "SHARED: the kernel cannot write it";
+  EXPECT_EQ(EFAULT, errno);
+  sc_host_access(&c, p + 2 * kPage, 64, SC_WRITE); /* what the drop-in's read does first */
+  EXPECT_EQ(SC_INVALID, sc_state_of(&c, p, n));
+  ASSERT_EQ(64, read(fds[0], p + 2 * kPage, 64));
+  ASSERT_EQ(0, sc_acquire(&c, p, n, SC_READ, &d)); /* sent again, with the read's bytes */
+  EXPECT_EQ(0x21, ((uint8_t *)d)[2 * kPage + 63]);
+  EXPECT_EQ(0x5a, ((uint8_t *)d)[2 * kPage + 64]);
+  EXPECT_EQ(0, memcmp(d, p, n));
+  ASSERT_EQ(0, sc_release(&c, p, n, SC_READ));
+  uint8_t far[8];
+  sc_host_access(&c, far, sizeof(far), SC_WRITE); /* outside every range: nothing */
+  EXPECT_EQ(SC_SHARED, sc_state_of(&c, p, n));
+  close(fds[0]);
+  close(fds[1]);
+  EXPECT_EQ(0, sc_cache_destroy(&c));
+  munmap(p, 4 * kPage);
 }
 
 /* The protection of the page holding addr, from /proc/self/maps ("---",

@@ -7,16 +7,18 @@
 # call's operands cross, each call.  tests/semcache/routines.c (every
 # routine in both precisions, gesv through dgesv_, LAPACKE_dgesv and
 # sgesv_) must pass through the drop-in with 3 gesv memo hits of 7, and
-# in four threads at once.  The
+# in four threads at once; tests/semcache/io.c (results written and
+# inputs read by system calls and stdio between BLAS calls) must pass
+# through the drop-in.  The
 # GPU device (SEMCACHE_DEVICE=gpu, or unset) must, without a GPU, warn once
 # and give the BLAS's own results; with one, pass routines.c.  Bad values
 # of the variables are warned about and the run goes on; a call with a bad
 # argument goes to the library's own routine, which reports it and ends or
 # returns as it does alone.  Prints one closing line.
 #
-# Usage: dropin_test.sh CHAIN LIBSEMCACHE ROUTINES
+# Usage: dropin_test.sh CHAIN LIBSEMCACHE ROUTINES IO
 set -u
-chain=$1 lib=$2 routines=$3
+chain=$1 lib=$2 routines=$3 io=$4
 err=$(mktemp)
 trap 'rm -f "$err"' EXIT
 fail() { echo "semcache: drop-in: FAILED: $*"; exit 1; }
@@ -41,7 +43,12 @@ for proto in write-back write-through; do
     fail "$proto: routines.c's gesv: want 3 memo hits of 7 calls: $(cat "$err")"
   out=$(LD_PRELOAD=$lib SEMCACHE_DEVICE=host SEMCACHE_PROTOCOL=$proto "$routines" threads 2>&1) ||
     fail "$proto: routines.c in four threads: $out"
+  # io.c: results written and inputs read with system calls and stdio
+  # while the cache holds them (the kernel's access would fail with EFAULT)
+  out=$(LD_PRELOAD=$lib SEMCACHE_DEVICE=host SEMCACHE_PROTOCOL=$proto "$io" 2>&1) ||
+    fail "$proto: io.c: $out"
 done
+out=$("$io" 2>&1) || fail "io.c without the drop-in: $out"
 
 # no cache: chain.c's 17 calls send 41 operands and bring 16 outputs back
 # (6 x (2 + 3) + 2 + 3 + 2 + 2 + 2 in, 6 x 2 + 1 + 1 + 1 + 1 out), every time

@@ -154,6 +154,81 @@ TEST_P(SemCacheCopierTest, FaultsInsideMallocWithEveryCopyOnACopierThread)
   EXPECT_EQ(0, WEXITSTATUS(st));
 }
 
+/* System calls on cached matrices while other threads evict them and
+ * fault on theirs: each of four threads computes into its own matrix
+ * (MODIFIED), writes it to a pipe after sc_host_access(SC_READ) as the
+ * drop-in's write does, reads it back into a plain buffer and checks every
+ * byte; then reads new bytes from the pipe into the matrix after
+ * sc_host_access(SC_WRITE), as the drop-in's read does, and checks that the
+ * next call's device copy holds them.  Two matrices a thread and a cap of
+ * one and a half make every acquire evict, the threads' ranges each
+ * other's too.  In a child with a watchdog. */
+TEST(SemCacheThreadsTest, SystemCallsBesideEvictionsAndFaults)
+{
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    alarm(60);
+    const size_t n = 3 * 4096 + 200;
+    for (sc_protocol proto : {SC_WRITE_BACK, SC_WRITE_THROUGH}) {
+      static sc_cache c;
+      if (sc_cache_init(&c, &sc_cpu_backend, proto, n + n / 2)) _exit(2);
+      std::vector<std::thread> ts;
+      for (int t = 0; t < 4; t++)
+        ts.emplace_back([t] {
+          int fds[2];
+          if (pipe(fds)) _exit(3);
+          uint8_t *bufs[2] = {(uint8_t *)aligned_alloc(4096, 4 * 4096), (uint8_t *)aligned_alloc(4096, 4 * 4096)};
+          std::vector<uint8_t> back(n), fresh(n);
+          for (int r = 0; r < 40; r++) {
+            uint8_t *const x = bufs[r % 2]; /* two matrices: each evicts the other */
+            const uint8_t v = (uint8_t)(t * 50 + r);
+            void *d;
+            if (sc_acquire(&c, x + 100, n, SC_WRITE, &d) != 0) continue; /* a full cache may refuse */
+            memset(d, v, n);
+            sc_release(&c, x + 100, n, SC_WRITE);
+            sc_host_access(&c, x + 100, n, SC_READ);
+            for (size_t done = 0; done < n;) { /* a pipe takes 64 KiB; n is less */
+              const ssize_t w = write(fds[1], x + 100 + done, n - done);
+              if (w <= 0) _exit(10);
+              done += (size_t)w;
+            }
+            if (read(fds[0], back.data(), n) != (ssize_t)n) _exit(11);
+            for (size_t i = 0; i < n; i++)
+              if (back[i] != v) _exit(12);
+            memset(fresh.data(), (uint8_t)(v ^ 0xff), n);
+            if (write(fds[1], fresh.data(), n) != (ssize_t)n) _exit(13);
+            sc_host_access(&c, x + 100, n, SC_WRITE);
+            if (read(fds[0], x + 100, n) != (ssize_t)n) _exit(14);
+            if (sc_acquire(&c, x + 100, n, SC_READ, &d) == 0) {
+              const int same = memcmp(d, fresh.data(), n) == 0;
+              sc_release(&c, x + 100, n, SC_READ);
+              if (!same) _exit(15);
+            }
+          }
+          for (uint8_t *x : bufs) {
+            sc_forget(&c, x + 100, n);
+            free(x);
+          }
+          close(fds[0]);
+          close(fds[1]);
+        });
+      for (auto &t : ts) t.join();
+      sc_stats st;
+      sc_get_stats(&c, &st);
+      if (st.evictions == 0) _exit(6); /* the cap made no room: the test proved nothing */
+      if (sc_cache_destroy(&c)) _exit(5);
+    }
+    _exit(0);
+  }
+  int st = 0;
+  ASSERT_EQ(pid, waitpid(pid, &st, 0));
+  ASSERT_TRUE(WIFEXITED(st)) << "killed by signal " << (WIFSIGNALED(st) ? WTERMSIG(st) : 0)
+                             << " (14: the watchdog, a hang)";
+  EXPECT_EQ(0, WEXITSTATUS(st)) << "6: no eviction; 10-11: a write or read failed (EFAULT?); "
+                                   "12: old bytes written; 15: the device missed the bytes read";
+}
+
 INSTANTIATE_TEST_SUITE_P(Copier, SemCacheCopierTest, ::testing::Values(false, true),
                          [](const ::testing::TestParamInfo<bool> &i) {
                            return std::string(i.param ? "MallocUnderTheDriversLock" : "Malloc");

@@ -69,143 +69,56 @@ static size_t items(size_t size, size_t n)
     __atomic_store_n(&real_, r_, __ATOMIC_RELAXED);                                        \
   }
 
-ssize_t read(int fd, void *buf, size_t n)
-{
-  SC_REAL(read);
-  ready(buf, n, SC_WRITE);
-  return r_(fd, buf, n);
-}
+/* An interposer: ret name params, whose buffers `prep` makes ready, then
+ * the next library's name args. */
+#define SC_IO(ret, name, params, args, prep)                                               \
+  ret name params                                                                          \
+  {                                                                                        \
+    SC_REAL(name);                                                                         \
+    prep;                                                                                  \
+    return r_ args;                                                                        \
+  }
 
-ssize_t pread(int fd, void *buf, size_t n, off_t off)
-{
-  SC_REAL(pread);
-  ready(buf, n, SC_WRITE);
-  return r_(fd, buf, n, off);
-}
+/* the kernel writes the buffers */
+SC_IO(ssize_t, read, (int fd, void *buf, size_t n), (fd, buf, n), ready(buf, n, SC_WRITE))
+SC_IO(ssize_t, pread, (int fd, void *buf, size_t n, off_t off), (fd, buf, n, off),
+      ready(buf, n, SC_WRITE))
+SC_IO(ssize_t, pread64, (int fd, void *buf, size_t n, off64_t off), (fd, buf, n, off),
+      ready(buf, n, SC_WRITE))
+SC_IO(ssize_t, readv, (int fd, const struct iovec *iov, int n), (fd, iov, n),
+      ready_iov(iov, n, SC_WRITE))
+SC_IO(ssize_t, preadv, (int fd, const struct iovec *iov, int n, off_t off), (fd, iov, n, off),
+      ready_iov(iov, n, SC_WRITE))
+SC_IO(ssize_t, recv, (int fd, void *buf, size_t n, int flags), (fd, buf, n, flags),
+      ready(buf, n, SC_WRITE))
+SC_IO(ssize_t, recvfrom,
+      (int fd, void *buf, size_t n, int flags, struct sockaddr *from, socklen_t *len),
+      (fd, buf, n, flags, from, len), ready(buf, n, SC_WRITE))
+SC_IO(ssize_t, recvmsg, (int fd, struct msghdr *msg, int flags), (fd, msg, flags),
+      if (msg) ready_iov(msg->msg_iov, (int)msg->msg_iovlen, SC_WRITE))
+SC_IO(size_t, fread, (void *p, size_t size, size_t n, FILE *f), (p, size, n, f),
+      ready(p, items(size, n), SC_WRITE))
+SC_IO(size_t, fread_unlocked, (void *p, size_t size, size_t n, FILE *f), (p, size, n, f),
+      ready(p, items(size, n), SC_WRITE))
 
-ssize_t pread64(int fd, void *buf, size_t n, off64_t off)
-{
-  SC_REAL(pread64);
-  ready(buf, n, SC_WRITE);
-  return r_(fd, buf, n, off);
-}
-
-ssize_t readv(int fd, const struct iovec *iov, int n)
-{
-  SC_REAL(readv);
-  ready_iov(iov, n, SC_WRITE);
-  return r_(fd, iov, n);
-}
-
-ssize_t preadv(int fd, const struct iovec *iov, int n, off_t off)
-{
-  SC_REAL(preadv);
-  ready_iov(iov, n, SC_WRITE);
-  return r_(fd, iov, n, off);
-}
-
-ssize_t write(int fd, const void *buf, size_t n)
-{
-  SC_REAL(write);
-  ready(buf, n, SC_READ);
-  return r_(fd, buf, n);
-}
-
-ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
-{
-  SC_REAL(pwrite);
-  ready(buf, n, SC_READ);
-  return r_(fd, buf, n, off);
-}
-
-ssize_t pwrite64(int fd, const void *buf, size_t n, off64_t off)
-{
-  SC_REAL(pwrite64);
-  ready(buf, n, SC_READ);
-  return r_(fd, buf, n, off);
-}
-
-ssize_t writev(int fd, const struct iovec *iov, int n)
-{
-  SC_REAL(writev);
-  ready_iov(iov, n, SC_READ);
-  return r_(fd, iov, n);
-}
-
-ssize_t pwritev(int fd, const struct iovec *iov, int n, off_t off)
-{
-  SC_REAL(pwritev);
-  ready_iov(iov, n, SC_READ);
-  return r_(fd, iov, n, off);
-}
-
-ssize_t recv(int fd, void *buf, size_t n, int flags)
-{
-  SC_REAL(recv);
-  ready(buf, n, SC_WRITE);
-  return r_(fd, buf, n, flags);
-}
-
-ssize_t recvfrom(int fd, void *buf, size_t n, int flags, struct sockaddr *from, socklen_t *len)
-{
-  SC_REAL(recvfrom);
-  ready(buf, n, SC_WRITE);
-  return r_(fd, buf, n, flags, from, len);
-}
-
-ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
-{
-  SC_REAL(recvmsg);
-  if (msg) ready_iov(msg->msg_iov, (int)msg->msg_iovlen, SC_WRITE);
-  return r_(fd, msg, flags);
-}
-
-ssize_t send(int fd, const void *buf, size_t n, int flags)
-{
-  SC_REAL(send);
-  ready(buf, n, SC_READ);
-  return r_(fd, buf, n, flags);
-}
-
-ssize_t sendto(int fd, const void *buf, size_t n, int flags, const struct sockaddr *to,
-               socklen_t len)
-{
-  SC_REAL(sendto);
-  ready(buf, n, SC_READ);
-  return r_(fd, buf, n, flags, to, len);
-}
-
-ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
-{
-  SC_REAL(sendmsg);
-  if (msg) ready_iov(msg->msg_iov, (int)msg->msg_iovlen, SC_READ);
-  return r_(fd, msg, flags);
-}
-
-size_t fread(void *p, size_t size, size_t n, FILE *f)
-{
-  SC_REAL(fread);
-  ready(p, items(size, n), SC_WRITE);
-  return r_(p, size, n, f);
-}
-
-size_t fread_unlocked(void *p, size_t size, size_t n, FILE *f)
-{
-  SC_REAL(fread_unlocked);
-  ready(p, items(size, n), SC_WRITE);
-  return r_(p, size, n, f);
-}
-
-size_t fwrite(const void *p, size_t size, size_t n, FILE *f)
-{
-  SC_REAL(fwrite);
-  ready(p, items(size, n), SC_READ);
-  return r_(p, size, n, f);
-}
-
-size_t fwrite_unlocked(const void *p, size_t size, size_t n, FILE *f)
-{
-  SC_REAL(fwrite_unlocked);
-  ready(p, items(size, n), SC_READ);
-  return r_(p, size, n, f);
-}
+/* the kernel reads the buffers */
+SC_IO(ssize_t, write, (int fd, const void *buf, size_t n), (fd, buf, n), ready(buf, n, SC_READ))
+SC_IO(ssize_t, pwrite, (int fd, const void *buf, size_t n, off_t off), (fd, buf, n, off),
+      ready(buf, n, SC_READ))
+SC_IO(ssize_t, pwrite64, (int fd, const void *buf, size_t n, off64_t off), (fd, buf, n, off),
+      ready(buf, n, SC_READ))
+SC_IO(ssize_t, writev, (int fd, const struct iovec *iov, int n), (fd, iov, n),
+      ready_iov(iov, n, SC_READ))
+SC_IO(ssize_t, pwritev, (int fd, const struct iovec *iov, int n, off_t off), (fd, iov, n, off),
+      ready_iov(iov, n, SC_READ))
+SC_IO(ssize_t, send, (int fd, const void *buf, size_t n, int flags), (fd, buf, n, flags),
+      ready(buf, n, SC_READ))
+SC_IO(ssize_t, sendto,
+      (int fd, const void *buf, size_t n, int flags, const struct sockaddr *to, socklen_t len),
+      (fd, buf, n, flags, to, len), ready(buf, n, SC_READ))
+SC_IO(ssize_t, sendmsg, (int fd, const struct msghdr *msg, int flags), (fd, msg, flags),
+      if (msg) ready_iov(msg->msg_iov, (int)msg->msg_iovlen, SC_READ))
+SC_IO(size_t, fwrite, (const void *p, size_t size, size_t n, FILE *f), (p, size, n, f),
+      ready(p, items(size, n), SC_READ))
+SC_IO(size_t, fwrite_unlocked, (const void *p, size_t size, size_t n, FILE *f), (p, size, n, f),
+      ready(p, items(size, n), SC_READ))

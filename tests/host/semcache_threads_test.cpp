@@ -20,6 +20,22 @@
 
 namespace {
 
+/* Run body (returning an exit status) in a child process with a watchdog
+ * of secs seconds; the child's exit status, 128 + the signal that ended
+ * it (142: the watchdog, a hang; 134: an abort), or -1. */
+template <typename F> int in_child(unsigned secs, F body)
+{
+  const pid_t pid = fork();
+  if (pid < 0) return -1;
+  if (pid == 0) {
+    alarm(secs);
+    _exit(body());
+  }
+  int st = 0;
+  if (waitpid(pid, &st, 0) != pid) return -1;
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+}
+
 /* gpu.c's rule, on the host: every copy under the cache's lock made by a
  * copier thread, which mallocs (as a CUDA call may), the lock's holder
  * waiting.  Four threads each write back a malloc'ed matrix and then
@@ -91,10 +107,7 @@ class SemCacheCopierTest : public ::testing::TestWithParam<bool> {};
 TEST_P(SemCacheCopierTest, FaultsInsideMallocWithEveryCopyOnACopierThread)
 {
   const bool driver = GetParam();
-  const pid_t pid = fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    alarm(30);
+  const int status = in_child(30, [driver] {
     /* With eviction (a 40000-byte cap) a thread reads its MODIFIED matrix
      * while another thread's eviction writes it back: with the pages
      * opened for that copy it saw old bytes about 1 run in 6 (exit 41);
@@ -109,10 +122,10 @@ TEST_P(SemCacheCopierTest, FaultsInsideMallocWithEveryCopyOnACopierThread)
         sc_backend be = sc_cpu_backend;
         be.to_dev = copier::to_dev;
         be.to_host = copier::to_host;
-        if (sc_cache_init(&c, &be, proto, cap)) _exit(2);
+        if (sc_cache_init(&c, &be, proto, cap)) return 2;
         pthread_t cp;
         static int started;
-        if (!started++ && pthread_create(&cp, nullptr, copier::main_, nullptr)) _exit(3);
+        if (!started++ && pthread_create(&cp, nullptr, copier::main_, nullptr)) return 3;
         std::vector<std::thread> ts;
         for (int t = 0; t < 4; t++)
           ts.emplace_back([proto, cap, driver] {
@@ -143,15 +156,11 @@ TEST_P(SemCacheCopierTest, FaultsInsideMallocWithEveryCopyOnACopierThread)
             }
           });
         for (auto &t : ts) t.join();
-        if (sc_cache_destroy(&c)) _exit(5);
+        if (sc_cache_destroy(&c)) return 5;
       }
-    _exit(0);
-  }
-  int st = 0;
-  ASSERT_EQ(pid, waitpid(pid, &st, 0));
-  ASSERT_TRUE(WIFEXITED(st)) << "killed by signal " << (WIFSIGNALED(st) ? WTERMSIG(st) : 0)
-                             << " (14: the watchdog, a hang; 6: an abort)";
-  EXPECT_EQ(0, WEXITSTATUS(st));
+    return 0;
+  });
+  EXPECT_EQ(0, status) << "142: the watchdog (a hang); 134: an abort; 30-31, 40-41: old bytes read";
 }
 
 /* System calls on cached matrices while other threads evict them and
@@ -165,14 +174,11 @@ TEST_P(SemCacheCopierTest, FaultsInsideMallocWithEveryCopyOnACopierThread)
  * other's too.  In a child with a watchdog. */
 TEST(SemCacheThreadsTest, SystemCallsBesideEvictionsAndFaults)
 {
-  const pid_t pid = fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    alarm(60);
+  const int status = in_child(60, [] {
     const size_t n = 3 * 4096 + 200;
     for (sc_protocol proto : {SC_WRITE_BACK, SC_WRITE_THROUGH}) {
       static sc_cache c;
-      if (sc_cache_init(&c, &sc_cpu_backend, proto, n + n / 2)) _exit(2);
+      if (sc_cache_init(&c, &sc_cpu_backend, proto, n + n / 2)) return 2;
       std::vector<std::thread> ts;
       for (int t = 0; t < 4; t++)
         ts.emplace_back([t] {
@@ -216,17 +222,13 @@ TEST(SemCacheThreadsTest, SystemCallsBesideEvictionsAndFaults)
       for (auto &t : ts) t.join();
       sc_stats st;
       sc_get_stats(&c, &st);
-      if (st.evictions == 0) _exit(6); /* the cap made no room: the test proved nothing */
-      if (sc_cache_destroy(&c)) _exit(5);
+      if (st.evictions == 0) return 6; /* the cap made no room: the test proved nothing */
+      if (sc_cache_destroy(&c)) return 5;
     }
-    _exit(0);
-  }
-  int st = 0;
-  ASSERT_EQ(pid, waitpid(pid, &st, 0));
-  ASSERT_TRUE(WIFEXITED(st)) << "killed by signal " << (WIFSIGNALED(st) ? WTERMSIG(st) : 0)
-                             << " (14: the watchdog, a hang)";
-  EXPECT_EQ(0, WEXITSTATUS(st)) << "6: no eviction; 10-11: a write or read failed (EFAULT?); "
-                                   "12: old bytes written; 15: the device missed the bytes read";
+    return 0;
+  });
+  EXPECT_EQ(0, status) << "142: the watchdog (a hang); 6: no eviction; 10-11: a write or read "
+                          "failed (EFAULT?); 12: old bytes written; 15: the device missed the bytes read";
 }
 
 INSTANTIATE_TEST_SUITE_P(Copier, SemCacheCopierTest, ::testing::Values(false, true),

@@ -5,9 +5,10 @@
  * blas.h serves (dropin_blas.c) and runs them through one process-wide
  * cache; every other routine, and the host fallback, is the next
  * library's (RTLD_NEXT): the program's own BLAS and LAPACK.  It also
- * interposes free, realloc and munmap, so a buffer the program gives back
- * is dropped from the cache before its address can be reused (never
- * served stale), and the I/O calls that read or write program memory in
+ * interposes free, realloc, munmap, mmap (MAP_FIXED), mremap and madvise
+ * (MADV_DONTNEED and the like), so a buffer the program gives back or
+ * replaces is dropped from the cache before its address can be reused
+ * (never served stale), and the I/O calls that read or write program memory in
  * the kernel (dropin_io.c).
  *
  * Environment (docs/semcache.md):
@@ -42,7 +43,9 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdarg.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -240,4 +243,35 @@ int munmap(void *addr, size_t len)
 {
   forget(addr, len);
   return (int)syscall(SYS_munmap, addr, len);
+}
+
+/* New pages over old ones: a fixed mapping replaces them, a moved one
+ * leaves the old addresses, and MADV_DONTNEED / MADV_FREE / MADV_REMOVE
+ * may hand back zeros: each is memory the cached copy no longer matches. */
+void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+  if (flags & MAP_FIXED) forget(addr, len);
+  return (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, off);
+}
+
+void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off64_t off)
+{
+  return mmap(addr, len, prot, flags, fd, (off_t)off);
+}
+
+void *mremap(void *old, size_t old_len, size_t len, int flags, ...)
+{
+  va_list ap;
+  va_start(ap, flags);
+  void *to = flags & MREMAP_FIXED ? va_arg(ap, void *) : NULL;
+  va_end(ap);
+  forget(old, old_len);
+  if (to) forget(to, len);
+  return (void *)syscall(SYS_mremap, old, old_len, len, flags, to);
+}
+
+int madvise(void *addr, size_t len, int advice)
+{
+  if (advice == MADV_DONTNEED || advice == MADV_FREE || advice == MADV_REMOVE) forget(addr, len);
+  return (int)syscall(SYS_madvise, addr, len, advice);
 }

@@ -3,8 +3,8 @@
  * calls and stdio between BLAS calls (dropin_test.sh): results written
  * with write, pwrite, writev and fwrite while the drop-in may still hold
  * them on the device, inputs read anew with read, pread, readv and fread
- * (one of them partly), and a result sent and received over a socket
- * pair.  Every byte written is compared with what the program computed by
+ * (one of them partly), a result sent and received over a socket pair,
+ * and an input's pages replaced (a fixed mapping, MADV_DONTNEED).  Every byte written is compared with what the program computed by
  * plain loops, and every product after a read with the loops' product of
  * the new input.  Exits 0 and prints "io: N checks ok", or names the
  * first failure and exits 1.  (Through the drop-in the kernel's access to
@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -134,6 +135,28 @@ int main(void)
   ensure(memcmp(b, want, 4096) == 0, "the input holds the result's bytes");
   close(sv[0]);
   close(sv[1]);
+
+  /* memory replaced under a cached input: a fixed mapping over it, then
+   * madvise(MADV_DONTNEED): both leave zeros, which the next product uses */
+  double *m = mmap(NULL, BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ensure(m != MAP_FAILED, "mmap");
+  double *zero = calloc(N * N, sizeof(double));
+  for (int round = 0; round < 2; round++) {
+    memcpy(m, a, BYTES);
+    gemm(m, b, c); /* m on the device */
+    ref(a, b, want);
+    ensure(memcmp(c, want, BYTES) == 0, "a product of a mapped input");
+    if (round == 0)
+      ensure(mmap(m, BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == m,
+             "a fixed mapping over an input");
+    else
+      ensure(madvise(m, BYTES, MADV_DONTNEED) == 0, "madvise(MADV_DONTNEED) of an input");
+    ensure(memcmp(m, zero, BYTES) == 0, "the new pages are zeros");
+    gemm(m, b, c);
+    ensure(memcmp(c, zero, BYTES) == 0, "the next product uses the zeros, not the cached copy");
+  }
+  munmap(m, BYTES);
+  free(zero);
 
   fclose(tmp);
   printf("io: %d checks ok\n", checks);

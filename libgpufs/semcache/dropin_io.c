@@ -17,7 +17,11 @@
  * Passed straight through: before the cache runs, inside the CUDA
  * libraries (sc_gpu_busy), in a fault handler, and on the thread that
  * holds the cache's lock; and any buffer outside every range ever cached
- * (a test without the lock).  Not covered: other system calls that take a
+ * (a test without the lock).  Any other thread's call into a buffer within
+ * those bounds takes the cache's lock for a directory scan: a CUDA
+ * library thread's read into its own buffer may wait there for a copy in
+ * progress, which never waits for such a thread (the copier's waits spin
+ * on events and streams: gpu.c).  Not covered: other system calls that take a
  * buffer (getrandom, ioctl, aio, io_uring, splice's vmsplice): docs/
  * semcache.md, "Known limits".
  */

@@ -19,24 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-void dgemm_(const char *, const char *, const int *, const int *, const int *, const double *,
-            const double *, const int *, const double *, const int *, const double *, double *,
-            const int *);
-void sgemm_(const char *, const char *, const int *, const int *, const int *, const float *,
-            const float *, const int *, const float *, const int *, const float *, float *,
-            const int *);
-void dgemv_(const char *, const int *, const int *, const double *, const double *, const int *,
-            const double *, const int *, const double *, double *, const int *);
-void sgemv_(const char *, const int *, const int *, const float *, const float *, const int *,
-            const float *, const int *, const float *, float *, const int *);
-void daxpy_(const int *, const double *, const double *, const int *, double *, const int *);
-void saxpy_(const int *, const float *, const float *, const int *, float *, const int *);
-void dscal_(const int *, const double *, double *, const int *);
-void sscal_(const int *, const float *, float *, const int *);
-double ddot_(const int *, const double *, const int *, const double *, const int *);
-float sdot_(const int *, const float *, const int *, const float *, const int *);
-void dgesv_(const int *, const int *, double *, const int *, int *, double *, const int *, int *);
-void sgesv_(const int *, const int *, float *, const int *, int *, float *, const int *, int *);
+/* the Fortran BLAS and LAPACK prototypes, as every library exports them
+ * (declarations only: the program links the plain BLAS) */
+#include "../../libgpufs/semcache/fortran.h"
 
 static int checks, fails; /* relaxed atomics: threads count */
 

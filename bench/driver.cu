@@ -117,6 +117,10 @@ static const struct bench_stat_field bench_stat_fields[] = {
     {"hits", offsetof(struct gpufs_stats, hits)},
     {"misses", offsetof(struct gpufs_stats, misses)},
     {"ra_pages", offsetof(struct gpufs_stats, ra_pages)},
+    {"ra_posted", offsetof(struct gpufs_stats, ra_posted)},
+    {"ra_adopted", offsetof(struct gpufs_stats, ra_adopted)},
+    {"ra_wrapped", offsetof(struct gpufs_stats, ra_wrapped)},
+    {"ra_retries", offsetof(struct gpufs_stats, ra_retries)},
     {"evictions", offsetof(struct gpufs_stats, evictions)},
     {"scanned", offsetof(struct gpufs_stats, scanned)},
     {"nofree", offsetof(struct gpufs_stats, nofree)},
@@ -159,6 +163,9 @@ static const struct bench_stat_field bench_write_stat_fields[] = {
     {"alloc_ns", offsetof(struct gpufs_stats, alloc_ns)},
     {"pwrites", offsetof(struct gpufs_stats, pwrites)},
     {"bytes_written", offsetof(struct gpufs_stats, bytes_written)},
+    {"write_starts", offsetof(struct gpufs_stats, write_starts)},
+    {"daemon_io_ns", offsetof(struct gpufs_stats, daemon_io_ns)},
+    {"daemon_busy_ns", offsetof(struct gpufs_stats, daemon_busy_ns)},
     {"writebacks", offsetof(struct gpufs_stats, writebacks)},
     {"cleanings", offsetof(struct gpufs_stats, cleanings)},
     {"dirty", offsetof(struct gpufs_stats, dirty)},
@@ -355,13 +362,17 @@ static void bench_write_job(const struct bench_job *j, const struct gpufs_config
   bench_row_u64(&row, "checked_bytes", w.checked_bytes);
   bench_row_f64(&row, "verify_seconds", w.verify_seconds);
   bench_row_u64(&row, "co_resident", (uint64_t)w.co_resident);
+  bench_row_f64(&row, "write_phase_s", w.write_phase_s);
+  bench_row_f64(&row, "sync_phase_s", w.sync_phase_s);
+  bench_row_u64(&row, "write_behind", cfg->write_behind);
   for (i = 0; i < BENCH_NWRITE_STATS; i++)
     bench_row_u64(&row, bench_write_stat_fields[i].name,
                   bench_stat_at(&st, &bench_write_stat_fields[i]));
   bench_emit(&row, names, values, 1);
-  bench_progress("%s: %.3f GB/s in %.2f s, %s%s%s; pwrites %llu bytes_written %llu writebacks "
+  bench_progress("%s: %.3f GB/s in %.2f s (writes %.3f s, then gfsync %.3f s), %s%s%s; pwrites "
+                 "%llu bytes_written %llu writebacks "
                  "%llu cleanings %llu dirty %llu misses %llu; %llu bytes checked in %.2f s",
-                 j->workload, w.io.gbps, w.io.seconds,
+                 j->workload, w.io.gbps, w.io.seconds, w.write_phase_s, w.sync_phase_s,
                  row.status == BENCH_OK ? "ok" : row.status == BENCH_CAPPED ? "capped" : "FAILED",
                  row.note[0] ? ": " : "", row.note, (unsigned long long)st.pwrites,
                  (unsigned long long)st.bytes_written, (unsigned long long)st.writebacks,
@@ -383,7 +394,7 @@ static void bench_run_job(const struct bench_job *j, double cap)
   struct bench_reg reg;
   struct bench_cold cold;
   const char *bad = NULL;
-  char config[160], a[32], b[32], c[32], d[32], path[4096];
+  char config[224], a[32], b[32], c[32], d[32], path[4096];
   double seq_values[3] = {g_bench.ceiling_gbps, g_bench.naive_gbps, g_bench.expert_gbps};
   int rc, i;
 
@@ -399,6 +410,10 @@ static void bench_run_job(const struct bench_job *j, double cap)
     cfg.readahead_max = j->ra;
   if (j->engine >= 0)
     cfg.read_engine = (uint32_t)j->engine;
+  if (j->write_behind >= 0)
+    cfg.write_behind = (uint64_t)j->write_behind;
+  if (j->ra_async >= 0)
+    cfg.readahead_async = (uint32_t)j->ra_async;
   if (cfg.staging_size && cfg.staging_size < (uint64_t)GPUFS_MIN_SLOTS * j->page)
     cfg.staging_size = (uint64_t)GPUFS_MIN_SLOTS * j->page;
   snprintf(config, sizeof(config), "page=%s cache=%s xfer=%s io=%s grid=%dx%d",
@@ -412,8 +427,12 @@ static void bench_run_job(const struct bench_job *j, double cap)
   snprintf(config + strlen(config), sizeof(config) - strlen(config), " engine=%s",
            cfg.read_engine <= GPUFS_READ_MAP ? engines[cfg.read_engine] : "?");
   /* the window in force, from the job or libgpufs (default or environment) */
-  snprintf(config + strlen(config), sizeof(config) - strlen(config), " ra=%s",
-           cfg.readahead_max ? bench_fmt_size(cfg.readahead_max, d, sizeof(d)) : "0");
+  snprintf(config + strlen(config), sizeof(config) - strlen(config), " ra=%s%s",
+           cfg.readahead_max ? bench_fmt_size(cfg.readahead_max, d, sizeof(d)) : "0",
+           cfg.readahead_max && !cfg.readahead_async ? "/sync" : "");
+  if (j->access == BENCH_SEQ_WRITE)
+    snprintf(config + strlen(config), sizeof(config) - strlen(config), " write_behind=%s",
+             cfg.write_behind ? bench_fmt_size(cfg.write_behind, d, sizeof(d)) : "0");
   if (j->cold)
     snprintf(config + strlen(config), sizeof(config) - strlen(config), " cold");
   if (j->reg)

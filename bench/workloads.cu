@@ -60,6 +60,9 @@ struct bench_counters {
    * ns): summed over groups, and the first/last group start, last end */
   unsigned long long open_ns, read_ns, check_ns, close_ns, groups;
   unsigned long long first_start, last_start, last_end;
+  /* write kernel: when the last block's gwrites ended and its gfsync
+   * returned (globaltimer, ns) */
+  unsigned long long last_write_end, last_sync_end;
 };
 
 __device__ __forceinline__ uint64_t bench_globaltimer(void)
@@ -285,13 +288,19 @@ __global__ void __launch_bounds__(BENCH_BLOCK_THREADS, BENCH_SEQ_BLOCKS_PER_SM) 
       }
     }
   }
-  if (threadIdx.x == 0)
+  if (threadIdx.x == 0) {
     ends[blockIdx.x] = off < end ? off : end;
+    atomicMin(&c->first_start, (unsigned long long)t0);
+    atomicMax(&c->last_write_end, (unsigned long long)bench_globaltimer());
+  }
   if (fd < 0)
     return;
   const int rc = gfsync(fd);
-  if (rc < 0 && threadIdx.x == 0)
-    bench_record_error(c, rc);
+  if (threadIdx.x == 0) {
+    if (rc < 0)
+      bench_record_error(c, rc);
+    atomicMax(&c->last_sync_end, (unsigned long long)bench_globaltimer());
+  }
   if (hold)
     bench_wait_opens(c);
   bench_close(fd, c);
@@ -467,6 +476,7 @@ int bench_gpufs_write(const struct bench_write_params *p, struct bench_write_res
   stride = (npieces + (uint64_t)p->blocks - 1) / (uint64_t)p->blocks * p->io_size;
   r->io.expected_bytes = p->file_size;
   memset(&h, 0, sizeof(h));
+  h.first_start = UINT64_MAX;
   if (truncate(p->path, 0) != 0 && errno != ENOENT)
     return -errno; /* the kernel's gopen has no O_TRUNC */
   hends = (unsigned long long *)calloc((size_t)p->blocks, sizeof(*hends));
@@ -506,6 +516,11 @@ int bench_gpufs_write(const struct bench_write_params *p, struct bench_write_res
   if (r->io.seconds > 0) {
     r->io.gbps = (double)r->io.bytes / r->io.seconds / 1e9;
     r->io.mcalls_per_s = (double)r->io.calls / r->io.seconds / 1e6;
+  }
+  if (h.first_start != UINT64_MAX && h.last_write_end >= h.first_start &&
+      h.last_sync_end >= h.last_write_end) {
+    r->write_phase_s = (double)(h.last_write_end - h.first_start) * 1e-9;
+    r->sync_phase_s = (double)(h.last_sync_end - h.last_write_end) * 1e-9;
   }
   r->check_error = bench_write_check(p, stride, hends, r);
 out:

@@ -108,6 +108,8 @@ struct bench_write_result {
                              (then mismatches counts only the ranges checked before) */
   int co_resident;        /* 1: the whole grid fits on the GPU at once, so each block's
                              gclose waited for every block's gopen (see workloads.cu) */
+  double write_phase_s;   /* first block's start to the last block's last gwrite */
+  double sync_phase_s;    /* from there to the last block's gfsync (write-back, fsync) */
 };
 
 /* Run the write kernel: the host empties path; block b gopen()s it with O_CREAT|O_WRONLY,

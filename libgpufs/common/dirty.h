@@ -26,7 +26,8 @@
  * The lists are pushed with CAS and emptied with one exchange (never popped
  * one by one), so there is no ABA: a pusher only needs the head it links to
  * to be the head when its CAS succeeds.  Writers spread over GPUFS_DLISTS
- * lists by group id, so they rarely contend on one head.
+ * lists by group id, so they rarely contend on one head, and a list holds
+ * mostly one writer's pages.
  *
  * Compiles for the device and the host (tests/host stresses it under TSan).
  */
@@ -38,7 +39,14 @@
 #include "cache.h"
 #include "gpufs/config.h"
 
-#define GPUFS_DLISTS 16 /* dirty lists per open file (its node) */
+/* Dirty lists per open file (its node).  A writer pushes on list
+ * (group id % GPUFS_DLISTS), so with as many lists as a grid has resident
+ * blocks, a list holds one writer's pages in the order it wrote them, and a
+ * flusher's batch of 32 is a run of consecutive pages: one pwrite.  With
+ * 16 lists a batch mixed the pages of ~16 blocks (about 6 pages a pwrite,
+ * 0.47-0.68x expert_write at 4 KiB pages: docs/results.md 2026-11-28).
+ * 1 KiB a node; flushers skip empty lists 32 at a time (writeback.cuh). */
+#define GPUFS_DLISTS 256
 
 GPUFS_HD uint32_t gpufs_ctz32(uint32_t x)
 {

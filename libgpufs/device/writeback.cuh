@@ -22,7 +22,7 @@
 #ifndef GPUFS_DEVICE_WRITEBACK_CUH
 #define GPUFS_DEVICE_WRITEBACK_CUH
 
-#include "libgpufs/device/round.cuh"
+#include "libgpufs/device/readahead.cuh"
 
 /* What one meta lane holds about its frame during a write-back. */
 struct gpufs_wb {
@@ -176,9 +176,23 @@ __device__ int64_t gpufs_wb_file(G g, const struct gpufs_dev *d, uint32_t fd, ui
    * lists after us sees the count (the take's release carries it) */
   if (g.rank() == 0) gpufs_add_acqrel_u32_dev(&nd->flushing, 1u);
   int64_t err = 0;
-  for (uint32_t k = 0; k < GPUFS_DLISTS; k++) {
-    int64_t e = gpufs_wb_list(g, d, node, hfid, &nd->dheads[(k0 + k) % GPUFS_DLISTS], ring);
-    if (e && !err) err = e;
+  for (uint32_t k = 0; k < GPUFS_DLISTS; k += 32) {
+    /* the meta lanes look at 32 heads at once; only lists found non-empty
+     * are taken (most are empty: a list is mostly one writer's) */
+    uint32_t busy = 0;
+    if (g.meta()) {
+      uint32_t *h = &nd->dheads[(k0 + k + gpufs_lane()) % GPUFS_DLISTS];
+      /* acquire: pairs with the release of the last push or take of the
+       * head: a list found empty because another flusher took it shows
+       * that flusher's count in nd->flushing (gpufs_node_wait_flushes) */
+      busy = __ballot_sync(GPUFS_FULL_MASK, gpufs_ld_acquire_u32_dev(h) != GPUFS_NIL);
+    }
+    busy = (uint32_t)g.bcast((int64_t)busy);
+    for (; busy != 0; busy &= busy - 1) {
+      const uint32_t j = (uint32_t)__ffs((int)busy) - 1;
+      int64_t e = gpufs_wb_list(g, d, node, hfid, &nd->dheads[(k0 + k + j) % GPUFS_DLISTS], ring);
+      if (e && !err) err = e;
+    }
   }
   /* release: our WRITEs have reached the file; pairs with the acquire of
    * gpufs_node_wait_flushes */
@@ -290,6 +304,7 @@ __device__ int64_t gpufs_stall(G g, const struct gpufs_dev *d, uint32_t ring, ui
     if (rc < 0) return rc; /* it cannot be written back: say why */
     if (rc == 0) *since = 0; /* dirty frames are being written back: not stuck */
   }
+  gpufs_ra_unstick(d, ring, g.rank(), g.size()); /* posted loads fill it, maybe */
   return gpufs_round_stalled(g, d, since);
 }
 

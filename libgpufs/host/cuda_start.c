@@ -145,6 +145,7 @@ int gpufs_start(const struct gpufs_config *user_cfg)
       .ctx = &r->all,
       .io = test_io,
       .read_engine = cfg.read_engine,
+      .write_behind = cfg.write_behind,
   };
   for (uint32_t i = 0; i < r->all.n; i++) p.queues[i] = gpufs_instance_queue(r->all.in[i]);
   if (rc == 0 && (rc = gpufs_daemon_start(&p, &r->daemon)) != 0)

@@ -120,6 +120,7 @@ static void stats_flush(struct worker *w, uint32_t qi, const struct gpufs_daemon
   stat_add(&c->uring_batches, a->uring_batches);
   stat_add(&c->map_copies, a->map_copies);
   stat_add(&c->map_faults, a->map_faults);
+  stat_add(&c->write_starts, a->write_starts);
 }
 
 uint64_t gpufs_daemon_now_ns(void)
@@ -150,6 +151,7 @@ static void stats_sum(struct gpufs_daemon *d, uint32_t qi, struct gpufs_daemon_s
     s->uring_batches += gpufs_ld_relaxed_u64_dev(&c->uring_batches);
     s->map_copies += gpufs_ld_relaxed_u64_dev(&c->map_copies);
     s->map_faults += gpufs_ld_relaxed_u64_dev(&c->map_faults);
+    s->write_starts += gpufs_ld_relaxed_u64_dev(&c->write_starts);
   }
 }
 
@@ -469,7 +471,8 @@ int gpufs_daemon_start(const struct gpufs_daemon_params *p, struct gpufs_daemon 
   for (uint32_t i = 0; i < p->nqueues; i++) {
     const struct gpufs_daemon_queue *q = &p->queues[i];
     d->queues[i].fo =
-        (struct gpufs_fileops){d->files, &d->io, q->staging, q->stride, i, p->read_engine};
+        (struct gpufs_fileops){d->files, &d->io, q->staging, q->stride, i, p->read_engine,
+                               p->write_behind};
     /* relaxed: the workers are created below (pthread_create orders these
      * stores before them), and the GPUs start after gpufs_daemon_start */
     gpufs_st_relaxed_u64_sys(&q->hdr->host_head, 0);

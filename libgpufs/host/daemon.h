@@ -62,6 +62,8 @@ struct gpufs_daemon_params {
                                     kernel refuses one.  GPUFS_READ_MAP
                                     copies READ runs from the file's
                                     mapping (filemap.h) */
+  uint64_t write_behind;         /* bytes written to a file between starts
+                                    of its write-out (gpufs_config); 0 off */
 };
 
 struct gpufs_daemon;

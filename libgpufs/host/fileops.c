@@ -53,6 +53,7 @@ void gpufs_io_defaults(struct gpufs_io_ops *io)
   if (!io->ftruncate) io->ftruncate = ftruncate;
   if (!io->unlink) io->unlink = unlink;
   if (!io->fadvise) io->fadvise = posix_fadvise;
+  if (!io->sync_range) io->sync_range = sync_file_range;
 }
 
 /* -errno of the call that just failed; -EIO if a hook forgot errno. */
@@ -68,6 +69,7 @@ uint32_t gpufs_merge_len(const struct gpufs_ticket *t, uint32_t avail, uint32_t 
   uint32_t n = 1;
   if (!req_valid(&t[0], stride)) return 1;
   while (n < avail && t[n].req.op == t[0].req.op && t[n].req.hfid == t[0].req.hfid &&
+         t[n].req.arg == t[0].req.arg &&
          t[n - 1].req.len == stride && t[n].req.offset == t[n - 1].req.offset + stride &&
          req_valid(&t[n], stride))
     n++;
@@ -140,6 +142,14 @@ static int move_begin(const struct gpufs_fileops *fo, int write, struct gpufs_ti
     return -1;
   }
   m->cached = pc && pc->hfid == hfid;
+  /* a READ that names its file's cid (a posted readahead, which may be
+   * served after its descriptor was closed and the hfid given to another
+   * file) reads only that file */
+  if (!write && t[0].req.arg != 0 && gpufs_hostfiles_cid(fo->files, hfid) != t[0].req.arg) {
+    for (uint32_t j = 0; j < n; j++) t[j].reply.result = -ESTALE;
+    if (!m->cached) gpufs_hostfiles_unpin(fo->files, hfid);
+    return -1;
+  }
   /* A run this long comes from a sequential reader (readahead, or large
    * calls): ask the host to read the file ahead too, once per open file,
    * unless the GPU's caller gave advice of its own (gfadvise). */
@@ -188,6 +198,14 @@ static void move_finish(const struct gpufs_fileops *fo, struct move *m, struct g
   }
   got = moved;
   if (m->have_before && got > 0) gpufs_hostfiles_refresh(fo->files, fd, &m->before, fo->queue);
+  if (write && gpufs_hostfiles_written(fo->files, t[0].req.hfid, got, fo->write_behind)) {
+    /* write-behind: start the disk on what this file has so far, without
+     * waiting (pages under write-out already are skipped), so that the
+     * fsync that ends a stream of writes finds most of it on disk.  A
+     * failure changes nothing: the fsync reports what the disk refused */
+    (void)fo->io->sync_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+    acc->write_starts++;
+  }
   if (!m->cached) gpufs_hostfiles_unpin(fo->files, t[0].req.hfid);
   acc->merged += n - 1;
   if (write) acc->bytes_written += got;

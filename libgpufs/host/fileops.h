@@ -38,14 +38,17 @@ struct gpufs_fileops {
   uint32_t queue; /* the queue's index: whose write hostfiles refreshes */
   uint32_t read_engine; /* enum gpufs_read_engine: GPUFS_READ_MAP copies READ
                            runs from the file's mapping (filemap.h) */
+  uint64_t write_behind; /* bytes written to a file between starts of its
+                            write-out to disk (sync_file_range); 0: never */
 };
 
 /* io with every NULL member replaced by the C library's. */
 void gpufs_io_defaults(struct gpufs_io_ops *io);
 
 /* How many tickets from t[0] one pread or pwrite serves: the same op on the
- * same file, each next one right after a full page, so its bytes lie where
- * its slot's staging is. */
+ * same file with the same arg (a READ's arg, when not 0, is the cid it must
+ * find behind its hfid, else -ESTALE: a posted readahead), each next one
+ * right after a full page, so its bytes lie where its slot's staging is. */
 uint32_t gpufs_merge_len(const struct gpufs_ticket *t, uint32_t avail, uint32_t stride);
 
 /* Serve n merged WRITEs t[0..n) whose first slot is s, with one pwrite

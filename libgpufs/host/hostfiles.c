@@ -40,7 +40,10 @@ struct hf_entry {
   uint32_t word;    /* state << 30 | pins: atomics only */
   int fd;           /* set before the release of OPEN; read after a pin */
   uint32_t advised; /* 1 once the file's host readahead advice is given */
+  uint64_t unstarted; /* bytes the daemon wrote since it last started the
+                         write-out (write_behind): atomics only */
   uint64_t dev, ino; /* the file's, set under the lock with OPEN */
+  uint32_t cid;      /* its cache identity, set with OPEN (gpufs_hostfiles_cid) */
   uint32_t map;      /* enum hf_map (read_engine map): atomics only */
   void *map_addr;    /* set by the mapper before MAP_LIVE; unmapped by */
   uint64_t map_len;  /* the entry's last user (hf_retire) */
@@ -274,7 +277,9 @@ int gpufs_hostfiles_open(struct gpufs_hostfiles *hf, const char *path, int flags
     e->fd = fd;
     e->dev = (uint64_t)st.st_dev;
     e->ino = (uint64_t)st.st_ino;
+    e->cid = id->cid;
     gpufs_st_relaxed_u32_dev(&e->advised, 0u);
+    gpufs_st_relaxed_u64_dev(&e->unstarted, 0ull);
     gpufs_st_relaxed_u32_dev(&e->map, MAP_NONE);
     e->map_addr = NULL;
     e->map_len = 0;
@@ -300,6 +305,23 @@ int gpufs_hostfiles_advise_once(struct gpufs_hostfiles *hf, int32_t hfid)
   struct hf_entry *e = hf_entry(hf, hfid);
   /* relaxed: the flag publishes nothing; one caller of all gets the 0 */
   return e && gpufs_xchg_relaxed_u32_dev(&e->advised, 1u) == 0;
+}
+
+uint32_t gpufs_hostfiles_cid(struct gpufs_hostfiles *hf, int32_t hfid)
+{
+  struct hf_entry *e = hf_entry(hf, hfid);
+  return e ? e->cid : 0; /* set before the release of OPEN, read after a pin */
+}
+
+int gpufs_hostfiles_written(struct gpufs_hostfiles *hf, int32_t hfid, uint64_t bytes,
+                            uint64_t every)
+{
+  struct hf_entry *e = hf_entry(hf, hfid);
+  if (!e || every == 0 || bytes == 0) return 0;
+  /* relaxed: a count, publishing nothing; the exchange makes one caller of
+   * those that see it cross `every` the one who starts the write-out */
+  if (gpufs_add_relaxed_u64_dev(&e->unstarted, bytes) + bytes < every) return 0;
+  return gpufs_xchg_relaxed_u64_dev(&e->unstarted, 0ull) >= every;
 }
 
 /* Close an entry's descriptor and free the entry: its last user does this. */

@@ -114,6 +114,16 @@ const uint8_t *gpufs_hostfiles_map(struct gpufs_hostfiles *hf, int32_t hfid, uin
  * after: who gives the file's host readahead advice, once (fileops.c). */
 int gpufs_hostfiles_advise_once(struct gpufs_hostfiles *hf, int32_t hfid);
 
+/* The cache identity of pinned hfid's file (what its open returned). */
+uint32_t gpufs_hostfiles_cid(struct gpufs_hostfiles *hf, int32_t hfid);
+
+/* The daemon wrote `bytes` more to pinned hfid's file.  1 for the one
+ * caller whose bytes bring those written since the last 1 to `every` or
+ * more (it starts the kernel's write-out of the file: write_behind), else
+ * 0; always 0 with every == 0. */
+int gpufs_hostfiles_written(struct gpufs_hostfiles *hf, int32_t hfid, uint64_t bytes,
+                            uint64_t every);
+
 /* The daemon itself just changed the file behind descriptor fd for queue
  * `queue`; the file was as *before when it started.  If the inode's record
  * still says *before (nobody else changed the file since the last open),

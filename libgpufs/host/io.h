@@ -29,6 +29,7 @@ struct gpufs_io_ops {
   int (*unlink)(const char *path);
   int (*fadvise)(int fd, off_t off, off_t len, int advice); /* as posix_fadvise */
   void *(*mmap)(void *addr, size_t len, int prot, int flags, int fd, off_t off);
+  int (*sync_range)(int fd, off_t off, off_t len, unsigned int flags); /* as sync_file_range */
 };
 
 struct gpufs_daemon_stats {
@@ -48,6 +49,7 @@ struct gpufs_daemon_stats {
   uint64_t uring_batches; /* io_uring submissions of READ runs (read_engine uring) */
   uint64_t map_copies; /* of preads, runs copied from the file's mapping (read_engine map) */
   uint64_t map_faults; /* of those, copies that hit SIGBUS and were preread */
+  uint64_t write_starts; /* write-outs started (write_behind) */
 };
 
 /* Monotonic nanoseconds, for the time counters. */

@@ -69,6 +69,29 @@ TEST(ConfigHostTest, DirtyGrainDefaultEnvironmentAndChecks)
   }
 }
 
+/* write_behind: 32 MiB by default, GPUFS_WRITE_BEHIND in bytes (K/M/G),
+ * 0 turns it off; anything else is refused with its name. */
+TEST(ConfigHostTest, WriteBehind)
+{
+  struct gpufs_config c;
+  const char *bad = NULL, *why = NULL;
+  gpufs_config_default(&c);
+  EXPECT_EQ(32ull << 20, c.write_behind) << "the default (docs/config.md)";
+  setenv("GPUFS_WRITE_BEHIND", "8M", 1);
+  EXPECT_EQ(0, gpufs_config_from_env(&c, &bad));
+  EXPECT_EQ(8ull << 20, c.write_behind);
+  EXPECT_EQ(0, gpufs_config_check(&c, &bad, &why));
+  setenv("GPUFS_WRITE_BEHIND", "0", 1);
+  EXPECT_EQ(0, gpufs_config_from_env(&c, &bad));
+  EXPECT_EQ(0u, c.write_behind) << "0: off";
+  EXPECT_EQ(0, gpufs_config_check(&c, &bad, &why));
+  setenv("GPUFS_WRITE_BEHIND", "lots", 1);
+  EXPECT_EQ(-EINVAL, gpufs_config_from_env(&c, &bad));
+  ASSERT_NE(nullptr, bad);
+  EXPECT_STREQ("GPUFS_WRITE_BEHIND", bad);
+  unsetenv("GPUFS_WRITE_BEHIND");
+}
+
 /* read_engine: pread by default, GPUFS_READ_ENGINE=pread|uring, nothing
  * else; register_max: 0 by default, GPUFS_REGISTER_MAX in bytes. */
 TEST(ConfigHostTest, ReadEngineAndRegisterMax)

@@ -87,6 +87,7 @@ protected:
   std::unique_ptr<CpuQueue> q;
   gpufs_daemon *d = nullptr;
   uint32_t read_engine = GPUFS_READ_PREAD; /* what start() gives the daemon */
+  uint64_t write_behind = 0;               /* likewise (0: off) */
 
   ~DaemonFixture() { gpufs_daemon_stop(d); }
 
@@ -97,6 +98,7 @@ protected:
     gpufs_daemon_params p = q->params(nthreads, max_batch, max_open);
     p.io = io;
     p.read_engine = read_engine;
+    p.write_behind = write_behind;
     ASSERT_EQ(0, gpufs_daemon_start(&p, &d));
   }
 

@@ -368,6 +368,92 @@ TEST_P(DaemonWrite, OthersChangesStayVisibleAfterOwnWrites)
   EXPECT_EQ(version + 1, out[2]) << "the CPU's write must make the GPU's pages stale";
 }
 
+/* write_behind: the daemon starts a file's write-out (sync_file_range
+ * WRITE over the whole file, not waiting) each time it has written that
+ * many more bytes to it; a failed start changes nothing. */
+std::atomic<int> g_starts{0}, g_start_fd{-1}, g_start_fail{0};
+std::atomic<unsigned> g_start_flags{0};
+int hook_sync_range(int fd, off_t off, off_t len, unsigned int flags)
+{
+  g_starts++;
+  g_start_fd = fd;
+  g_start_flags = flags;
+  if (off != 0 || len != 0) return -2; /* the whole file, always: the test sees it */
+  if (g_start_fail.load()) {
+    errno = EIO;
+    return -1;
+  }
+  return sync_file_range(fd, off, len, flags);
+}
+const gpufs_io_ops kCountedStarts = {nullptr, nullptr, nullptr, nullptr, nullptr,
+                                     nullptr, nullptr, nullptr, nullptr, hook_sync_range};
+
+class DaemonWriteBehind : public DaemonFixture, public ::testing::TestWithParam<uint64_t> {
+protected:
+  void SetUp() override
+  {
+    g_starts = 0;
+    g_start_fd = -1;
+    g_start_fail = 0;
+    g_start_flags = 0;
+    write_behind = GetParam();
+    start(false, 2, 64, 16, &kCountedStarts);
+  }
+  /* n one-page WRITEs of pages 0, 2, 4 ... (never merged), one at a time;
+   * the file then compared byte for byte */
+  void write_pages(const std::string &path, uint32_t n)
+  {
+    uint64_t o[4];
+    int32_t h = (int32_t)client_open(*q, path, O_RDWR | O_CREAT, o, 0644);
+    ASSERT_GE(h, 0);
+    for (uint32_t i = 0; i < n; i++) {
+      const uint64_t off = 2ull * i * kStride;
+      Request r = write_req(h, off, pattern(77, off, kStride));
+      ASSERT_EQ(0, client_run(*q, &r, 1));
+      ASSERT_EQ((int64_t)kStride, r.result) << "page " << i;
+    }
+    Request s = simple_req(GPUFS_OP_FSYNC, h);
+    ASSERT_EQ(0, client_run(*q, &s, 1));
+    EXPECT_EQ(0, s.result);
+    EXPECT_EQ(0, client_close(*q, h));
+    std::vector<uint8_t> f = file_bytes(path);
+    ASSERT_EQ((2ull * n - 1) * kStride, f.size());
+    for (uint32_t i = 0; i < n; i++)
+      ASSERT_EQ(-1, first_mismatch(f.data() + 2ull * i * kStride, kStride, 77, 2ull * i * kStride))
+          << "page " << i;
+  }
+};
+
+TEST_P(DaemonWriteBehind, StartsTheWriteOutEveryThatManyBytes)
+{
+  write_pages(dir.file("wb"), 8);
+  const uint64_t every = GetParam();
+  /* 8 pages one by one: a start at each multiple of `every` pages */
+  const uint64_t want = every == 0 ? 0 : 8 * kStride / every;
+  EXPECT_EQ(want, (uint64_t)g_starts.load());
+  EXPECT_EQ(want, stats().write_starts);
+  if (want) {
+    EXPECT_GE(g_start_fd.load(), 0);
+    EXPECT_EQ((unsigned)SYNC_FILE_RANGE_WRITE, g_start_flags.load()) << "never waits";
+  }
+}
+
+TEST_P(DaemonWriteBehind, AFailedStartLosesNothing)
+{
+  g_start_fail = 1;
+  write_pages(dir.file("wbfail"), 8);
+  EXPECT_EQ(0u, stats().errors);
+}
+
+INSTANTIATE_TEST_SUITE_P(Every, DaemonWriteBehind,
+                         ::testing::Values(0ull, 3ull * kStride, 4ull * kStride, 1ull << 40),
+                         [](const ::testing::TestParamInfo<uint64_t> &i) {
+                           return i.param == 0 ? std::string("off")
+                                  : i.param >= (1ull << 40)
+                                      ? std::string("never_reached")
+                                      : std::to_string(i.param / kStride) + "_pages";
+                         });
+
 INSTANTIATE_TEST_SUITE_P(Transfer, DaemonWrite, ::testing::Values(false, true),
                          [](const ::testing::TestParamInfo<bool> &i) {
                            return i.param ? "dma" : "pull";

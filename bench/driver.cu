@@ -117,10 +117,6 @@ static const struct bench_stat_field bench_stat_fields[] = {
     {"hits", offsetof(struct gpufs_stats, hits)},
     {"misses", offsetof(struct gpufs_stats, misses)},
     {"ra_pages", offsetof(struct gpufs_stats, ra_pages)},
-    {"ra_posted", offsetof(struct gpufs_stats, ra_posted)},
-    {"ra_adopted", offsetof(struct gpufs_stats, ra_adopted)},
-    {"ra_wrapped", offsetof(struct gpufs_stats, ra_wrapped)},
-    {"ra_retries", offsetof(struct gpufs_stats, ra_retries)},
     {"evictions", offsetof(struct gpufs_stats, evictions)},
     {"scanned", offsetof(struct gpufs_stats, scanned)},
     {"nofree", offsetof(struct gpufs_stats, nofree)},
@@ -412,8 +408,6 @@ static void bench_run_job(const struct bench_job *j, double cap)
     cfg.read_engine = (uint32_t)j->engine;
   if (j->write_behind >= 0)
     cfg.write_behind = (uint64_t)j->write_behind;
-  if (j->ra_async >= 0)
-    cfg.readahead_async = (uint32_t)j->ra_async;
   if (cfg.staging_size && cfg.staging_size < (uint64_t)GPUFS_MIN_SLOTS * j->page)
     cfg.staging_size = (uint64_t)GPUFS_MIN_SLOTS * j->page;
   snprintf(config, sizeof(config), "page=%s cache=%s xfer=%s io=%s grid=%dx%d",
@@ -427,9 +421,8 @@ static void bench_run_job(const struct bench_job *j, double cap)
   snprintf(config + strlen(config), sizeof(config) - strlen(config), " engine=%s",
            cfg.read_engine <= GPUFS_READ_MAP ? engines[cfg.read_engine] : "?");
   /* the window in force, from the job or libgpufs (default or environment) */
-  snprintf(config + strlen(config), sizeof(config) - strlen(config), " ra=%s%s",
-           cfg.readahead_max ? bench_fmt_size(cfg.readahead_max, d, sizeof(d)) : "0",
-           cfg.readahead_max && !cfg.readahead_async ? "/sync" : "");
+  snprintf(config + strlen(config), sizeof(config) - strlen(config), " ra=%s",
+           cfg.readahead_max ? bench_fmt_size(cfg.readahead_max, d, sizeof(d)) : "0");
   if (j->access == BENCH_SEQ_WRITE)
     snprintf(config + strlen(config), sizeof(config) - strlen(config), " write_behind=%s",
              cfg.write_behind ? bench_fmt_size(cfg.write_behind, d, sizeof(d)) : "0");

@@ -60,7 +60,6 @@ static struct bench_job *bench_add(struct bench_job *jobs, int *n, const char *g
   j->reg = 0;
   j->engine = -1;
   j->write_behind = -1;
-  j->ra_async = -1;
   j->cold = 0;
   return j;
 }
@@ -98,12 +97,12 @@ int bench_plan(struct bench_job *jobs)
 {
   static const uint32_t seq_full[] = {4096, 16384, 65536, 262144};
   static const uint32_t two[] = {4096, 65536};
-  static const uint32_t ra_full[] = {0, 32768, 65536, 131072, 262144, 524288};
-  static const uint32_t ra_quick[] = {0, 131072, 262144, 524288};
+  static const uint32_t ra_full[] = {0, 16384, 32768, 65536, 131072};
+  static const uint32_t ra_quick[] = {0, 131072};
   const uint32_t *seq_pages = g_bench.opt.quick ? two : seq_full;
   const int nseq = g_bench.opt.quick ? 2 : 4;
   const uint32_t *ras = g_bench.opt.quick ? ra_quick : ra_full;
-  const int nra = g_bench.opt.quick ? 4 : 6;
+  const int nra = g_bench.opt.quick ? 2 : 5;
   const uint64_t size = g_bench.size;
   const int seq_blocks = BENCH_SEQ_BLOCKS_PER_SM * g_bench.sms;
   const int rand_blocks = BENCH_RAND_BLOCKS_PER_SM * g_bench.sms;
@@ -149,16 +148,9 @@ int bench_plan(struct bench_job *jobs)
     bench_add(jobs, &n, "ra", "ra", BENCH_SEQ_BLOCK, 4096, 2 * size, 4096, seq_blocks)->ra =
         ras[i];
   /* the same with warps (gread_warp, one page a call): readahead per warp */
-  for (i = 0; i < nra; i++)
+  for (i = 0; i < 2; i++)
     bench_add(jobs, &n, "ra", "ra_warp", BENCH_SEQ_WARP, 4096, 2 * size, 4096, seq_blocks)->ra =
-        ras[i];
-  /* windows loaded in the read's round (readahead_async 0: at most 32
-   * pages, so 128 KiB at 4 KiB pages) */
-  bench_add(jobs, &n, "ra", "ra/sync", BENCH_SEQ_BLOCK, 4096, 2 * size, 4096, seq_blocks)->ra = 131072;
-  jobs[n - 1].ra_async = 0;
-  bench_add(jobs, &n, "ra", "ra_warp/sync", BENCH_SEQ_WARP, 4096, 2 * size, 4096, seq_blocks)->ra =
-      131072;
-  jobs[n - 1].ra_async = 0;
+        i ? 131072 : 0;
   /* last: the cache holds the new file twice over, so only gfsync writes back */
   for (i = 0; i < 2; i++) {
     bench_add(jobs, &n, "write", "write", BENCH_SEQ_WRITE, two[i], 2 * size, BENCH_MIB,

@@ -39,8 +39,6 @@ struct bench_job {
                   "/uring" or "/pread" row */
   int64_t write_behind; /* write_behind in bytes (0: off), or -1: libgpufs's
                            default; a "/nobehind" row */
-  int ra_async;         /* readahead_async (0 or 1), or -1: libgpufs's default;
-                           0: a "/sync" row */
   int cold;    /* drop the data file from the host page cache after
                   gpufs_start, before the kernel (and the registration):
                   a "/cold" row (bench/cold.h) */

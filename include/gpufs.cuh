@@ -58,13 +58,6 @@ struct gpufs_stats {
   uint64_t settle_ns;   /*   publishing + waiting for others' loads / */
   uint64_t copy_ns;     /*   copies to or from the caller + unpin */
   uint64_t ra_pages;    /* pages loaded by readahead beyond what a gread asked for */
-  uint64_t ra_posted;   /* of those, pages posted without waiting (readahead_async) */
-  uint64_t ra_adopted;  /* posted loads a later gread (or gwrite, gmmap) finished */
-  uint64_t ra_wrapped;  /* posted loads nobody read, finished by a request that
-                           needed their queue slot or an allocation that
-                           found no free frame */
-  uint64_t ra_retries;  /* waits for a loading page that found it posted and
-                           retried (the retry finished the load) */
   uint64_t gopens;      /* gopen calls */
   uint64_t gopen_ns;    /* their time, summed: */
   uint64_t gopen_lock_ns; /*  waiting for the file table's lock / */
@@ -356,14 +349,11 @@ __device__ int gclose_warp(int fd);
  *   loading), -ESHUTDOWN.
  *   On an error no byte count is returned, though part of buf may be written.
  *   Readahead: when a group's calls on fd follow each other (each starts
- *   where the group's last one ended, or at offset 0), the pages after a
- *   call are asked from the host ahead of the group's next calls, up to a
- *   window of readahead_max bytes counted from the call's start (it doubles
- *   while the reads stay sequential; see gfadvise).  With readahead_async
- *   (the default) the call posts them and returns without waiting; a
- *   later call (of any group) that needs one finishes its load.  Without,
- *   the call's last round loads them.  An error on such a page is not the
- *   call's (a later read asks the host again).
+ *   where the group's last one ended, or at offset 0), the last round of a
+ *   call also loads the pages after it into the cache, up to a window of
+ *   readahead_max bytes counted from the call's start (it doubles while the
+ *   reads stay sequential; see gfadvise).  An error on such a page is not
+ *   the call's.
  *   Differences to POSIX: no file position; buf must not overlap the cache.
  */
 __device__ ssize_t gread(int fd, int64_t offset, size_t size, void *buf);

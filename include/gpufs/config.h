@@ -80,14 +80,6 @@ struct gpufs_config {
                                the disk works while the GPU still
                                writes back; 0: off (the host's
                                own timing); default 32 MiB */
-  uint32_t readahead_async; /* 1: a group posts its readahead    GPUFS_READAHEAD_ASYNC
-                               window without waiting for it,
-                               and posts the next one when its
-                               reads pass the window's middle
-                               (windows up to 128 pages); 0: the
-                               window loads in the round of the
-                               read that starts it (at most 32
-                               pages); default 1 */
 };
 
 /* Limits the checks enforce. */
@@ -98,7 +90,6 @@ struct gpufs_config {
 #define GPUFS_PATH_MAX 4096u      /* including the terminating NUL */
 #define GPUFS_CHUNK 32u         /* pages one group handles per round: one per meta lane */
 #define GPUFS_READAHEAD_LIMIT (64u << 20) /* readahead_max at most */
-#define GPUFS_RA_ASYNC_MAX 128u   /* pages: the largest asynchronous readahead window */
 #define GPUFS_DIRTY_GRAIN 64u     /* bytes: the default (and largest) unit of dirty
                                      tracking and write-back (dirty_grain) */
 

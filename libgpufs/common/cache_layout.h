@@ -39,10 +39,6 @@ struct gpufs_frame {
   uint32_t dnext;   /* dirty list link (dirty.h) */
   uint32_t wfile;   /* the node whose dirty list holds the frame */
   uint32_t wend;    /* end of the bytes gwrite put in the page (dirty.h) */
-  uint32_t pad;
-  uint64_t aticket; /* LOADING by an asynchronous readahead: its READ
-                       ticket + 1, until a group claims the load's end
-                       (libgpufs/device/async.cu); else 0 */
 };
 
 /* One allocator ring: its frames and its clock hand. */
@@ -76,20 +72,12 @@ struct gpufs_ring_stats {
   uint64_t ra_pages;  /* pages loaded by readahead for groups of this ring */
   uint64_t peer_hits; /* pages loaded from another instance's cache */
   uint64_t reg_pages; /* pages loaded from a registered file's mapping */
-  /* asynchronous readahead (libgpufs/device/async.cu) */
-  uint64_t ra_posted;  /* pages whose READ a group posted without waiting */
-  uint64_t ra_adopted; /* loads of such pages a group's round finished */
-  uint64_t ra_wrapped; /* ... that a thread finished alone: one waiting for
-                          the load's queue slot, or a stalled allocation */
-  uint64_t ra_retries; /* waits for a LOADING page that turned into a retry
-                          (the page had become a posted one) */
-  uint64_t pad[4];
 };
 
 #if defined(__cplusplus)
-static_assert(sizeof(struct gpufs_ring_stats) == 192, "one ring's counters: 192 bytes");
+static_assert(sizeof(struct gpufs_ring_stats) == 128, "one ring's counters: 128 bytes");
 #else
-_Static_assert(sizeof(struct gpufs_ring_stats) == 192, "one ring's counters: 192 bytes");
+_Static_assert(sizeof(struct gpufs_ring_stats) == 128, "one ring's counters: 128 bytes");
 #endif
 
 struct gpufs_cache {

@@ -98,13 +98,7 @@ struct gpufs_ra_ref {
   uint64_t *slots;    /* 2 * nslots words, zero at start */
   uint32_t nslots;    /* power of two */
   uint32_t max_pages; /* the largest window: readahead_max in pages, at most
-                         GPUFS_CHUNK (GPUFS_RA_ASYNC_MAX when async); 0:
-                         readahead off */
-  uint32_t *posted;   /* per queue slot: frame + 1 of the asynchronous
-                         readahead load that used the slot last (async.cu) */
-  uint32_t *pending;  /* posted loads not yet finished (a hint) */
-  uint32_t async;     /* readahead_async: post windows without waiting */
-  uint32_t pad;
+                         GPUFS_CHUNK; 0: readahead off */
 };
 
 /* The writable mappings that are live (libgpufs/common/wmaps.h): an open

@@ -44,7 +44,7 @@
  * blocks, a list holds one writer's pages in the order it wrote them, and a
  * flusher's batch of 32 is a run of consecutive pages: one pwrite.  With
  * 16 lists a batch mixed the pages of ~16 blocks (about 6 pages a pwrite,
- * 0.47-0.68x expert_write at 4 KiB pages: docs/results.md 2026-11-28).
+ * 0.47-0.68x expert_write at 4 KiB pages: docs/results.md 2026-11-27 (fifth)).
  * 1 KiB a node; flushers skip empty lists 32 at a time (writeback.cuh). */
 #define GPUFS_DLISTS 256
 

@@ -59,20 +59,8 @@ GPUFS_HD void gpufs_frame_loaded(const struct gpufs_cache *c, uint32_t f, uint32
                                            << GPUFS_PG_SHIFT);
 }
 
-/* gpufs_frame_wait's answer for a frame whose loader posted its load and
- * left (an asynchronous readahead, libgpufs/device/async.cu): nobody may
- * finish it while the caller waits; the caller unpins and tries the page
- * again, and that try finishes the load. */
-#define GPUFS_FRAME_POSTED 1
-
-/* The error a posted load that failed leaves in its frame (never a
- * reader's error: gpufs_frame_wait answers GPUFS_FRAME_POSTED for it, and
- * the retry loads the page again, reporting a real error itself). */
-#define GPUFS_FRAME_DROPPED (-1000000)
-
 /* Wait while a pinned frame loads.  Returns 0 when VALID, else the error of
- * the load, GPUFS_FRAME_POSTED, or -ESHUTDOWN once *stop_word equals
- * stop_value. */
+ * the load, or -ESHUTDOWN once *stop_word equals stop_value. */
 GPUFS_HD int gpufs_frame_wait(const struct gpufs_cache *c, uint32_t f, const uint32_t *stop_word,
                               uint32_t stop_value)
 {
@@ -81,17 +69,12 @@ GPUFS_HD int gpufs_frame_wait(const struct gpufs_cache *c, uint32_t f, const uin
   for (;;) {
     /* spin relaxed; the acquire comes once the state has moved on */
     uint32_t st = gpufs_pg_state(gpufs_ld_relaxed_u32_dev(&fr->state));
-    /* relaxed: a posted load's ticket (async.cu) is only a reason to try
-     * again, which claims it with an acquire */
-    if (st == GPUFS_PG_LOADING && gpufs_ld_relaxed_u64_dev(&fr->aticket) != 0)
-      return GPUFS_FRAME_POSTED;
     if (st != GPUFS_PG_LOADING) {
       /* acquire: pairs with the release in gpufs_frame_loaded/failed; our
        * pin keeps the state where it is */
       st = gpufs_pg_state(gpufs_ld_acquire_u32_dev(&fr->state));
       if (st == GPUFS_PG_VALID) return 0;
-      const int err = (int)gpufs_ld_relaxed_u32_dev((uint32_t *)&fr->err);
-      return err == GPUFS_FRAME_DROPPED ? GPUFS_FRAME_POSTED : err;
+      return (int)gpufs_ld_relaxed_u32_dev((uint32_t *)&fr->err);
     }
     /* relaxed: a plain signal, in host memory: looked at every 16th time */
     if (++polls % 16 == 0 && gpufs_ld_relaxed_u32_sys((uint32_t *)stop_word) == stop_value)

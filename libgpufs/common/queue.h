@@ -48,10 +48,7 @@ enum gpufs_op {
                          result hfid; out[0] size, out[1] cid, out[2] version,
                          out[3] the registered mapping (gpufs_reg_word) or 0 */
   GPUFS_OP_CLOSE = 2, /* hfid. result 0 or -errno */
-  GPUFS_OP_READ = 3,  /* hfid, offset, len; arg 0, or the cid the hfid must
-                         still name (else -ESTALE: a posted readahead may be
-                         served after its file was closed). result bytes in
-                         staging, or -errno */
+  GPUFS_OP_READ = 3,  /* hfid, offset, len. result bytes in staging, or -errno */
   GPUFS_OP_FSTAT = 4, /* hfid. out[0] size, out[1] mode, out[2] mtime ns, out[3] ino */
   GPUFS_OP_WRITE = 5, /* hfid, offset, len (<= stride); the bytes in staging.
                          result bytes written (len) or -errno */
@@ -111,7 +108,7 @@ struct gpufs_req {
   int32_t hfid;    /* host file index */
   uint64_t offset; /* file offset; OPEN: mode; TRUNCATE: the new length */
   uint32_t len;    /* bytes; OPEN, UNLINK: the path's length */
-  uint32_t arg;    /* OPEN: flags; FADVISE: advice; READ: 0 or the cid */
+  uint32_t arg;    /* OPEN: flags; FADVISE: advice */
 };
 
 /* The host's answer to one request: a slot's result fields. */
@@ -182,28 +179,14 @@ GPUFS_HD uint64_t gpufs_q_reserve(const struct gpufs_queue_ref *q, uint32_t k)
   return gpufs_add_relaxed_u64_dev(q->tail, (uint64_t)k);
 }
 
-#if defined(__CUDA_ARCH__)
-/* libgpufs/device/async.cu: the slot of ticket t is held by an asynchronous
- * readahead's load that nobody has finished (ticket t - nslots): finish it
- * here, so that the slot comes free.  Any thread. */
-__device__ void gpufs_q_unblock(const struct gpufs_queue_ref *q, uint64_t t);
-#endif
-
-/* Wait until ticket t owns its slot.  0, or -ESHUTDOWN once stopped.  On
- * the GPU a wait that lasts finishes the load of a readahead that was
- * posted and left behind in the slot (gpufs_q_unblock). */
+/* Wait until ticket t owns its slot.  0, or -ESHUTDOWN once stopped. */
 GPUFS_HD int gpufs_q_wait_free(const struct gpufs_queue_ref *q, uint64_t t)
 {
   uint32_t ns = 64, polls = 0;
   uint64_t *seq = &q->free_seq[gpufs_q_index(q, t)];
   /* spin relaxed (an acquire load costs an L1 invalidation on the GPU) */
   while (gpufs_ld_relaxed_u64_dev(seq) != t) {
-    if (++polls % GPUFS_STOP_CHECK == 0) {
-      if (gpufs_q_stopped(q)) return -GPUFS_ESHUTDOWN;
-#if defined(__CUDA_ARCH__)
-      gpufs_q_unblock(q, t);
-#endif
-    }
+    if (++polls % GPUFS_STOP_CHECK == 0 && gpufs_q_stopped(q)) return -GPUFS_ESHUTDOWN;
     gpufs_pause(&ns, 2048);
   }
   /* acquire: pairs with gpufs_q_release of ticket t - nslots, so that

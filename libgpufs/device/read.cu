@@ -12,13 +12,9 @@
  *             to the first page that failed or had no frame;
  *   F  meta:  unpin every frame of the round.
  *
- * A sequential read posts the window of pages after it without waiting
- * (readahead.cuh, async.cu), and the next when its reads pass the middle
- * of the last; the round of the read that finds the first posted page
- * still loading finishes the posted pages after it too.  With
- * readahead_async off (and for registered files) the round that ends a
- * sequential read loads the pages after it instead, and a read whose
- * pages were all cached loads them in a round of their own.
+ * The round that ends a sequential read also loads the pages after it
+ * (readahead.cuh), so that the group's next calls find them cached; a read
+ * whose pages were all cached loads them in a round of their own.
  *
  * A round in which not even its first page got a frame is retried after a
  * pause (or after writing back dirty pages that fill the ring: gpufs_stall),
@@ -90,42 +86,31 @@ static __device__ __forceinline__ void copy_out(G g, const struct gpufs_cache *c
   }
 }
 
-/* The readahead plan of a gread of [pos, end) of fi (gpufs_ra_plan; 0
- * under FADV_RANDOM or with readahead off).  Every thread of the group
- * calls it with equal arguments; synchronizes the group (a broadcast).
- * Called once per gread: the plan records the group's position. */
+/* The readahead pages gread's last round takes for [pos, end) of fi
+ * (gpufs_ra_plan; 0 under FADV_RANDOM or with readahead off).  Every
+ * thread of the group calls it with equal arguments; synchronizes the
+ * group (a broadcast).  Called once per gread: the plan records the
+ * group's position. */
 template <typename G>
-static __device__ __forceinline__ uint64_t gread_plan(G g, const struct gpufs_fdinfo *fi, uint64_t pos,
+static __device__ __forceinline__ uint32_t gread_plan(G g, const struct gpufs_fdinfo *fi, uint64_t pos,
                                                       uint64_t end, uint32_t ring)
 {
   const struct gpufs_dev *d = fi->d;
   if (d->ra.max_pages == 0 || fi->advice == GPUFS_FADV_RANDOM) return 0;
   const uint32_t S = d->cache.page_size;
   int64_t a = 0;
-  if (g.rank() == 0)
-    a = (int64_t)gpufs_ra_plan(g.id(), fi, pos / S, (end - 1) / S, gpufs_round_max(d, ring));
-  return (uint64_t)g.bcast(a);
-}
-
-/* Post the plan's pages (gpufs_ra_post: at most one round's).  Every
- * thread of the group calls it; the meta warp posts, nothing is
- * synchronized.  Not inlined: it is off the hit path. */
-template <typename G>
-static __device__ __noinline__ void gread_post(G g, const struct gpufs_fdinfo *fi, uint64_t plan,
-                                                uint32_t ring)
-{
-  if (g.meta()) gpufs_ra_post(fi, gpufs_ra_post_first(plan), gpufs_ra_post_n(plan), ring);
+  if (g.rank() == 0) a = gpufs_ra_plan(g.id(), fi, pos / S, (end - 1) / S, gpufs_round_max(d, ring));
+  return (uint32_t)g.bcast(a);
 }
 
 /* gread by rounds: [offset, offset + size) of fd, checked by gread_group,
- * which also planned the readahead (ahead: the pages after the request its
- * last round takes, gpufs_ra_extra).
+ * which also planned the readahead (ahead pages, or -1: not planned yet).
  * Every thread of the group calls it with equal arguments; synchronizes
  * the group.  Not inlined: the one-page hit path in gread_group then needs
  * few registers, and so saves and restores few at every call. */
 template <typename G>
 static __device__ __noinline__ ssize_t gread_rounds(G g, int fd, int64_t offset, size_t size, void *buf,
-                                                    uint32_t ahead)
+                                                    int64_t planned)
 {
   struct gpufs_fdinfo fi;
   int rc = gpufs_fd_get_group(g, fd, &fi);
@@ -139,6 +124,8 @@ static __device__ __noinline__ ssize_t gread_rounds(G g, int fd, int64_t offset,
   uint8_t *out = (uint8_t *)buf;
   uint64_t pos = (uint64_t)offset;
   uint64_t stall_since = 0;
+  /* readahead pages for the last round */
+  uint32_t ahead = planned >= 0 ? (uint32_t)planned : gread_plan(g, &fi, pos, end, ring);
 
   while (pos < end) {
     const uint64_t p0 = pos / S;
@@ -247,16 +234,15 @@ static __device__ __noinline__ void gread_ahead(G g, const struct gpufs_fdinfo *
 }
 
 /* A gread of the pages of [pos, end), several, of fd, checked by
- * gread_group, with readahead `plan`: the cached ones from the first
- * without rounds, the rest (from the first that is not) by rounds, whose
- * last takes the plan's extra pages (loaded in a round of their own when
- * every page was cached and the plan says they must load).  Every thread of the group calls
+ * gread_group, with `ahead` readahead pages planned: the cached ones from
+ * the first without rounds, the rest (from the first that is not) by
+ * rounds, whose last takes the readahead.  Every thread of the group calls
  * it with equal arguments; synchronizes the group.  Not inlined, and given
  * fd rather than the descriptor's copy: gread_group's one-page path then
  * keeps that copy in registers and saves few at every call. */
 template <typename G>
 static __device__ __noinline__ ssize_t gread_pages(G g, int fd, uint64_t pos, uint64_t end, uint8_t *buf,
-                                                   uint32_t ring, uint64_t plan)
+                                                   uint32_t ring, uint32_t ahead)
 {
   struct gpufs_fdinfo f;
   int rc = gpufs_fd_get_group(g, fd, &f);
@@ -266,12 +252,10 @@ static __device__ __noinline__ ssize_t gread_pages(G g, int fd, uint64_t pos, ui
   if (pos >= end) return 0;
   const uint64_t done = gread_hits(g, fi, pos, end, buf, ring);
   if (pos + done < end) {
-    const ssize_t rest = gread_rounds(g, fd, (int64_t)(pos + done), end - pos - done, buf + done,
-                                      gpufs_ra_extra(plan));
+    const ssize_t rest = gread_rounds(g, fd, (int64_t)(pos + done), end - pos - done, buf + done, ahead);
     return rest < 0 ? rest : (ssize_t)done + rest;
   }
-  if ((plan & GPUFS_RA_SYNC) && gpufs_ra_extra(plan))
-    gread_ahead(g, fi, (end - 1) / fi->d->cache.page_size + 1, gpufs_ra_extra(plan), ring);
+  if (ahead) gread_ahead(g, fi, (end - 1) / fi->d->cache.page_size + 1, ahead, ring);
   return (ssize_t)done;
 }
 
@@ -291,27 +275,16 @@ static __device__ __forceinline__ ssize_t gread_group(G g, int fd, int64_t offse
   const uint64_t end = size > fi.size - pos ? fi.size : pos + size;
   const uint32_t S = d->cache.page_size;
   const uint32_t ring = g.id() % d->cache.nrings;
-  const uint64_t plan = gread_plan(g, &fi, pos, end, ring);
-  ssize_t got;
-  if ((end - 1) / S != pos / S) {
-    got = gread_pages(g, fd, pos, end, (uint8_t *)buf, ring, plan);
-  } else {
-    /* one page, and no readahead to load: a cached page is copied without
-     * a round */
-    const uint32_t f = (plan & GPUFS_RA_SYNC) ? GPUFS_NIL : gpufs_round_hit_one(g, &fi, pos / S, ring);
-    if (f == GPUFS_NIL) {
-      got = gread_rounds(g, fd, offset, size, buf, gpufs_ra_extra(plan));
-    } else {
-      gpufs_group_copy(buf, gpufs_frame_data(&d->cache, f) + pos % S, (size_t)(end - pos), g.rank(),
-                       g.size());
-      g.sync(); /* every thread's copy is done before the unpin */
-      if (g.rank() == 0) gpufs_frame_unpin(&d->cache, f);
-      got = (ssize_t)(end - pos);
-    }
-  }
-  /* the next window goes out after the request's own pages */
-  if (got > 0 && gpufs_ra_post_n(plan)) gread_post(g, &fi, plan, ring);
-  return got;
+  const uint32_t ahead = gread_plan(g, &fi, pos, end, ring);
+  if ((end - 1) / S != pos / S) return gread_pages(g, fd, pos, end, (uint8_t *)buf, ring, ahead);
+  /* one page, and no readahead due: a cached page is copied without a
+   * round */
+  const uint32_t f = ahead ? GPUFS_NIL : gpufs_round_hit_one(g, &fi, pos / S, ring);
+  if (f == GPUFS_NIL) return gread_rounds(g, fd, offset, size, buf, ahead);
+  gpufs_group_copy(buf, gpufs_frame_data(&d->cache, f) + pos % S, (size_t)(end - pos), g.rank(), g.size());
+  g.sync(); /* every thread's copy is done before the unpin */
+  if (g.rank() == 0) gpufs_frame_unpin(&d->cache, f);
+  return (ssize_t)(end - pos);
 }
 
 __device__ ssize_t gread(int fd, int64_t offset, size_t size, void *buf)

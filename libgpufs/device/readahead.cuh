@@ -56,7 +56,6 @@
 #include "include/gpufs.cuh"
 #include "libgpufs/common/atomics.h"
 #include "libgpufs/device/internal.cuh"
-#include "libgpufs/device/round.cuh"
 
 #define GPUFS_RA_PAGE_MASK ((1ull << 40) - 1)
 #define GPUFS_RA_NEXT_MASK ((1ull << 48) - 1)
@@ -69,26 +68,15 @@ __device__ __forceinline__ uint64_t gpufs_ra_tag(uint32_t cid, uint32_t gid, uin
   return (uint64_t)((h >> 16) | 1u);
 }
 
-/* What a gread does ahead of its request (gpufs_ra_plan), packed in one
- * word for the group's broadcast: */
-#define GPUFS_RA_SYNC (1ull << 56) /* the extra pages must load: the call takes
-                                      a round even if its own pages are cached */
-__device__ __forceinline__ uint64_t gpufs_ra_post_first(uint64_t plan) { return plan & GPUFS_RA_PAGE_MASK; }
-/* pages to post from gpufs_ra_post_first without waiting (gpufs_ra_post) */
-__device__ __forceinline__ uint32_t gpufs_ra_post_n(uint64_t plan) { return (uint32_t)(plan >> 40) & 0xffu; }
-/* pages after the request that the request's last round takes: loads them
- * if missing, finishes them if posted */
-__device__ __forceinline__ uint32_t gpufs_ra_extra(uint64_t plan) { return (uint32_t)(plan >> 48) & 0xffu; }
-
-/* The plan of a gread of pages [first, last] of fi (see the top).  chunk is
- * the group's round size (the extra pages are cut to what the request's
- * last round can take).  Called by the group's first thread; the others
- * get the answer by broadcast. */
-__device__ __forceinline__ uint64_t gpufs_ra_plan(uint32_t gid, const struct gpufs_fdinfo *fi,
+/* How many pages after the request's last page the round that ends the
+ * request should load: 0 for none.  chunk is the group's round size (so the
+ * window is cut to what that round can take).  Called by the group's first
+ * thread; the others get the answer by broadcast.  first and last are the
+ * request's first and last page. */
+__device__ __forceinline__ uint32_t gpufs_ra_plan(uint32_t gid, const struct gpufs_fdinfo *fi,
                                                   uint64_t first, uint64_t last, uint32_t chunk)
 {
-  const struct gpufs_dev *d = fi->d;
-  const struct gpufs_ra_ref *ra = &d->ra;
+  const struct gpufs_ra_ref *ra = &fi->d->ra;
   if (ra->max_pages == 0 || fi->advice == GPUFS_FADV_RANDOM) return 0;
   uint64_t *slot = ra->slots + 2ull * ((gid + fi->cid * GPUFS_RA_FILE_STRIDE) & (ra->nslots - 1));
   const uint64_t tag = gpufs_ra_tag(fi->cid, gid, ra->nslots);
@@ -100,23 +88,13 @@ __device__ __forceinline__ uint64_t gpufs_ra_plan(uint32_t gid, const struct gpu
   uint64_t ra_end = mine ? (w1 & GPUFS_RA_PAGE_MASK) : 0;
   const bool seq = fi->advice == GPUFS_FADV_SEQUENTIAL || first == 0 ||
                    (mine && (first == next || first + 1 == next));
-  /* relaxed: reg was published with the entry's OPEN (gnode.h) */
-  const bool async = ra->async && gpufs_ld_relaxed_u64_dev(&gpufs_node_of(d, fi->fd)->reg) == 0;
-  const uint32_t max = ra->max_pages;
-  const uint64_t req = last - first + 1;
-  const uint64_t npages = (fi->size + d->cache.page_size - 1) / d->cache.page_size;
-  /* what the request's last round leaves of its chunk, within the file */
-  const uint64_t in_last = (last - first) % chunk + 1;
-  uint64_t room = chunk - in_last;
-  if (room > npages - 1 - last) room = npages - 1 - last;
-  uint64_t plan = 0;
+  uint32_t take = 0;
   if (!seq) {
     window = 0;
     ra_end = 0;
-  } else if (last >= ra_end || (async && 2 * (ra_end - last - 1) < (window > req ? window - req : 0))) {
-    /* the prefetched pages are used up (sync), or fewer than half of what
-     * the window keeps ahead are left (async: the marker) */
-    const bool fresh = last >= ra_end;
+  } else if (last >= ra_end) { /* the prefetched pages are used up */
+    const uint32_t max = ra->max_pages;
+    const uint64_t req = last - first + 1;
     if (window == 0)
       window = fi->advice == GPUFS_FADV_SEQUENTIAL || 4 * req >= max ? max : (uint32_t)(4 * req);
     else
@@ -124,74 +102,17 @@ __device__ __forceinline__ uint64_t gpufs_ra_plan(uint32_t gid, const struct gpu
     /* the window counts from the request's first page, as Linux's does: a
      * request as large as the window is its own readahead */
     const uint64_t ahead = window > req ? window - req : 0;
-    if (async) {
-      const uint64_t from = fresh ? last + 1 : ra_end;
-      const uint64_t to_want = last + 1 + ahead;
-      uint64_t n = to_want > from ? to_want - from : 0;
-      if (from >= npages) n = 0;
-      else if (n > npages - from) n = npages - from;
-      if (n > chunk) n = chunk; /* one round's worth a call: a larger window
-                                   fills up over the next markers */
-      plan = (from & GPUFS_RA_PAGE_MASK) | (n << 40);
-      if (!fresh) { /* the pages posted before: the request's round finishes them */
-        const uint64_t left = ra_end - last - 1;
-        plan |= (uint64_t)(left < room ? left : room) << 48;
-      }
-      ra_end = from + n;
-    } else {
-      const uint32_t take = (uint32_t)(room < ahead ? room : ahead);
-      plan = take ? (uint64_t)take << 48 | GPUFS_RA_SYNC : 0;
-      ra_end = last + 1 + take;
-    }
-  } else if (async) {
-    /* inside the posted pages: a round the request takes anyway (its first
-     * page is still loading) finishes the posted ones after it */
-    const uint64_t left = ra_end - last - 1;
-    plan = (uint64_t)(left < room ? left : room) << 48;
+    /* what the request's last round leaves of its chunk, within the file */
+    const uint64_t in_last = (last - first) % chunk + 1;
+    const uint64_t npages = (fi->size + fi->d->cache.page_size - 1) / fi->d->cache.page_size;
+    uint64_t room = chunk - in_last;
+    if (room > npages - 1 - last) room = npages - 1 - last;
+    take = (uint32_t)(room < ahead ? room : ahead);
+    ra_end = last + 1 + take;
   }
   gpufs_st_relaxed_u64_dev(&slot[0], tag << 48 | (last + 1));
   gpufs_st_relaxed_u64_dev(&slot[1], tag << 48 | (uint64_t)window << 40 | (ra_end & GPUFS_RA_PAGE_MASK));
-  return plan;
+  return take;
 }
-
-/* ---- asynchronous readahead (async.cu) ---- */
-
-/* Post the READs of the missing ones of pages [p0, p0 + n) of fi (n <=
- * GPUFS_CHUNK) without waiting: each gets a LOADING frame, unpinned, that
- * carries its ticket (gpufs_frame.aticket) until a group finishes it.
- * Pages cached, being loaded or without a frame are left alone; nothing is
- * posted while the queue holds a quarter of its slots in such loads.  The
- * whole meta warp calls it, converged; synchronizes nothing else. */
-__device__ void gpufs_ra_post(const struct gpufs_fdinfo *fi, uint64_t p0, uint32_t n, uint32_t ring);
-
-/* Claim the end of frame f's posted load (f LOADING, pinned by the caller
- * or found through its ticket's slot): 0 when there is none or another
- * group claimed it first; else its ticket + 1, and the caller must finish
- * the load (wait for the ticket, copy its staging, release the slot,
- * publish the frame).  Counted in ring's ra_adopted.  One thread. */
-__device__ uint64_t gpufs_ra_claim(const struct gpufs_dev *d, uint32_t f, uint32_t ring);
-
-/* A group whose allocation found no frame finishes the posted loads of its
- * ring (each thread some of them, alone): posted frames are LOADING, which
- * no allocation takes, and their groups may never read them.  Every thread
- * of the group calls it with its rank and the group's size; synchronizes
- * nothing. */
-__device__ void gpufs_ra_unstick(const struct gpufs_dev *d, uint32_t ring, uint32_t rank,
-                                 uint32_t size);
-
-/* A loading lane of a round that claimed a posted load (gpufs_round_fetch):
- * its own load (READ posted with r->ticket, frame LOADING and pinned) is
- * left as a posted one, and the lane's page becomes GPUFS_GET_NOFRAME
- * (wanted: the caller retries it) or nothing (a readahead page).  One
- * lane. */
-__device__ void gpufs_ra_repost(const struct gpufs_dev *d, struct gpufs_round *r, bool wanted,
-                                uint32_t ring);
-
-/* An adopting lane of gpufs_round_fetch: wait for the claimed ticket and
- * return the page's bytes (or -errno) as a loader would; with nofetch (a
- * writer fills the page whole, or it lies past the end) a failed read is
- * 0 bytes. */
-__device__ int64_t gpufs_ra_adopted_result(const struct gpufs_dev *d, struct gpufs_round *r,
-                                           bool nofetch);
 
 #endif /* GPUFS_DEVICE_READAHEAD_CUH */

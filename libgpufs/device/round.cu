@@ -3,7 +3,7 @@
  * allocate, look in the peers' caches, ask the host) and phase D (publish,
  * release, wait for others).
  */
-#include "libgpufs/device/readahead.cuh"
+#include "libgpufs/device/round.cuh"
 
 __device__ int64_t gpufs_round_fetch(const struct gpufs_fdinfo *fi, uint64_t p0, uint32_t np,
                                      uint32_t nwant, uint32_t ring, uint32_t nofetch,
@@ -12,15 +12,9 @@ __device__ int64_t gpufs_round_fetch(const struct gpufs_fdinfo *fi, uint64_t p0,
   const struct gpufs_dev *d = fi->d;
   const uint32_t j = gpufs_lane();
   const uint32_t S = d->cache.page_size;
-  /* a page another group posted and left (async.cu): claimed below, once
-   * this round's own requests hold their slots */
-  bool posted = false;
   if (j < np) {
     r->kind = gpufs_cache_get(&d->cache, gpufs_key(fi->cid, p0 + j), fi->version, ring, &r->frame);
-    /* relaxed: a look; the claim acquires */
-    posted = r->kind == GPUFS_GET_WAIT &&
-             gpufs_ld_relaxed_u64_dev(&d->cache.frames[r->frame].aticket) != 0;
-    if (j >= nwant && r->kind != GPUFS_GET_LOAD && !posted) {
+    if (j >= nwant && r->kind != GPUFS_GET_LOAD) {
       /* readahead of a page that is cached, on its way or without a frame:
        * nothing to do, nothing to wait for */
       if (r->kind == GPUFS_GET_HIT || r->kind == GPUFS_GET_WAIT)
@@ -63,49 +57,22 @@ __device__ int64_t gpufs_round_fetch(const struct gpufs_fdinfo *fi, uint64_t p0,
       : r->peer_frame == GPUFS_NIL
           ? 0
           : (int64_t)gpufs_ld_relaxed_u32_dev(&r->peer->cache.frames[r->peer_frame].len);
-  const uint32_t loaders = __ballot_sync(GPUFS_FULL_MASK, fetch);
-  int64_t res = 0;
-  if (loaders) {
-    uint64_t t0 = 0;
-    if (j == 0) t0 = gpufs_q_reserve(&d->q, (uint32_t)__popc(loaders));
-    t0 = __shfl_sync(GPUFS_FULL_MASK, t0, 0);
-    if (fetch) {
-      r->ticket = t0 + (uint64_t)__popc(loaders & gpufs_lanemask_lt());
-      res = gpufs_q_wait_free(&d->q, r->ticket);
-      if (res == 0) {
-        r->owned = true;
-        const struct gpufs_req req = {GPUFS_OP_READ, fi->hfid, (p0 + j) * S, S, 0};
-        gpufs_q_fill(gpufs_q_slot(&d->q, r->ticket), &req);
-        gpufs_q_post(&d->q, r->ticket);
-      }
-    }
-  }
-  /* Claims come after this round's slots are held, and a round that
-   * claims one waits for no ticket of its own: it posts its own loads as
-   * posted ones instead (gpufs_ra_repost).  Tickets are waited for oldest
-   * first everywhere else (a slot's next owner waits for its last); a
-   * claimed ticket is old, and holding it while waiting for a slot or a
-   * newer answer could close a cycle through a poster that waits for its
-   * slot. */
-  if (posted) {
-    const uint64_t t1 = gpufs_ra_claim(d, r->frame, ring);
-    if (t1) {
-      r->kind = GPUFS_GET_LOAD;
-      r->ticket = t1 - 1;
-      r->owned = true;
-      r->adopted = true;
-    } else if (j >= nwant) { /* someone else finishes it */
-      gpufs_frame_unpin(&d->cache, r->frame);
-      r->kind = 0;
-      r->frame = GPUFS_NIL;
-    }
-  }
-  if (__ballot_sync(GPUFS_FULL_MASK, r->adopted) != 0) {
-    if (fetch && r->owned) gpufs_ra_repost(d, r, j < nwant, ring);
-    if (r->adopted) return gpufs_ra_adopted_result(d, r, (nofetch >> j) & 1u);
-    return fetch ? res : direct_len;
-  }
+  uint32_t loaders = __ballot_sync(GPUFS_FULL_MASK, fetch);
+  if (loaders == 0) return direct_len;
+  uint64_t t0 = 0;
+  if (j == 0) t0 = gpufs_q_reserve(&d->q, (uint32_t)__popc(loaders));
+  t0 = __shfl_sync(GPUFS_FULL_MASK, t0, 0);
   if (!fetch) return direct_len;
+
+  r->ticket = t0 + (uint64_t)__popc(loaders & gpufs_lanemask_lt());
+  struct gpufs_slot *s = gpufs_q_slot(&d->q, r->ticket);
+  int64_t res = gpufs_q_wait_free(&d->q, r->ticket);
+  if (res == 0) {
+    r->owned = true;
+    const struct gpufs_req req = {GPUFS_OP_READ, fi->hfid, (p0 + j) * S, S, 0};
+    gpufs_q_fill(s, &req);
+    gpufs_q_post(&d->q, r->ticket);
+  }
   /* Only the lane with the round's last ticket polls host memory at first:
    * a worker completes a run's tickets in order, so when the last is done
    * the others usually are too.  Many lanes polling over PCIe would compete
@@ -118,26 +85,13 @@ __device__ int64_t gpufs_round_fetch(const struct gpufs_fdinfo *fi, uint64_t p0,
     r->owned = false; /* stopped: a worker may still write the slot; never hand it on */
     return res;
   }
-  return gpufs_ld_relaxed_i64_sys(&gpufs_q_slot(&d->q, r->ticket)->result);
+  return gpufs_ld_relaxed_i64_sys(&s->result);
 }
 
-__device__ int64_t gpufs_round_settle(const struct gpufs_dev *d, struct gpufs_round *r,
-                                      uint32_t ring)
+__device__ int64_t gpufs_round_settle(const struct gpufs_dev *d, struct gpufs_round *r)
 {
   switch (r->kind) {
   case GPUFS_GET_LOAD:
-    if (r->adopted && r->owned && r->status < 0) {
-      /* a posted load that failed (its file closed and the READ refused,
-       * -ESTALE, or a host error) is dropped, not reported: the caller
-       * retries the page, and a load of its own says what is wrong */
-      gpufs_q_release(&d->q, r->ticket);
-      gpufs_frame_failed(&d->cache, r->frame, GPUFS_FRAME_DROPPED);
-      gpufs_frame_unpin(&d->cache, r->frame);
-      r->frame = GPUFS_NIL;
-      r->kind = GPUFS_GET_NOFRAME;
-      gpufs_add_relaxed_u64_dev(&d->cache.stats[ring].ra_retries, 1ull);
-      return 0;
-    }
     if (r->owned) gpufs_q_release(&d->q, r->ticket);
     /* the group's copy out of the peer's frame is done (C's barrier) */
     if (r->peer_frame != GPUFS_NIL) gpufs_frame_unpin(&r->peer->cache, r->peer_frame);
@@ -146,15 +100,6 @@ __device__ int64_t gpufs_round_settle(const struct gpufs_dev *d, struct gpufs_ro
     return r->status;
   case GPUFS_GET_WAIT: {
     int w = gpufs_frame_wait(&d->cache, r->frame, &d->q.hdr->state, GPUFS_Q_STOPPED);
-    if (w == GPUFS_FRAME_POSTED) {
-      /* its loader posted it and left (async.cu): the caller retries the
-       * page as one without a frame, and that round finishes the load */
-      gpufs_frame_unpin(&d->cache, r->frame);
-      r->frame = GPUFS_NIL;
-      r->kind = GPUFS_GET_NOFRAME;
-      gpufs_add_relaxed_u64_dev(&d->cache.stats[ring].ra_retries, 1ull);
-      return 0;
-    }
     if (w) return w;
     return gpufs_ld_relaxed_u32_dev(&d->cache.frames[r->frame].len);
   }

@@ -87,7 +87,6 @@ struct gpufs_round {
   int32_t kind;
   uint64_t ticket;
   bool owned; /* the lane holds the ticket's slot */
-  bool adopted; /* the load is a posted one this round finishes (async.cu) */
   const struct gpufs_dev *peer; /* a load served from this instance's cache, */
   uint32_t peer_frame;          /* frame, pinned until D (else GPUFS_NIL) */
   uint64_t reg_src; /* a load served from a registered file's mapping: the
@@ -109,12 +108,8 @@ __device__ int64_t gpufs_round_fetch(const struct gpufs_fdinfo *fi, uint64_t p0,
                                      struct gpufs_round *r);
 
 /* Phase D for one meta lane (any subset of the meta warp may call it; it
- * synchronizes nothing): the page's status.  A page another group was
- * loading that turned out to be a posted load (async.cu) becomes
- * GPUFS_GET_NOFRAME, unpinned: the caller retries it, and that round
- * finishes the load. */
-__device__ int64_t gpufs_round_settle(const struct gpufs_dev *d, struct gpufs_round *r,
-                                      uint32_t ring);
+ * synchronizes nothing): the page's status. */
+__device__ int64_t gpufs_round_settle(const struct gpufs_dev *d, struct gpufs_round *r);
 
 /* Pages a round may take in ring `ring`: at most a quarter of the ring, so
  * that groups sharing a small ring all make progress.  Any thread. */
@@ -194,7 +189,6 @@ __device__ __forceinline__ void gpufs_round_load(G g, const struct gpufs_fdinfo 
   r->kind = 0;
   r->ticket = 0;
   r->owned = false;
-  r->adopted = false;
   r->peer = NULL;
   r->peer_frame = GPUFS_NIL;
   r->reg_src = 0;
@@ -251,11 +245,8 @@ __device__ __forceinline__ void gpufs_round_load(G g, const struct gpufs_fdinfo 
   }
   const uint64_t t2 = gpufs_cycles();
   if (g.meta()) { /* D */
-    r->status = gpufs_round_settle(d, r, ring);
+    r->status = gpufs_round_settle(d, r);
     g.put64(GPUFS_V64_STATUS, (uint64_t)r->status);
-    /* a wait may have turned into a retry (NOFRAME); nobody reads the
-     * kinds between the sync after A and the one below */
-    g.put32(GPUFS_V32_KIND, (uint32_t)r->kind);
   }
   g.sync();
   if (g.rank() == 0) {

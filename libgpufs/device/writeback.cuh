@@ -22,7 +22,7 @@
 #ifndef GPUFS_DEVICE_WRITEBACK_CUH
 #define GPUFS_DEVICE_WRITEBACK_CUH
 
-#include "libgpufs/device/readahead.cuh"
+#include "libgpufs/device/round.cuh"
 
 /* What one meta lane holds about its frame during a write-back. */
 struct gpufs_wb {
@@ -304,7 +304,6 @@ __device__ int64_t gpufs_stall(G g, const struct gpufs_dev *d, uint32_t ring, ui
     if (rc < 0) return rc; /* it cannot be written back: say why */
     if (rc == 0) *since = 0; /* dirty frames are being written back: not stuck */
   }
-  gpufs_ra_unstick(d, ring, g.rank(), g.size()); /* posted loads fill it, maybe */
   return gpufs_round_stalled(g, d, since);
 }
 

@@ -122,8 +122,6 @@ void gpufs_instance_destroy(struct gpufs_instance *in)
   cudaFree(d->maps.lock);
   cudaFree(d->maps.live);
   cudaFree(d->ra.slots);
-  cudaFree(d->ra.posted);
-  cudaFree(d->ra.pending);
   cudaFree(d->q.tail);
   cudaFree(d->q.free_seq);
   cudaFree(in->dev_staging);
@@ -272,17 +270,10 @@ static int ra_init(struct gpufs_instance *in)
   struct gpufs_ra_ref *ra = &in->dev.ra;
   int rc = 0;
   uint32_t w = in->cfg.readahead_max / in->cfg.page_size;
-  const uint32_t cap = in->cfg.readahead_async ? GPUFS_RA_ASYNC_MAX : GPUFS_CHUNK;
-  ra->max_pages = w < cap ? w : cap;
+  ra->max_pages = w < GPUFS_CHUNK ? w : GPUFS_CHUNK;
   ra->nslots = GPUFS_RA_SLOTS;
-  ra->async = in->cfg.readahead_async;
   CU(cudaMalloc((void **)&ra->slots, 2ull * ra->nslots * sizeof(uint64_t)));
   CU(cudaMemset(ra->slots, 0, 2ull * ra->nslots * sizeof(uint64_t)));
-  /* queue_init ran first: one record per queue slot */
-  CU(cudaMalloc((void **)&ra->posted, (size_t)in->dev.q.nslots * sizeof(uint32_t)));
-  CU(cudaMemset(ra->posted, 0, (size_t)in->dev.q.nslots * sizeof(uint32_t)));
-  CU(cudaMalloc((void **)&ra->pending, sizeof(uint32_t)));
-  CU(cudaMemset(ra->pending, 0, sizeof(uint32_t)));
 fail:
   return rc;
 }

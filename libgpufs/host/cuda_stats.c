@@ -76,11 +76,7 @@ int gpufs_instance_stats(const struct gpufs_instance *in, const struct gpufs_dae
   for (uint32_t r = 0; r < n; r++) {
     for (int k = 0; k < 4; k++) phase[k] += rings[r].phase_cycles[k];
     st->rounds += rings[r].rounds;
-    st->ra_pages += rings[r].ra_pages + rings[r].ra_posted;
-    st->ra_posted += rings[r].ra_posted;
-    st->ra_adopted += rings[r].ra_adopted;
-    st->ra_wrapped += rings[r].ra_wrapped;
-    st->ra_retries += rings[r].ra_retries;
+    st->ra_pages += rings[r].ra_pages;
     st->peer_hits += rings[r].peer_hits;
     st->reg_pages += rings[r].reg_pages;
     st->hits += rings[r].hits;

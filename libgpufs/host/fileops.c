@@ -69,7 +69,6 @@ uint32_t gpufs_merge_len(const struct gpufs_ticket *t, uint32_t avail, uint32_t 
   uint32_t n = 1;
   if (!req_valid(&t[0], stride)) return 1;
   while (n < avail && t[n].req.op == t[0].req.op && t[n].req.hfid == t[0].req.hfid &&
-         t[n].req.arg == t[0].req.arg &&
          t[n - 1].req.len == stride && t[n].req.offset == t[n - 1].req.offset + stride &&
          req_valid(&t[n], stride))
     n++;
@@ -142,14 +141,6 @@ static int move_begin(const struct gpufs_fileops *fo, int write, struct gpufs_ti
     return -1;
   }
   m->cached = pc && pc->hfid == hfid;
-  /* a READ that names its file's cid (a posted readahead, which may be
-   * served after its descriptor was closed and the hfid given to another
-   * file) reads only that file */
-  if (!write && t[0].req.arg != 0 && gpufs_hostfiles_cid(fo->files, hfid) != t[0].req.arg) {
-    for (uint32_t j = 0; j < n; j++) t[j].reply.result = -ESTALE;
-    if (!m->cached) gpufs_hostfiles_unpin(fo->files, hfid);
-    return -1;
-  }
   /* A run this long comes from a sequential reader (readahead, or large
    * calls): ask the host to read the file ahead too, once per open file,
    * unless the GPU's caller gave advice of its own (gfadvise). */

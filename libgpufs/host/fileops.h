@@ -46,9 +46,8 @@ struct gpufs_fileops {
 void gpufs_io_defaults(struct gpufs_io_ops *io);
 
 /* How many tickets from t[0] one pread or pwrite serves: the same op on the
- * same file with the same arg (a READ's arg, when not 0, is the cid it must
- * find behind its hfid, else -ESTALE: a posted readahead), each next one
- * right after a full page, so its bytes lie where its slot's staging is. */
+ * same file, each next one right after a full page, so its bytes lie where
+ * its slot's staging is. */
 uint32_t gpufs_merge_len(const struct gpufs_ticket *t, uint32_t avail, uint32_t stride);
 
 /* Serve n merged WRITEs t[0..n) whose first slot is s, with one pwrite

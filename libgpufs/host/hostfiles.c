@@ -43,7 +43,6 @@ struct hf_entry {
   uint64_t unstarted; /* bytes the daemon wrote since it last started the
                          write-out (write_behind): atomics only */
   uint64_t dev, ino; /* the file's, set under the lock with OPEN */
-  uint32_t cid;      /* its cache identity, set with OPEN (gpufs_hostfiles_cid) */
   uint32_t map;      /* enum hf_map (read_engine map): atomics only */
   void *map_addr;    /* set by the mapper before MAP_LIVE; unmapped by */
   uint64_t map_len;  /* the entry's last user (hf_retire) */
@@ -277,7 +276,6 @@ int gpufs_hostfiles_open(struct gpufs_hostfiles *hf, const char *path, int flags
     e->fd = fd;
     e->dev = (uint64_t)st.st_dev;
     e->ino = (uint64_t)st.st_ino;
-    e->cid = id->cid;
     gpufs_st_relaxed_u32_dev(&e->advised, 0u);
     gpufs_st_relaxed_u64_dev(&e->unstarted, 0ull);
     gpufs_st_relaxed_u32_dev(&e->map, MAP_NONE);
@@ -305,12 +303,6 @@ int gpufs_hostfiles_advise_once(struct gpufs_hostfiles *hf, int32_t hfid)
   struct hf_entry *e = hf_entry(hf, hfid);
   /* relaxed: the flag publishes nothing; one caller of all gets the 0 */
   return e && gpufs_xchg_relaxed_u32_dev(&e->advised, 1u) == 0;
-}
-
-uint32_t gpufs_hostfiles_cid(struct gpufs_hostfiles *hf, int32_t hfid)
-{
-  struct hf_entry *e = hf_entry(hf, hfid);
-  return e ? e->cid : 0; /* set before the release of OPEN, read after a pin */
 }
 
 int gpufs_hostfiles_written(struct gpufs_hostfiles *hf, int32_t hfid, uint64_t bytes,

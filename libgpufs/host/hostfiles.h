@@ -114,9 +114,6 @@ const uint8_t *gpufs_hostfiles_map(struct gpufs_hostfiles *hf, int32_t hfid, uin
  * after: who gives the file's host readahead advice, once (fileops.c). */
 int gpufs_hostfiles_advise_once(struct gpufs_hostfiles *hf, int32_t hfid);
 
-/* The cache identity of pinned hfid's file (what its open returned). */
-uint32_t gpufs_hostfiles_cid(struct gpufs_hostfiles *hf, int32_t hfid);
-
 /* The daemon wrote `bytes` more to pinned hfid's file.  1 for the one
  * caller whose bytes bring those written since the last 1 to `every` or
  * more (it starts the kernel's write-out of the file: write_behind), else

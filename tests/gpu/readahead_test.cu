@@ -5,8 +5,6 @@
  * (off for RANDOM, largest at once for SEQUENTIAL, off with readahead_max
  * 0), a prefetched page of a file open for writing never hides a write, and
  * readahead in a cache smaller than the data evicts without failing.
- * Each with readahead_async on (windows posted without waiting, async.cu)
- * and off ("_sync": windows loaded in the read's round).
  */
 #include <algorithm>
 #include <tuple>
@@ -24,8 +22,8 @@ __global__ void ra_one_read(int fd, int advice, uint64_t off, uint8_t *buf, int6
   }
 }
 
-/* (page size, transfer path, readahead_async) */
-class ReadaheadTest : public ::testing::TestWithParam<std::tuple<uint32_t, uint32_t, uint32_t>> {
+/* (page size, transfer path) */
+class ReadaheadTest : public ::testing::TestWithParam<std::tuple<uint32_t, uint32_t>> {
 protected:
   tdir dir;
   uint32_t page = 0;
@@ -41,7 +39,6 @@ protected:
     struct gpufs_config c = small_config(page, cache);
     c.xfer = std::get<1>(GetParam());
     c.readahead_max = ra_max;
-    c.readahead_async = std::get<2>(GetParam());
     c.nrings = nrings;
     ASSERT_EQ(0, gpufs_start(&c)) << gpufs_error_detail();
   }
@@ -142,17 +139,14 @@ TEST_P(ReadaheadTest, SequentialAdviceStartsAtTheLargestWindow)
   ASSERT_EQ(0, gpufs_get_stats(&st));
   EXPECT_EQ(0ull, st.ra_pages) << "a lone read in the middle";
   /* advised SEQUENTIAL: the largest window at once (1 MiB, at most 32
-   * pages, the request's one included; posted: at most 128 pages, a round's
-   * worth, 32 pages, at once) */
+   * pages, the request's one included) */
   ra_one_read<<<1, 64>>>(fd, GPUFS_FADV_SEQUENTIAL, 50ull * page + 7, buf, ret);
   CUDA_OK(cudaDeviceSynchronize()); /* DMA: see docs/config.md on waiting with cudaMemcpy */
   CUDA_OK(cudaMemcpy(r, ret, sizeof(r), cudaMemcpyDeviceToHost));
   EXPECT_EQ(0, r[0]);
   EXPECT_EQ(100, r[1]);
   ASSERT_EQ(0, gpufs_get_stats(&st));
-  const bool async = std::get<2>(GetParam()) != 0;
-  const uint64_t window = async ? std::min<uint64_t>(std::min<uint64_t>((1u << 20) / page, 128) - 1, 32)
-                                : std::min<uint64_t>((1u << 20) / page, 32) - 1;
+  const uint64_t window = std::min<uint64_t>((1u << 20) / page, 32) - 1;
   EXPECT_EQ(window, st.ra_pages);
   std::vector<uint8_t> got(100);
   CUDA_OK(cudaMemcpy(got.data(), buf, 100, cudaMemcpyDeviceToHost));
@@ -297,10 +291,8 @@ TEST_P(ReadaheadTest, CacheSmallerThanDataEvictsAndReadsRight)
 INSTANTIATE_TEST_SUITE_P(Pages, ReadaheadTest,
                          ::testing::Combine(::testing::Values(4096u, 65536u),
                                             ::testing::Values((uint32_t)GPUFS_XFER_PULL,
-                                                              (uint32_t)GPUFS_XFER_DMA),
-                                            ::testing::Values(1u, 0u)),
+                                                              (uint32_t)GPUFS_XFER_DMA)),
                          [](const ::testing::TestParamInfo<ReadaheadTest::ParamType> &i) {
                            return std::to_string(std::get<0>(i.param) / 1024) + "K_" +
-                                  (std::get<1>(i.param) == GPUFS_XFER_PULL ? "pull" : "dma") +
-                                  (std::get<2>(i.param) ? "" : "_sync");
+                                  (std::get<1>(i.param) == GPUFS_XFER_PULL ? "pull" : "dma");
                          });

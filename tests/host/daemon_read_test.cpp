@@ -325,38 +325,6 @@ TEST_P(DaemonRead, ReadsAfterACloseInOneBatchFindItClosed)
   EXPECT_EQ(0, client_close(*q, b.hfid));
 }
 
-/* A READ that names a cid (a posted readahead, which may be served after
- * its file was closed and its hfid given to another) is served only while
- * the hfid still names that file, else -ESTALE; READs with different args
- * are never merged into one host read. */
-TEST_P(DaemonRead, ReadNamingItsFileIsRefusedForAnother)
-{
-  TestFile f = make_file("named", 4 * kStride, 9, false);
-  uint64_t out[4];
-  const int32_t h = (int32_t)client_open(*q, f.path, O_RDONLY, out);
-  ASSERT_GE(h, 0);
-  const uint32_t cid = (uint32_t)out[1];
-  ASSERT_NE(0u, cid);
-  Request good = read_req(h, kStride, kStride), bad = read_req(h, 2 * kStride, kStride);
-  good.arg = cid;
-  bad.arg = cid + 1;
-  ASSERT_EQ(0, client_run(*q, &good, 1));
-  expect_read_ok(good, f.size, f.seed);
-  ASSERT_EQ(0, client_run(*q, &bad, 1));
-  EXPECT_EQ(-ESTALE, bad.result);
-  std::vector<Request> reqs;
-  for (uint32_t i = 0; i < 4; i++) {
-    reqs.push_back(read_req(h, (uint64_t)i * kStride, kStride));
-    if (i >= 2) reqs.back().arg = cid;
-  }
-  gpufs_daemon_stats before = stats();
-  ASSERT_EQ(0, client_run(*q, reqs.data(), 4, true));
-  gpufs_daemon_stats after = stats();
-  for (auto &r : reqs) expect_read_ok(r, f.size, f.seed);
-  EXPECT_EQ(2u, after.preads - before.preads) << "pages 0-1 and 2-3: two runs";
-  EXPECT_EQ(0, client_close(*q, h));
-}
-
 INSTANTIATE_TEST_SUITE_P(Transport, DaemonRead, ::testing::Values(0, 1, 2, 3, 4, 5),
                          [](const ::testing::TestParamInfo<int> &i) {
                            return std::string(i.param & 1 ? "Dma" : "Pull") +

@@ -1,7 +1,7 @@
 /*
  * driver.cu - gpufs_bench's libgpufs runs: the plan of workloads, one
- * gpufs_start / gpufs_stop each, and their rows; plus the progress and
- * watchdog helpers that bench/main.cu shares.
+ * gpufs_start / gpufs_stop each, and their rows.  The progress and
+ * watchdog helpers that bench/main.cu shares are bench/progress.cu.
  *
  * The plan itself (which configurations, in which order) is bench/plan.c;
  * the registration around a registered job's kernel is bench/registered.cu;
@@ -19,8 +19,6 @@
 
 #include <errno.h>
 #include <math.h>
-#include <signal.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -40,71 +38,8 @@
 
 struct bench_state g_bench;
 
-/* ---------------- progress and watchdog ---------------- */
-
-void bench_progress(const char *fmt, ...)
-{
-  va_list ap;
-  fprintf(stderr, "[%6.1f s] ", bench_now() - g_bench.t_start);
-  va_start(ap, fmt);
-  vfprintf(stderr, fmt, ap);
-  va_end(ap);
-  fputc('\n', stderr);
-}
-
-static char g_watch_msg[512];
-
-static void bench_on_alarm(int sig)
-{
-  (void)sig;
-  /* write(2) is async-signal-safe, stdio is not */
-  if (write(2, g_watch_msg, strlen(g_watch_msg)) < 0)
-    _exit(4);
-  _exit(3);
-}
-
-void bench_watch(const char *step, double seconds)
-{
-  static int installed;
-  if (!installed) {
-    signal(SIGALRM, bench_on_alarm);
-    installed = 1;
-  }
-  alarm(0);
-  snprintf(g_watch_msg, sizeof(g_watch_msg),
-           "\ngpufs_bench: '%s' did not finish within %.0f s: giving up (rows measured "
-           "before it: %s)\n",
-           step, seconds, g_bench.opt.out ? g_bench.opt.out : "none kept, no --out");
-  if (seconds > 0)
-    alarm((unsigned)seconds + 1);
-}
-
-int bench_selected(const char *name)
-{
-  const char *p = g_bench.opt.only;
-  size_t len = strlen(name);
-  if (!p)
-    return !g_bench.opt.quick || strcmp(name, "cold") != 0; /* bench/plan.c says why */
-  while (*p) {
-    const char *comma = strchr(p, ',');
-    size_t n = comma ? (size_t)(comma - p) : strlen(p);
-    if (n == len && !strncmp(p, name, len))
-      return 1;
-    if (n == 3 && !strncmp(p, "hit", 3) && !strcmp(name, "seq"))
-      return 1; /* hit is measured by the seq runs */
-    p += n + (comma ? 1 : 0);
-  }
-  return 0;
-}
-
 #define BENCH_THREADS BENCH_BLOCK_THREADS
 
-void bench_write_path(char *buf, int len, const char *suffix)
-{
-  char sz[32];
-  snprintf(buf, (size_t)len, "%s/write_%s%s.bin", g_bench.opt.dir,
-           bench_fmt_size(g_bench.size, sz, sizeof(sz)), suffix);
-}
 
 /* ---------------- rows ---------------- */
 

@@ -40,7 +40,6 @@ struct bench_state g_bench;
 
 #define BENCH_THREADS BENCH_BLOCK_THREADS
 
-
 /* ---------------- rows ---------------- */
 
 struct bench_stat_field {

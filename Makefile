@@ -154,7 +154,7 @@ HOST_TESTS := $(BUILD)/tests/host_tests
 GPU_TESTS  := $(BUILD)/tests/gpu_tests
 BENCH_BIN  := $(BUILD)/bench/gpufs_bench
 
-.PHONY: all lib run test test-host test-gpu test-install sanitize bench bench-mgpu rodinia rodinia-quick collage collage-quick fsx install uninstall clean
+.PHONY: all lib run test test-host test-gpu test-install sanitize bench bench-mgpu probe rodinia rodinia-quick collage collage-quick fsx install uninstall clean
 .PHONY: mpi test-mpi semcache test-semcache
 all: lib $(SAMPLES) $(HOST_TESTS) $(GPU_TESTS) $(BENCH_BIN) $(RIO_BIN) $(COLLAGE_BIN) $(FSX_BIN)
 lib: $(LIB)
@@ -402,6 +402,15 @@ sanitize: $(GPU_TESTS)
 
 bench: $(BENCH_BIN)
 	$(BENCH_BIN) --out docs/results/latest.jsonl
+
+# How kernels' reads of pinned host memory fare beside host-memory polls and
+# host copies (needs a GPU; bench/probes/pull_probe.cu, docs/design.md 4).
+PROBE_BIN := $(BUILD)/bench/pull_probe
+$(PROBE_BIN): bench/probes/pull_probe.cu benchlib/cuda_check.h
+	$(call say,NVCC,$@)mkdir -p $(dir $@)
+	$(Q)$(NVCC) -O3 -std=c++17 -arch=$(CUDA_ARCH) $(INC) $< -o $@ --cudart static -lpthread
+probe: $(PROBE_BIN)
+	$(PROBE_BIN)
 
 # Every GPU at once (needs two or more; docs/multigpu.md): the mgpu rows
 # alone, with the device-0 baselines, and the multi-GPU tests.

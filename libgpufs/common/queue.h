@@ -23,6 +23,11 @@
  *   gpufs_q_read_reply, staging out           |
  *   free_seq[t%N] = t+N    (release, dev) ----+ (pairs with the wait of t+N)
  *
+ * The header's state (RUNNING, STOPPED) is copied into every slot's stop
+ * word (gpufs_q_set_state); GPU waits read a copy, never the header: many
+ * waiters reading one host word serialize on its line and starve the link
+ * (gpufs_q_stop_word).
+ *
  * Only stores and loads cross PCIe: no read-modify-write touches host memory
  * from the GPU.  Everything a producer needs is copied out of the slot before
  * free_seq releases it (the original GPUfs hung by reading a slot it had
@@ -96,7 +101,10 @@ struct gpufs_slot {
   uint32_t arg;      /* open flags */
   int64_t result;    /* >= 0 on success, else -errno */
   uint64_t out[4];   /* op-specific results, see enum gpufs_op */
-  uint64_t pad[6];
+  uint32_t stop;     /* a copy of hdr->state, host writes (gpufs_q_set_state):
+                        the stop word of the waits whose key is this slot */
+  uint32_t pad32;
+  uint64_t pad[5];
 };
 
 /* One request as its producer gives it: the fields of a slot that
@@ -119,7 +127,8 @@ struct gpufs_reply {
 
 struct gpufs_queue_hdr {
   uint64_t host_head; /* next ticket a worker claims; host threads only */
-  uint32_t state;     /* enum gpufs_qstate: host writes, GPU reads */
+  uint32_t state;     /* enum gpufs_qstate: host writes and reads; the GPU
+                         reads the slots' copies (gpufs_q_set_state) */
   uint32_t nslots;
   uint32_t stride;
   uint32_t pad0;
@@ -132,6 +141,7 @@ static_assert(sizeof(struct gpufs_queue_hdr) == 64, "header layout is part of th
 static_assert(__builtin_offsetof(struct gpufs_slot, req_seq) == 0, "req_seq first");
 static_assert(__builtin_offsetof(struct gpufs_slot, done_seq) == 8, "done_seq second");
 static_assert(__builtin_offsetof(struct gpufs_slot, result) == 40, "result at 40");
+static_assert(__builtin_offsetof(struct gpufs_slot, stop) == 80, "stop in the old padding");
 #else
 _Static_assert(sizeof(struct gpufs_slot) == 128, "slot layout is part of the ABI");
 _Static_assert(sizeof(struct gpufs_queue_hdr) == 64, "header layout is part of the ABI");
@@ -166,10 +176,34 @@ GPUFS_HD struct gpufs_slot *gpufs_q_slot(const struct gpufs_queue_ref *q, uint64
   return &q->slots[gpufs_q_index(q, t)];
 }
 
-GPUFS_HD int gpufs_q_stopped(const struct gpufs_queue_ref *q)
+/* Where a wait keyed `key` looks for the stop: the stop word of slot key mod
+ * nslots, one of nslots copies of the state, each in its slot's line.  One
+ * word read by every waiting group was measured to take the link down: on
+ * an H100, 1,056 warps reading one host word (about 1 M reads/s, however
+ * slowly each polled) cut kernels' reads of pinned host memory from 51 to
+ * 5.6 GB/s, while 27 M reads/s of 1,056 different lines cost 2%
+ * (bench/probes/pull_probe.cu; docs/results.md, 2026-11-27, sixth).  Waits for a ticket
+ * key it by the ticket, whose slot's line the waiter reads anyway; other
+ * waits by where they run (gpufs_q_stop_key_here, device). */
+GPUFS_HD const uint32_t *gpufs_q_stop_word(const struct gpufs_queue_ref *q, uint64_t key)
+{
+  return &q->slots[key % q->nslots].stop;
+}
+
+GPUFS_HD int gpufs_q_stopped(const struct gpufs_queue_ref *q, uint64_t key)
 {
   /* relaxed: a plain signal; nothing is published with it */
-  return gpufs_ld_relaxed_u32_sys(&q->hdr->state) == GPUFS_Q_STOPPED;
+  return gpufs_ld_relaxed_u32_sys((uint32_t *)gpufs_q_stop_word(q, key)) == GPUFS_Q_STOPPED;
+}
+
+/* Set the queue's state (enum gpufs_qstate) in its header and in every
+ * slot's stop word.  Host only (the daemon, the tests' queues).  Relaxed,
+ * as the state is: the callers say what orders it. */
+GPUFS_HD void gpufs_q_set_state(struct gpufs_queue_hdr *hdr, struct gpufs_slot *slots,
+                                uint32_t nslots, uint32_t state)
+{
+  for (uint32_t i = 0; i < nslots; i++) gpufs_st_relaxed_u32_sys(&slots[i].stop, state);
+  gpufs_st_relaxed_u32_sys(&hdr->state, state);
 }
 
 /* Take k consecutive tickets (k <= nslots).  Relaxed: the ticket orders
@@ -186,7 +220,7 @@ GPUFS_HD int gpufs_q_wait_free(const struct gpufs_queue_ref *q, uint64_t t)
   uint64_t *seq = &q->free_seq[gpufs_q_index(q, t)];
   /* spin relaxed (an acquire load costs an L1 invalidation on the GPU) */
   while (gpufs_ld_relaxed_u64_dev(seq) != t) {
-    if (++polls % GPUFS_STOP_CHECK == 0 && gpufs_q_stopped(q)) return -GPUFS_ESHUTDOWN;
+    if (++polls % GPUFS_STOP_CHECK == 0 && gpufs_q_stopped(q, t)) return -GPUFS_ESHUTDOWN;
     gpufs_pause(&ns, 2048);
   }
   /* acquire: pairs with gpufs_q_release of ticket t - nslots, so that
@@ -213,7 +247,7 @@ GPUFS_HD int gpufs_q_wait_done(const struct gpufs_queue_ref *q, uint64_t t)
   /* spin relaxed: thousands of waiting groups must not invalidate their
    * SMs' L1 at every poll */
   while (gpufs_ld_relaxed_u64_sys(done) != t + 1) {
-    if (++polls % GPUFS_STOP_CHECK == 0 && gpufs_q_stopped(q)) return -GPUFS_ESHUTDOWN;
+    if (++polls % GPUFS_STOP_CHECK == 0 && gpufs_q_stopped(q, t)) return -GPUFS_ESHUTDOWN;
     gpufs_pause(&ns, q->poll_max_ns);
   }
   /* acquire, system scope: pairs with the release in gpufs_q_complete, so

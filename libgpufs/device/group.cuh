@@ -35,6 +35,17 @@ __device__ __forceinline__ uint32_t gpufs_lane(void)
   return l;
 }
 
+/* A key that no two threads running at once share: the SM, the warp slot
+ * on it and the lane.  Waits that hold no ticket key their stop word with
+ * it (gpufs_q_stop_word), so that waiting threads read different lines. */
+__device__ __forceinline__ uint32_t gpufs_q_stop_key_here(void)
+{
+  uint32_t sm, warp;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+  asm volatile("mov.u32 %0, %%warpid;" : "=r"(warp));
+  return (sm * 64u + warp) * 32u + gpufs_lane();
+}
+
 __device__ __forceinline__ uint32_t gpufs_lanemask_lt(void)
 {
   uint32_t m;

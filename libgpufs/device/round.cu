@@ -99,7 +99,8 @@ __device__ int64_t gpufs_round_settle(const struct gpufs_dev *d, struct gpufs_ro
     else gpufs_frame_failed(&d->cache, r->frame, (int32_t)r->status);
     return r->status;
   case GPUFS_GET_WAIT: {
-    int w = gpufs_frame_wait(&d->cache, r->frame, &d->q.hdr->state, GPUFS_Q_STOPPED);
+    int w = gpufs_frame_wait(&d->cache, r->frame, gpufs_q_stop_word(&d->q, gpufs_q_stop_key_here()),
+                             GPUFS_Q_STOPPED);
     if (w) return w;
     return gpufs_ld_relaxed_u32_dev(&d->cache.frames[r->frame].len);
   }

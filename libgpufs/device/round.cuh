@@ -344,7 +344,7 @@ __device__ __forceinline__ int64_t gpufs_round_stalled(G g, const struct gpufs_d
   if (g.rank() == 0) {
     uint64_t now = gpufs_now_ns();
     if (*since == 0) *since = now;
-    if (gpufs_q_stopped(&d->q)) verdict = -GPUFS_ESHUTDOWN;
+    if (gpufs_q_stopped(&d->q, gpufs_q_stop_key_here())) verdict = -GPUFS_ESHUTDOWN;
     else if (now - *since > (uint64_t)d->alloc_timeout_us * 1000) verdict = -GPUFS_ENOMEM;
     else {
       uint32_t ns = 2000;

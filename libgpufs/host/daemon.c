@@ -419,11 +419,12 @@ static int params_valid(const struct gpufs_daemon_params *p)
          p->max_open_files <= (uint32_t)INT32_MAX;
 }
 
-/* Every queue's state; relaxed: see the callers. */
+/* Every queue's state, in its header and its slots' stop words
+ * (gpufs_q_set_state); relaxed: see the callers. */
 static void set_states_relaxed(const struct gpufs_daemon_params *p, uint32_t state)
 {
   for (uint32_t i = 0; i < p->nqueues; i++)
-    gpufs_st_relaxed_u32_sys(&p->queues[i].hdr->state, state);
+    gpufs_q_set_state(p->queues[i].hdr, p->queues[i].slots, p->queues[i].nslots, state);
 }
 
 int gpufs_daemon_start(const struct gpufs_daemon_params *p, struct gpufs_daemon **out)
@@ -532,12 +533,10 @@ static void describe_stuck(const struct gpufs_daemon *d, const struct worker *w,
 int gpufs_daemon_stop_within(struct gpufs_daemon *d, uint32_t timeout_ms, char *why, size_t len)
 {
   if (!d) return 0;
-  /* release, system scope: orders the stop after everything this thread
-   * did to the queues before it.  Waiters read the state relaxed
-   * (gpufs_q_stopped), so it publishes nothing to them: they only give up
-   * with -ESHUTDOWN and must not read the slot afterwards. */
-  for (uint32_t i = 0; i < d->p.nqueues; i++)
-    gpufs_st_release_u32_sys(&d->p.queues[i].hdr->state, GPUFS_Q_STOPPED);
+  /* Relaxed: waiters read the state relaxed (gpufs_q_stopped, from the
+   * slots' copies), so it publishes nothing to them: they only give up with
+   * -ESHUTDOWN and must not read the slot afterwards. */
+  set_states_relaxed(&d->p, GPUFS_Q_STOPPED);
   /* relaxed: a plain signal to the workers; the joins below order
    * everything they did before this thread frees their memory */
   gpufs_st_relaxed_u32_dev(&d->stop, 1);

@@ -68,12 +68,12 @@ struct gpufs_daemon_params {
 
 struct gpufs_daemon;
 
-/* Sets every queue's hdr->state RUNNING, host_head 0, and starts the
+/* Sets every queue's state RUNNING (gpufs_q_set_state), host_head 0, and starts the
  * workers; each worker serves every queue (it claims from them in turn).
  * 0, or -errno (-EINVAL for bad params, -ENOMEM, worker_init's error). */
 int gpufs_daemon_start(const struct gpufs_daemon_params *p, struct gpufs_daemon **out);
 
-/* Sets every queue's hdr->state STOPPED (waiting GPU calls give up with
+/* Sets every queue's state STOPPED (gpufs_q_set_state: waiting GPU calls give up with
  * -ESHUTDOWN), lets each worker finish the batch it holds, joins them,
  * closes every host file and frees the daemon.  NULL is a no-op. */
 void gpufs_daemon_stop(struct gpufs_daemon *d);

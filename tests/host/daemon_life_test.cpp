@@ -50,8 +50,14 @@ TEST(DaemonLife, StopWithoutRequests)
   gpufs_daemon *d = nullptr;
   ASSERT_EQ(0, gpufs_daemon_start(&p, &d));
   EXPECT_EQ((uint32_t)GPUFS_Q_RUNNING, gpufs_ld_relaxed_u32_sys(&q.hdr->state));
+  /* the GPU's waits read the state from the slots' copies */
+  for (uint32_t i = 0; i < q.nslots; i++) {
+    ASSERT_EQ((uint32_t)GPUFS_Q_RUNNING, gpufs_ld_relaxed_u32_sys(&q.slots[i].stop)) << i;
+    ASSERT_FALSE(gpufs_q_stopped(&q.ref, i)) << i;
+  }
   gpufs_daemon_stop(d);
   EXPECT_EQ((uint32_t)GPUFS_Q_STOPPED, gpufs_ld_relaxed_u32_sys(&q.hdr->state));
+  for (uint32_t i = 0; i < 2 * q.nslots; i++) ASSERT_TRUE(gpufs_q_stopped(&q.ref, i)) << i;
   EXPECT_EQ(4, g_inits.load());
   EXPECT_EQ(4, g_finis.load());
   gpufs_daemon_stop(nullptr);
@@ -217,7 +223,7 @@ TEST(DaemonLife, StopReleasesAWaitingClient)
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   EXPECT_GE(wfd, 0) << strerror(errno);
   stopper.join();
-  if (!client_done.load()) gpufs_st_relaxed_u32_sys(&q.hdr->state, GPUFS_Q_STOPPED);
+  if (!client_done.load()) gpufs_q_set_state(q.hdr, q.slots, q.nslots, GPUFS_Q_STOPPED);
   client.join();
   if (wfd >= 0) close(wfd);
   EXPECT_EQ(-GPUFS_ESHUTDOWN, client_rc);

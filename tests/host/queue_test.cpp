@@ -245,6 +245,37 @@ TEST(QueueStop, WaitFreeGivesUp)
   EXPECT_EQ(rc17.load(), -GPUFS_ESHUTDOWN);
 }
 
+/* The stop word a wait reads is its key's slot's copy, one per 128-byte
+ * line (a word read by every waiter takes the link down on the GPU), and
+ * a wait gives up on its own slot's copy alone. */
+TEST(QueueStop, StopWordsAreOnePerSlotLine)
+{
+  watchdog wd("stop words");
+  host_queue hq(16, kQStride);
+  for (uint64_t k = 0; k < 16; k++) {
+    EXPECT_EQ(gpufs_q_stop_word(&hq.q, k), &hq.slots[k].stop) << k;
+    EXPECT_EQ(gpufs_q_stop_word(&hq.q, k + 16), &hq.slots[k].stop) << k;
+    EXPECT_EQ((uintptr_t)gpufs_q_stop_word(&hq.q, k) / 128, (uintptr_t)&hq.slots[k] / 128) << k;
+    EXPECT_FALSE(gpufs_q_stopped(&hq.q, k)) << k;
+  }
+  ASSERT_EQ(gpufs_q_reserve(&hq.q, 2), 0u);
+  post_read(hq, 0);
+  post_read(hq, 1);
+  std::atomic<int> rc0{1}, rc1{1};
+  std::thread w0([&] { rc0 = gpufs_q_wait_done(&hq.q, 0); });
+  std::thread w1([&] { rc1 = gpufs_q_wait_done(&hq.q, 1); });
+  gpufs_st_relaxed_u32_sys(&hq.slots[1].stop, GPUFS_Q_STOPPED); /* slot 1's copy only */
+  w1.join();
+  EXPECT_EQ(rc1.load(), -GPUFS_ESHUTDOWN);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_EQ(rc0.load(), 1) << "ticket 0 reads its own slot's copy, still RUNNING";
+  hq.stop();
+  w0.join();
+  EXPECT_EQ(rc0.load(), -GPUFS_ESHUTDOWN);
+  for (uint64_t k = 0; k < 16; k++) EXPECT_TRUE(gpufs_q_stopped(&hq.q, k)) << k;
+  EXPECT_EQ(gpufs_ld_relaxed_u32_sys(&hq.hdr.state), (uint32_t)GPUFS_Q_STOPPED);
+}
+
 /* ------------------------------------------------------------------ */
 /* One request: gpufs_req, gpufs_q_fill, gpufs_q_call                   */
 /* ------------------------------------------------------------------ */

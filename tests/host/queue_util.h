@@ -30,7 +30,7 @@ struct host_queue {
       : slots(nslots, gpufs_slot{}), free_seq(nslots), staging((size_t)nslots * stride, 0)
   {
     for (uint32_t i = 0; i < nslots; i++) free_seq[i] = i; /* slot i is free for ticket i */
-    hdr.state = GPUFS_Q_RUNNING;
+    gpufs_q_set_state(&hdr, slots.data(), nslots, GPUFS_Q_RUNNING);
     hdr.nslots = nslots;
     hdr.stride = stride;
     q.slots = slots.data();
@@ -46,7 +46,7 @@ struct host_queue {
   host_queue &operator=(const host_queue &) = delete;
 
   uint8_t *stage(uint64_t t) { return staging.data() + (size_t)gpufs_q_index(&q, t) * q.stride; }
-  void stop() { gpufs_st_relaxed_u32_sys(&hdr.state, (uint32_t)GPUFS_Q_STOPPED); }
+  void stop() { gpufs_q_set_state(&hdr, slots.data(), (uint32_t)slots.size(), GPUFS_Q_STOPPED); }
 };
 
 /* What a producer sends for (ticket, nonce) and what the consumer answers. */

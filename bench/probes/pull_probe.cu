@@ -1,0 +1,231 @@
+/*
+ * pull_probe.cu - how fast kernels pull pinned host memory into device
+ * memory, by who pulls: the question behind gread_warp's readahead rows
+ * (docs/results.md, 2026-11-27, sixth), where 2,112 warps each copying a 128 KiB
+ * round from mapped staging made 27-35 GB/s and 264 blocks copying the same
+ * rounds made 40-45.
+ *
+ * Each group (a warp, or a block of 256 threads) copies chunks of `chunk`
+ * bytes from a 256 MiB pinned host buffer (cudaHostAlloc, mapped) into a
+ * device buffer of the same size: group g takes chunks g, g + G, ... until
+ * `total` bytes are copied, 8 16-byte loads in flight per thread, as
+ * libgpufs's round copy does (gpufs_round_copy_whole).  Optional load
+ * beside it:
+ *   cpu     8 host threads memcpy into the pinned buffer all along (the
+ *           daemon's preads into staging);
+ *   poll    one more kernel, on another stream, whose warps' first lanes
+ *           poll a host word with a 32 us pause (the rounds' waits for the
+ *           daemon's answer).
+ * The copy engine's rate (cudaMemcpy of the buffer) is measured first: the
+ * ceiling of every row.  Every byte copied is checked once per config (the
+ * device buffer against the host's pattern, before the cpu writer starts).
+ *
+ * Usage: pull_probe [total_gib]   (default 8)
+ */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cuda_runtime.h>
+
+#include "benchlib/cuda_check.h"
+
+#define PROBE_BUF (256ull << 20)
+#define PROBE_LOADS 8
+#define PROBE_CPU_THREADS 8
+
+struct probe_cpu {
+  uint8_t *buf;
+  volatile int stop;
+  unsigned long long bytes;
+};
+
+/* Group `g` of `ngroups` (size `gs`, rank `rk`) copies its chunks. */
+__device__ void probe_copy(const uint4 *src, uint4 *dst, uint64_t total, uint64_t chunk, uint64_t g,
+                           uint64_t ngroups, uint32_t rk, uint32_t gs)
+{
+  const uint64_t nchunks = total / chunk;
+  const uint64_t per_buf = PROBE_BUF / chunk;
+  const uint32_t words = (uint32_t)(chunk / 16);
+  for (uint64_t c = g; c < nchunks; c += ngroups) {
+    const uint64_t base = (c % per_buf) * (chunk / 16);
+    for (uint32_t i0 = rk; i0 < words; i0 += PROBE_LOADS * gs) {
+      uint4 v[PROBE_LOADS];
+#pragma unroll
+      for (int u = 0; u < PROBE_LOADS; u++)
+        if (i0 + u * gs < words) v[u] = src[base + i0 + u * gs];
+#pragma unroll
+      for (int u = 0; u < PROBE_LOADS; u++)
+        if (i0 + u * gs < words) dst[base + i0 + u * gs] = v[u];
+    }
+  }
+}
+
+__global__ void probe_warps(const uint4 *src, uint4 *dst, uint64_t total, uint64_t chunk)
+{
+  const uint64_t g = ((uint64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
+  const uint64_t ng = (uint64_t)gridDim.x * blockDim.x / 32;
+  probe_copy(src, dst, total, chunk, g, ng, threadIdx.x % 32, 32);
+}
+
+__global__ void probe_blocks(const uint4 *src, uint4 *dst, uint64_t total, uint64_t chunk)
+{
+  probe_copy(src, dst, total, chunk, blockIdx.x, gridDim.x, threadIdx.x, blockDim.x);
+}
+
+/* Lane 0 of every warp polls a host word until *stop (device): word 0, or
+ * with `spread` its own (128 bytes apart), pausing pause_ns between polls. */
+__global__ void probe_poll(const volatile unsigned long long *word, const volatile int *stop,
+                           unsigned long long *polls, int spread, unsigned pause_ns)
+{
+  if (threadIdx.x % 32) return;
+  const volatile unsigned long long *w =
+      word + (spread ? ((blockIdx.x * blockDim.x + threadIdx.x) / 32) * 16 : 0);
+  unsigned long long n = 0, sink = 0;
+  while (!*stop) {
+    sink += *w;
+    n++;
+    __nanosleep(pause_ns);
+  }
+  atomicAdd(polls, n + (sink == 12345 ? 1 : 0));
+}
+
+static void *probe_cpu_main(void *arg)
+{
+  struct probe_cpu *c = (struct probe_cpu *)arg;
+  const size_t n = 128 << 10;
+  uint8_t *src = (uint8_t *)malloc(n);
+  memset(src, 0x5a, n);
+  uint64_t at = (uint64_t)(uintptr_t)&c * 7919 % (PROBE_BUF / n);
+  unsigned long long b = 0;
+  while (!c->stop) {
+    memcpy(c->buf + at * n, src, n);
+    at = (at + 17) % (PROBE_BUF / n);
+    b += n;
+  }
+  __atomic_fetch_add(&c->bytes, b, __ATOMIC_RELAXED);
+  free(src);
+  return NULL;
+}
+
+int main(int argc, char **argv)
+{
+  const uint64_t total = (argc > 1 ? strtoull(argv[1], NULL, 10) : 8) << 30;
+  uint8_t *host = NULL, *dev = NULL, *check = NULL;
+  unsigned long long *hword = NULL, *dpolls = NULL;
+  int *dstop = NULL;
+  int sms = 0, rc = 0;
+  cudaStream_t side;
+  cudaEvent_t e0, e1;
+  float ms;
+  if (BENCH_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0)) ||
+      BENCH_CUDA(cudaHostAlloc((void **)&host, PROBE_BUF, cudaHostAllocMapped)) ||
+      BENCH_CUDA(cudaHostAlloc((void **)&hword, 1 << 20, cudaHostAllocMapped)) ||
+      BENCH_CUDA(cudaMalloc(&dev, PROBE_BUF)) || BENCH_CUDA(cudaMalloc(&dstop, sizeof(int))) ||
+      BENCH_CUDA(cudaMalloc(&dpolls, sizeof(*dpolls))) ||
+      BENCH_CUDA(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking)) ||
+      BENCH_CUDA(cudaEventCreate(&e0)) || BENCH_CUDA(cudaEventCreate(&e1)))
+    return 1;
+  check = (uint8_t *)malloc(PROBE_BUF);
+  for (uint64_t i = 0; i < PROBE_BUF / 8; i++) ((uint64_t *)host)[i] = i * 0x9e3779b97f4a7c15ull;
+  *hword = 1;
+
+  /* the ceiling: the copy engine */
+  cudaEventRecord(e0);
+  for (int r = 0; r < 8; r++) cudaMemcpyAsync(dev, host, PROBE_BUF, cudaMemcpyHostToDevice);
+  cudaEventRecord(e1);
+  cudaEventSynchronize(e1);
+  cudaEventElapsedTime(&ms, e0, e1);
+  const double ceiling = 8.0 * PROBE_BUF / (ms * 1e-3) / 1e9;
+  printf("ceiling (cudaMemcpy H2D, 256 MiB x 8): %.2f GB/s\n", ceiling);
+
+  struct {
+    const char *name;
+    int warps;
+    int blocks_per_sm, threads;
+    uint64_t chunk;
+  } cfgs[] = {
+      {"blocks 264x256, 128K", 0, 2, 256, 128 << 10}, {"warps 264x256, 128K", 1, 2, 256, 128 << 10},
+      {"warps 132x256, 128K", 1, 1, 256, 128 << 10},  {"warps 132x128, 128K", 1, 1, 128, 128 << 10},
+      {"warps 132x64, 128K", 1, 1, 64, 128 << 10},    {"warps 132x32, 128K", 1, 1, 32, 128 << 10},
+      {"warps 264x256, 4K", 1, 2, 256, 4 << 10},      {"blocks 264x256, 4K", 0, 2, 256, 4 << 10},
+      {"warps 264x256, 16K", 1, 2, 256, 16 << 10},    {"warps 264x256, 1M", 1, 2, 256, 1 << 20},
+  };
+  const int ncfg = (int)(sizeof(cfgs) / sizeof(cfgs[0]));
+  printf("%-26s %10s %10s %10s %10s\n", "config", "alone", "+cpu", "+poll", "+both");
+  for (int i = 0; i < ncfg; i++) {
+    double gbps[4];
+    for (int load = 0; load < 4; load++) {
+      struct probe_cpu cpu = {host, 0, 0};
+      pthread_t th[PROBE_CPU_THREADS];
+      const int with_cpu = load & 1, with_poll = load & 2;
+      cudaMemset(dev, 0, PROBE_BUF);
+      cudaMemset(dstop, 0, sizeof(int));
+      cudaMemset(dpolls, 0, sizeof(*dpolls));
+      cudaDeviceSynchronize();
+      if (with_cpu)
+        for (int t = 0; t < PROBE_CPU_THREADS; t++) pthread_create(&th[t], NULL, probe_cpu_main, &cpu);
+      if (with_poll) probe_poll<<<sms, 256, 0, side>>>(hword, dstop, dpolls, 0, 32000);
+      const int grid = cfgs[i].blocks_per_sm * sms;
+      cudaEventRecord(e0);
+      if (cfgs[i].warps)
+        probe_warps<<<grid, cfgs[i].threads>>>((const uint4 *)host, (uint4 *)dev, total, cfgs[i].chunk);
+      else
+        probe_blocks<<<grid, cfgs[i].threads>>>((const uint4 *)host, (uint4 *)dev, total, cfgs[i].chunk);
+      cudaEventRecord(e1);
+      if ((rc = BENCH_CUDA(cudaEventSynchronize(e1)))) return 1;
+      cudaEventElapsedTime(&ms, e0, e1);
+      const int one = 1;
+      cudaMemcpy(dstop, &one, sizeof(int), cudaMemcpyHostToDevice); /* the poller runs on */
+      cpu.stop = 1;
+      if (with_cpu)
+        for (int t = 0; t < PROBE_CPU_THREADS; t++) pthread_join(th[t], NULL);
+      if ((rc = BENCH_CUDA(cudaDeviceSynchronize()))) return 1;
+      gbps[load] = (double)total / (ms * 1e-3) / 1e9;
+      if (load == 0) { /* every byte arrived (the cpu writer changes the buffer later) */
+        cudaMemcpy(check, dev, PROBE_BUF, cudaMemcpyDeviceToHost);
+        const uint64_t covered = total < PROBE_BUF ? total : PROBE_BUF;
+        if (memcmp(check, host, covered)) {
+          printf("%s: MISMATCH\n", cfgs[i].name);
+          return 2;
+        }
+      }
+      if (with_cpu) /* put the pattern back */
+        for (uint64_t k = 0; k < PROBE_BUF / 8; k++) ((uint64_t *)host)[k] = k * 0x9e3779b97f4a7c15ull;
+    }
+    printf("%-26s %10.2f %10.2f %10.2f %10.2f   (x ceiling %.3f)\n", cfgs[i].name, gbps[0], gbps[1],
+           gbps[2], gbps[3], gbps[0] / ceiling);
+    fflush(stdout);
+  }
+
+  /* how the pollers' number, pause and addresses cost the pull (warps
+   * 264x256, 128 KiB chunks) */
+  printf("\n%-8s %-6s %-9s %10s %12s\n", "pollers", "spread", "pause_us", "GB/s", "Mpolls/s");
+  const int nw[] = {8, 66, 264, 1056};
+  const unsigned pauses[] = {2000, 32000, 256000};
+  for (int a = 0; a < 4; a++)
+    for (int sp = 0; sp < 2; sp++)
+      for (int b = 0; b < 3; b++) {
+        unsigned long long polls = 0;
+        cudaMemset(dstop, 0, sizeof(int));
+        cudaMemset(dpolls, 0, sizeof(*dpolls));
+        cudaDeviceSynchronize();
+        /* nw[a] warps: blocks of up to 8 warps */
+        const int wpb = nw[a] < 8 ? nw[a] : 8;
+        probe_poll<<<nw[a] / wpb, wpb * 32, 0, side>>>(hword, dstop, dpolls, sp, pauses[b]);
+        cudaEventRecord(e0);
+        probe_warps<<<2 * sms, 256>>>((const uint4 *)host, (uint4 *)dev, total, 128 << 10);
+        cudaEventRecord(e1);
+        if (BENCH_CUDA(cudaEventSynchronize(e1))) return 1;
+        cudaEventElapsedTime(&ms, e0, e1);
+        const int one = 1;
+        cudaMemcpy(dstop, &one, sizeof(int), cudaMemcpyHostToDevice);
+        if (BENCH_CUDA(cudaDeviceSynchronize())) return 1;
+        cudaMemcpy(&polls, dpolls, sizeof(polls), cudaMemcpyDeviceToHost);
+        printf("%-8d %-6s %-9.0f %10.2f %12.2f\n", nw[a], sp ? "yes" : "no", pauses[b] / 1e3,
+               (double)total / (ms * 1e-3) / 1e9, (double)polls / (ms * 1e-3) / 1e6);
+        fflush(stdout);
+      }
+  return 0;
+}

@@ -20,7 +20,11 @@
  * ceiling of every row.  Every byte copied is checked once per config (the
  * device buffer against the host's pattern, before the cpu writer starts).
  *
- * Usage: pull_probe [total_gib]   (default 8)
+ * With "mix": host pulls by some warps of every block beside device-to-device
+ * copies of 4 KiB by the others (probe_mix_run): does a pull slow the SM's
+ * other memory work?
+ *
+ * Usage: pull_probe [total_gib] [mix]   (default 8)
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -109,13 +113,52 @@ static void *probe_cpu_main(void *arg)
   return NULL;
 }
 
+/* Host pulls beside device copies: of each block's 8 warps, the first
+ * `pullers` pull 128 KiB chunks from host memory as probe_copy does (or,
+ * with pullers < 0, the first -pullers do nothing), the others copy 4 KiB pieces from device to device memory (a cached gread's
+ * copy); every warp goes on for `ns` from its block's start and counts its
+ * bytes (the grid starts within microseconds). */
+__global__ void probe_mix_run(const uint4 *host, const uint4 *dsrc, uint4 *ddst, int pullers,
+                              uint64_t ns, unsigned long long *pulled, unsigned long long *copied)
+{
+  uint64_t now;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  const uint32_t lane = threadIdx.x % 32, wib = threadIdx.x / 32;
+  const uint64_t w = ((uint64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
+  const uint64_t nw = (uint64_t)gridDim.x * blockDim.x / 32;
+  if (pullers < 0 && (int)wib < -pullers) return; /* the same warps, idle */
+  const bool pull = (int)wib < pullers;
+  const uint32_t words = pull ? (128u << 10) / 16 : 4096u / 16;
+  const uint64_t per_buf = PROBE_BUF / 16 / words;
+  const uint4 *src = pull ? host : dsrc;
+  const uint64_t until = now + ns;
+  unsigned long long bytes = 0;
+  for (uint64_t c = w;; c += nw) {
+    uint64_t t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    if (t > until) break;
+    const uint64_t base = (c % per_buf) * words;
+    for (uint32_t i0 = lane; i0 < words; i0 += PROBE_LOADS * 32) {
+      uint4 v[PROBE_LOADS];
+#pragma unroll
+      for (int u = 0; u < PROBE_LOADS; u++)
+        if (i0 + u * 32 < words) v[u] = src[base + i0 + u * 32];
+#pragma unroll
+      for (int u = 0; u < PROBE_LOADS; u++)
+        if (i0 + u * 32 < words) ddst[base + i0 + u * 32] = v[u];
+    }
+    bytes += words * 16ull;
+  }
+  if (lane == 0) atomicAdd(pull ? pulled : copied, bytes);
+}
+
 int main(int argc, char **argv)
 {
   const uint64_t total = (argc > 1 ? strtoull(argv[1], NULL, 10) : 8) << 30;
   uint8_t *host = NULL, *dev = NULL, *check = NULL;
   unsigned long long *hword = NULL, *dpolls = NULL;
   int *dstop = NULL;
-  int sms = 0, rc = 0;
+  int sms = 0;
   cudaStream_t side;
   cudaEvent_t e0, e1;
   float ms;
@@ -139,6 +182,30 @@ int main(int argc, char **argv)
   cudaEventElapsedTime(&ms, e0, e1);
   const double ceiling = 8.0 * PROBE_BUF / (ms * 1e-3) / 1e9;
   printf("ceiling (cudaMemcpy H2D, 256 MiB x 8): %.2f GB/s\n", ceiling);
+
+  /* host pulls beside device copies on the same SMs (264 x 256) */
+  if (argc > 2 && !strcmp(argv[2], "mix")) {
+    uint8_t *dsrc = NULL;
+    unsigned long long *cnt = NULL, h[2];
+    if (BENCH_CUDA(cudaMalloc(&dsrc, PROBE_BUF)) || BENCH_CUDA(cudaMalloc(&cnt, 2 * sizeof(*cnt))))
+      return 1;
+    cudaMemset(dsrc, 1, PROBE_BUF);
+    printf("\n%-22s %12s %12s\n", "pulling warps/block", "pull GB/s", "d2d GB/s");
+    printf("(negative: that many warps of each block idle, none pulling)\n");
+    const int ps[] = {0, 1, -1, 2, -2, 4, -4, 6, -6, 8};
+    for (int i = 0; i < 10; i++) {
+      cudaMemset(cnt, 0, 2 * sizeof(*cnt));
+      cudaDeviceSynchronize();
+      probe_mix_run<<<2 * sms, 256>>>((const uint4 *)host, (const uint4 *)dsrc, (uint4 *)dev, ps[i],
+                                      200000000ull, cnt, cnt + 1);
+      if (BENCH_CUDA(cudaDeviceSynchronize())) return 1;
+      cudaMemcpy(h, cnt, sizeof(h), cudaMemcpyDeviceToHost);
+      printf("%-22d %12.2f %12.2f\n", ps[i], h[0] / 0.2 / 1e9, h[1] / 0.2 / 1e9);
+      fflush(stdout);
+    }
+    return 0;
+  }
+
 
   struct {
     const char *name;
@@ -174,14 +241,14 @@ int main(int argc, char **argv)
       else
         probe_blocks<<<grid, cfgs[i].threads>>>((const uint4 *)host, (uint4 *)dev, total, cfgs[i].chunk);
       cudaEventRecord(e1);
-      if ((rc = BENCH_CUDA(cudaEventSynchronize(e1)))) return 1;
+      if (BENCH_CUDA(cudaEventSynchronize(e1))) return 1;
       cudaEventElapsedTime(&ms, e0, e1);
       const int one = 1;
       cudaMemcpy(dstop, &one, sizeof(int), cudaMemcpyHostToDevice); /* the poller runs on */
       cpu.stop = 1;
       if (with_cpu)
         for (int t = 0; t < PROBE_CPU_THREADS; t++) pthread_join(th[t], NULL);
-      if ((rc = BENCH_CUDA(cudaDeviceSynchronize()))) return 1;
+      if (BENCH_CUDA(cudaDeviceSynchronize())) return 1;
       gbps[load] = (double)total / (ms * 1e-3) / 1e9;
       if (load == 0) { /* every byte arrived (the cpu writer changes the buffer later) */
         cudaMemcpy(check, dev, PROBE_BUF, cudaMemcpyDeviceToHost);

@@ -80,6 +80,12 @@ struct gpufs_config {
                                the disk works while the GPU still
                                writes back; 0: off (the host's
                                own timing); default 32 MiB */
+  uint32_t pull_warps;      /* warp groups of one SM that copy   GPUFS_PULL_WARPS
+                               pages from host memory (pull
+                               staging, registered files) at
+                               once; the others wait their turn
+                               (0: no limit; at most 64;
+                               default 4) */
 };
 
 /* Limits the checks enforce. */

@@ -132,7 +132,7 @@ struct gpufs_dev {
   uint32_t peers;            /* bit i: instance i's cache is readable from here
                                 (same GPU, or a peer GPU with peer access and
                                 native peer atomics): misses look there first */
-  uint32_t pad;
+  uint32_t pull_warps;       /* config's pull_warps: the SM's pull gate (round.cuh) */
 };
 
 #endif /* GPUFS_COMMON_DEVSTATE_H */

@@ -101,6 +101,9 @@ struct gpufs_block_scratch {
 extern __shared__ struct gpufs_block_scratch gpufs_block_sh;
 
 struct gpufs_block_group {
+  /* whether the group's copies from host memory take turns at their SM's
+   * pull gate (gpufs_pull_gate_enter, round.cuh) */
+  static constexpr bool pull_gated = false;
   struct gpufs_block_scratch *sh = &gpufs_block_sh;
   __device__ uint32_t rank() const { return gpufs_block_rank(); }
   __device__ uint32_t size() const { return blockDim.x * blockDim.y * blockDim.z; }
@@ -171,6 +174,7 @@ struct gpufs_block_group {
 };
 
 struct gpufs_warp_group {
+  static constexpr bool pull_gated = true;
   __device__ uint32_t rank() const { return gpufs_lane(); }
   __device__ uint32_t size() const { return 32; }
   __device__ bool meta() const { return true; }

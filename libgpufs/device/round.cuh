@@ -166,6 +166,47 @@ GPUFS_UNROLL
   }
 }
 
+/* The pull gate: at most pull_warps (config) warp groups of one SM copy
+ * pages from host memory (pull staging, a registered mapping) at once.  Two
+ * warps an SM already fill the link, and every warp more that reads host
+ * memory keeps loads of host latency in flight that the SM's other warps'
+ * device-memory work waits behind: on an H100 (bench/probes/pull_probe.cu
+ * mix), 4 of 16 warps an SM pulling cut the other warps' device copies from
+ * 2,471 to 544 GB/s, 8 to 100, while the pull stayed at 50.4-51.4 GB/s
+ * (docs/results.md, 2026-11-27, sixth).  Blocks are not gated: a block of
+ * 256 threads is one group, and two to a SM is the usual grid.  The counter
+ * is a throttle: it publishes nothing (relaxed), and a holder only copies,
+ * so a waiter waits for copies in progress and nothing else. */
+#define GPUFS_PULL_GATES 1024u /* more than any GPU's SMs; a power of two */
+extern __device__ uint32_t gpufs_pull_gates[GPUFS_PULL_GATES];
+
+/* Take one of the `limit` turns at this SM's gate (lane 0 waits; the
+ * lanes then sync).  Every lane of the warp group calls it; synchronizes
+ * the warp.  Returns the gate for gpufs_pull_gate_leave. */
+__device__ __forceinline__ uint32_t *gpufs_pull_gate_enter(uint32_t limit)
+{
+  uint32_t sm;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+  uint32_t *gate = &gpufs_pull_gates[sm & (GPUFS_PULL_GATES - 1)];
+  if (gpufs_lane() == 0) {
+    uint32_t ns = 128;
+    while (gpufs_add_relaxed_u32_dev(gate, 1u) >= limit) {
+      gpufs_add_relaxed_u32_dev(gate, ~0u); /* not our turn: give it back */
+      gpufs_pause(&ns, 2048);
+    }
+  }
+  __syncwarp();
+  return gate;
+}
+
+/* Give the turn back after the copy.  Every lane calls it; synchronizes the
+ * warp first (every lane's copy is done). */
+__device__ __forceinline__ void gpufs_pull_gate_leave(uint32_t *gate)
+{
+  __syncwarp();
+  if (gpufs_lane() == 0) gpufs_add_relaxed_u32_dev(gate, ~0u);
+}
+
 /* Pages p0 .. p0+np-1 are the caller's; the nextra after them are
  * readahead (gpufs_round_fetch): their status and frame are not for the
  * caller.  np + nextra <= gpufs_round_max(fi->d, ring).
@@ -195,6 +236,7 @@ __device__ __forceinline__ void gpufs_round_load(G g, const struct gpufs_fdinfo 
   r->status = 0;
   uint32_t loads = 0; /* the pages this round loads: a bit per meta lane */
   uint64_t src = 0;   /* where this meta lane's page is loaded from (C) */
+  uint32_t from_host = 0; /* the loads from host memory (warp groups read it) */
   if (g.meta()) { /* A */
     r->status = gpufs_round_fetch(fi, p0, np + nextra, np, ring, nofetch, r);
     src = r->reg_src ? r->reg_src
@@ -207,6 +249,12 @@ __device__ __forceinline__ void gpufs_round_load(G g, const struct gpufs_fdinfo 
     g.put64(GPUFS_V64_SRC, src);
     g.put64(GPUFS_V64_STATUS, (uint64_t)r->status);
     loads = __ballot_sync(GPUFS_FULL_MASK, r->kind == GPUFS_GET_LOAD);
+    /* pages copied from host memory: a registered mapping's, or pull
+     * staging's (staging_in is the mapped host staging on the pull path) */
+    from_host = __ballot_sync(GPUFS_FULL_MASK,
+                              r->kind == GPUFS_GET_LOAD &&
+                                  (r->reg_src != 0 || (r->peer_frame == GPUFS_NIL &&
+                                                       d->q.staging_in == d->q.staging_host)));
     g.put_mask(loads);
   }
   g.sync();
@@ -220,7 +268,13 @@ __device__ __forceinline__ void gpufs_round_load(G g, const struct gpufs_fdinfo 
     const int64_t got = (int64_t)g.get64(GPUFS_V64_STATUS, (uint64_t)r->status, j);
     if (got == (int64_t)S && !(fill && ((nofetch >> j) & 1u))) whole |= 1u << j;
   }
-  gpufs_round_copy_whole(g, d, r, src, whole);
+  if (G::pull_gated && d->pull_warps != 0 && (whole & from_host)) {
+    uint32_t *gate = gpufs_pull_gate_enter(d->pull_warps);
+    gpufs_round_copy_whole(g, d, r, src, whole);
+    gpufs_pull_gate_leave(gate);
+  } else {
+    gpufs_round_copy_whole(g, d, r, src, whole);
+  }
   for (uint32_t m = loads & ~whole; m != 0; m &= m - 1) {
     const uint32_t j = (uint32_t)__ffs((int)m) - 1;
     int64_t got = (int64_t)g.get64(GPUFS_V64_STATUS, (uint64_t)r->status, j);

@@ -5,10 +5,12 @@
 #include <cuda_runtime.h>
 
 #include "libgpufs/device/internal.cuh"
+#include "libgpufs/device/round.cuh"
 #include "libgpufs/host/cuda_glue.h"
 
 __device__ struct gpufs_dev gpufs_devs[GPUFS_MAX_INSTANCES];
 __device__ uint32_t gpufs_dev_default = GPUFS_NO_INSTANCE;
+__device__ uint32_t gpufs_pull_gates[GPUFS_PULL_GATES]; /* round.cuh */
 
 extern "C" int gpufs_dev_clear(void)
 {

@@ -289,6 +289,7 @@ int gpufs_instance_create(const struct gpufs_config *cfg, uint32_t index, int de
   in->index = index;
   in->dev.instance = index;
   in->dev.alloc_timeout_us = cfg->alloc_timeout_ms * 1000u;
+  in->dev.pull_warps = cfg->pull_warps;
   int old = gpufs_instance_enter(in);
   CU(cudaSetDevice(device));
   if ((rc = gpufs_dev_preload()) != 0) goto fail;

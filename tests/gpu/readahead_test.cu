@@ -4,11 +4,13 @@
  * once and none past the end of the file, the window follows the advice
  * (off for RANDOM, largest at once for SEQUENTIAL, off with readahead_max
  * 0), a prefetched page of a file open for writing never hides a write, and
- * readahead in a cache smaller than the data evicts without failing.
+ * readahead in a cache smaller than the data evicts without failing, and
+ * warps pulling from host memory take turns and give every turn back.
  */
 #include <algorithm>
 #include <tuple>
 
+#include "libgpufs/device/round.cuh" /* the pull gates */
 #include "tests/gpu/gpu_util.h"
 
 /* One block: advice, then one small read at off. */
@@ -285,6 +287,27 @@ TEST_P(ReadaheadTest, CacheSmallerThanDataEvictsAndReadsRight)
   struct gpufs_stats st = read_all(fd, fsize, 61, page / 2, -1, false, 4, 128);
   EXPECT_GT(st.evictions, 0ull);
   EXPECT_GT(st.ra_pages, 0ull);
+  EXPECT_EQ(0, host_close(fd));
+}
+
+/* Warp groups that copy from host memory take turns at their SM's pull
+ * gate (round.cuh): 512 warps, 16 to a block, read a file in one-page
+ * calls with readahead, every byte checked, and afterwards every SM's gate
+ * is back at 0 (a turn not given back would hold that SM's warps forever).
+ * On DMA nothing is gated: the gates stay 0 all along. */
+TEST_P(ReadaheadTest, ManyWarpsTakeTurnsAtThePullGate)
+{
+  const uint64_t fsize = 2048ull * page + 77;
+  std::string f = dir.make("gate", fsize, 71);
+  start(4096ull * page);
+  int fd = host_open(f);
+  ASSERT_GE(fd, 0);
+  struct gpufs_stats st = read_all(fd, fsize, 71, page, -1, true, 32, 512);
+  EXPECT_EQ(2049ull, st.misses) << "each page loaded once";
+  EXPECT_GT(st.ra_pages, 0ull);
+  std::vector<uint32_t> gates(GPUFS_PULL_GATES, 1);
+  CUDA_OK(cudaMemcpyFromSymbol(gates.data(), gpufs_pull_gates, GPUFS_PULL_GATES * sizeof(uint32_t)));
+  for (uint32_t i = 0; i < GPUFS_PULL_GATES; i++) ASSERT_EQ(0u, gates[i]) << "SM " << i;
   EXPECT_EQ(0, host_close(fd));
 }
 

@@ -92,6 +92,32 @@ TEST(ConfigHostTest, WriteBehind)
   unsetenv("GPUFS_WRITE_BEHIND");
 }
 
+/* pull_warps: 4 by default, GPUFS_PULL_WARPS, 0 (no limit) to 64; more,
+ * or a value that is not a number, is refused with its name. */
+TEST(ConfigHostTest, PullWarps)
+{
+  struct gpufs_config c;
+  const char *bad = NULL, *why = NULL;
+  gpufs_config_default(&c);
+  EXPECT_EQ(4u, c.pull_warps) << "the default (docs/config.md)";
+  for (const char *v : {"0", "1", "64"}) {
+    setenv("GPUFS_PULL_WARPS", v, 1);
+    EXPECT_EQ(0, gpufs_config_from_env(&c, &bad)) << v;
+    EXPECT_EQ((uint32_t)atoi(v), c.pull_warps) << v;
+    EXPECT_EQ(0, gpufs_config_check(&c, &bad, &why)) << v;
+  }
+  setenv("GPUFS_PULL_WARPS", "65", 1);
+  EXPECT_EQ(0, gpufs_config_from_env(&c, &bad));
+  EXPECT_EQ(-EINVAL, gpufs_config_check(&c, &bad, &why));
+  ASSERT_NE(nullptr, bad);
+  EXPECT_STREQ("pull_warps", bad);
+  setenv("GPUFS_PULL_WARPS", "few", 1);
+  EXPECT_EQ(-EINVAL, gpufs_config_from_env(&c, &bad));
+  ASSERT_NE(nullptr, bad);
+  EXPECT_STREQ("GPUFS_PULL_WARPS", bad);
+  unsetenv("GPUFS_PULL_WARPS");
+}
+
 /* read_engine: pread by default, GPUFS_READ_ENGINE=pread|uring, nothing
  * else; register_max: 0 by default, GPUFS_REGISTER_MAX in bytes. */
 TEST(ConfigHostTest, ReadEngineAndRegisterMax)

@@ -35,15 +35,22 @@ __device__ __forceinline__ uint32_t gpufs_lane(void)
   return l;
 }
 
+/* The SM the calling thread runs on (a thread never moves to another). */
+__device__ __forceinline__ uint32_t gpufs_smid(void)
+{
+  uint32_t sm;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+  return sm;
+}
+
 /* A key that no two threads running at once share: the SM, the warp slot
  * on it and the lane.  Waits that hold no ticket key their stop word with
  * it (gpufs_q_stop_word), so that waiting threads read different lines. */
 __device__ __forceinline__ uint32_t gpufs_q_stop_key_here(void)
 {
-  uint32_t sm, warp;
-  asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+  uint32_t warp;
   asm volatile("mov.u32 %0, %%warpid;" : "=r"(warp));
-  return (sm * 64u + warp) * 32u + gpufs_lane();
+  return (gpufs_smid() * 64u + warp) * 32u + gpufs_lane();
 }
 
 __device__ __forceinline__ uint32_t gpufs_lanemask_lt(void)

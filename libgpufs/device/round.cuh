@@ -185,9 +185,7 @@ extern __device__ uint32_t gpufs_pull_gates[GPUFS_PULL_GATES];
  * the warp.  Returns the gate for gpufs_pull_gate_leave. */
 __device__ __forceinline__ uint32_t *gpufs_pull_gate_enter(uint32_t limit)
 {
-  uint32_t sm;
-  asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
-  uint32_t *gate = &gpufs_pull_gates[sm & (GPUFS_PULL_GATES - 1)];
+  uint32_t *gate = &gpufs_pull_gates[gpufs_smid() & (GPUFS_PULL_GATES - 1)];
   if (gpufs_lane() == 0) {
     uint32_t ns = 128;
     while (gpufs_add_relaxed_u32_dev(gate, 1u) >= limit) {
@@ -251,10 +249,11 @@ __device__ __forceinline__ void gpufs_round_load(G g, const struct gpufs_fdinfo 
     loads = __ballot_sync(GPUFS_FULL_MASK, r->kind == GPUFS_GET_LOAD);
     /* pages copied from host memory: a registered mapping's, or pull
      * staging's (staging_in is the mapped host staging on the pull path) */
-    from_host = __ballot_sync(GPUFS_FULL_MASK,
-                              r->kind == GPUFS_GET_LOAD &&
-                                  (r->reg_src != 0 || (r->peer_frame == GPUFS_NIL &&
-                                                       d->q.staging_in == d->q.staging_host)));
+    if (G::pull_gated)
+      from_host = __ballot_sync(GPUFS_FULL_MASK,
+                                r->kind == GPUFS_GET_LOAD &&
+                                    (r->reg_src != 0 || (r->peer_frame == GPUFS_NIL &&
+                                                         d->q.staging_in == d->q.staging_host)));
     g.put_mask(loads);
   }
   g.sync();

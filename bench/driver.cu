@@ -314,6 +314,47 @@ static void bench_write_job(const struct bench_job *j, const struct gpufs_config
 
 /* ---------------- one run ---------------- */
 
+/* The ra rows' kernels last about 0.1 s, and one run of them moves by
+ * 10-30% between runs of one call (docs/results.md, 2026-11-27 sixth): a
+ * readahead job reads the file BENCH_RA_RUNS times, each on a fresh runtime
+ * (gpufs_stop, gpufs_start: nothing cached), and keeps the run of median
+ * GB/s with its own counters; a run that failed, came short or read a wrong
+ * byte is kept instead, so that the row fails.  *r and *st hold the first
+ * run on entry.  Returns the runs made; their GB/s go into gbps[]. */
+#define BENCH_RA_RUNS 3
+static int bench_ra_median(const struct gpufs_config *cfg, const struct bench_read_params *p,
+                           int *rc, struct bench_read_result *r, struct gpufs_stats *st,
+                           double gbps[BENCH_RA_RUNS])
+{
+  struct bench_read_result runs[BENCH_RA_RUNS];
+  struct gpufs_stats sts[BENCH_RA_RUNS];
+  int n = 1, i, j, m = 0, good;
+#define BENCH_RUN_GOOD(x) ((x).errors == 0 && (x).mismatches == 0 && (x).bytes == (x).expected_bytes)
+  runs[0] = *r;
+  sts[0] = *st;
+  while ((good = *rc == 0 && BENCH_RUN_GOOD(runs[n - 1])) && n < BENCH_RA_RUNS) {
+    gpufs_stop();
+    if ((*rc = gpufs_start(cfg)) != 0 || (*rc = bench_gpufs_read(p, &runs[n])) != 0)
+      break; /* runs[n - 1] stays the last whole run; *rc fails the row */
+    memset(&sts[n], 0, sizeof(sts[n]));
+    gpufs_get_stats(&sts[n++]);
+  }
+  for (i = 0; i < n; i++) {
+    int below = 0; /* runs below run i (ties by index): the median has n / 2 */
+    for (j = 0; j < n; j++)
+      below += runs[j].gbps < runs[i].gbps || (runs[j].gbps == runs[i].gbps && j < i);
+    if (below == n / 2)
+      m = i;
+    gbps[i] = runs[i].gbps;
+  }
+  if (!good)
+    m = n - 1; /* the run that failed (or the last before a failed start) */
+  *r = runs[m];
+  *st = sts[m];
+  return n;
+#undef BENCH_RUN_GOOD
+}
+
 static void bench_run_job(const struct bench_job *j, double cap)
 {
   static const char *seq_names[] = {"ceiling", "naive", "expert"};
@@ -447,9 +488,17 @@ static void bench_run_job(const struct bench_job *j, double cap)
     static const char *ra_names[] = {"ceiling", "expert", "ra64K"};
     const double ra_values[] = {g_bench.ceiling_gbps, g_bench.expert_gbps, g_bench.ra64_gbps};
     const int ref = j->page == 65536 && j->ra == 0;
+    double runs_gbps[BENCH_RA_RUNS];
+    const int nruns = bench_ra_median(&cfg, &p, &rc, &r, &st, runs_gbps);
     bench_row_init(&row, j->workload, config, r.gbps, "GB/s");
     bench_judge(&row, rc, &r, cap, 0);
     bench_extras(&row, j, &cfg, &r, &st, cap);
+    bench_row_u64(&row, "runs", (uint64_t)nruns);
+    for (i = 0; i < nruns; i++) {
+      char key[16];
+      snprintf(key, sizeof(key), "run%d_gbps", i + 1);
+      bench_row_f64(&row, key, runs_gbps[i]);
+    }
     bench_emit(&row, ra_names, ra_values, ref ? 2 : 3);
     if (ref && row.status != BENCH_FAILED)
       g_bench.ra64_gbps = row.value;

@@ -35,21 +35,25 @@ __device__ __forceinline__ uint32_t gpufs_lane(void)
   return l;
 }
 
-/* The SM the calling thread runs on (a thread never moves to another). */
+/* The SM the calling thread runs on.  PTX lets it change if the thread is
+ * rescheduled (preemption), so callers use it as a hint: the pull gate
+ * keeps the counter it took, and a stop key only spreads reads. */
 __device__ __forceinline__ uint32_t gpufs_smid(void)
 {
   uint32_t sm;
-  asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+  asm("mov.u32 %0, %%smid;" : "=r"(sm));
   return sm;
 }
 
 /* A key that no two threads running at once share: the SM, the warp slot
  * on it and the lane.  Waits that hold no ticket key their stop word with
- * it (gpufs_q_stop_word), so that waiting threads read different lines. */
+ * it (gpufs_q_stop_word), so that waiting threads read different lines
+ * (%warpid, as %smid, may change after preemption: then two keys may meet,
+ * which costs a shared line, nothing else). */
 __device__ __forceinline__ uint32_t gpufs_q_stop_key_here(void)
 {
   uint32_t warp;
-  asm volatile("mov.u32 %0, %%warpid;" : "=r"(warp));
+  asm("mov.u32 %0, %%warpid;" : "=r"(warp));
   return (gpufs_smid() * 64u + warp) * 32u + gpufs_lane();
 }
 

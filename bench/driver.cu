@@ -227,33 +227,6 @@ static void bench_emit(const struct bench_row *base, const char *const *names,
   }
 }
 
-static void bench_print_outcome(const char *what, const struct bench_row *row,
-                                const struct bench_read_result *r, const struct gpufs_stats *st)
-{
-  /* mean microseconds per round in each phase */
-  double rounds = st->rounds ? (double)st->rounds : 1.0;
-  bench_progress("%s: %.3f %s in %.2f s, %s%s%s; hits %llu misses %llu ra_pages %llu requests "
-                 "%llu batches %llu preads %llu map_copies %llu merged %llu; %llu rounds, us/round fetch %.1f fill %.1f "
-                 "settle %.1f copy %.1f; us/group open %.0f read %.0f check %.0f close %.0f, "
-                 "start skew %.0f, span %.0f; us/gopen lock %.0f host %.0f wait %.0f; "
-                 "daemon s: busy %.2f io %.2f",
-                 what, r->gbps, "GB/s", r->seconds,
-                 row->status == BENCH_OK ? "ok" : row->status == BENCH_CAPPED ? "capped" : "FAILED",
-                 row->note[0] ? ": " : "", row->note, (unsigned long long)st->hits,
-                 (unsigned long long)st->misses, (unsigned long long)st->ra_pages,
-                 (unsigned long long)st->requests,
-                 (unsigned long long)st->batches, (unsigned long long)st->preads,
-                 (unsigned long long)st->map_copies, (unsigned long long)st->merged,
-                 (unsigned long long)st->rounds,
-                 st->fetch_ns / 1e3 / rounds, st->fill_ns / 1e3 / rounds,
-                 st->settle_ns / 1e3 / rounds, st->copy_ns / 1e3 / rounds, r->open_us, r->read_us,
-                 r->check_us, r->close_us, r->start_skew_us, r->span_us,
-                 st->gopens ? st->gopen_lock_ns / 1e3 / st->gopens : 0.0,
-                 st->gopens ? st->gopen_host_ns / 1e3 / st->gopens : 0.0,
-                 st->gopens ? st->gopen_wait_ns / 1e3 / st->gopens : 0.0,
-                 st->daemon_busy_ns / 1e9, st->daemon_io_ns / 1e9);
-}
-
 /* ---------------- one write run ---------------- */
 
 /* The device image every write run starts from (bench_plan_run makes it):
@@ -382,6 +355,8 @@ static void bench_run_job(const struct bench_job *j, double cap)
     cfg.readahead_max = j->ra;
   if (j->engine >= 0)
     cfg.read_engine = (uint32_t)j->engine;
+  if (j->async >= 0)
+    cfg.readahead_async = (uint32_t)j->async;
   if (j->write_behind >= 0)
     cfg.write_behind = (uint64_t)j->write_behind;
   if (cfg.staging_size && cfg.staging_size < (uint64_t)GPUFS_MIN_SLOTS * j->page)
@@ -402,6 +377,8 @@ static void bench_run_job(const struct bench_job *j, double cap)
   if (j->access == BENCH_SEQ_WRITE)
     snprintf(config + strlen(config), sizeof(config) - strlen(config), " write_behind=%s",
              cfg.write_behind ? bench_fmt_size(cfg.write_behind, d, sizeof(d)) : "0");
+  if (cfg.readahead_async)
+    snprintf(config + strlen(config), sizeof(config) - strlen(config), " posted");
   if (j->cold)
     snprintf(config + strlen(config), sizeof(config) - strlen(config), " cold");
   if (j->reg)
@@ -521,22 +498,32 @@ static void bench_run_job(const struct bench_job *j, double cap)
   bench_print_outcome(j->workload, &row, &r, &st);
   bench_reg_end(j, config, &reg, &st, &row); /* (a registered job has no hit run) */
 
-  if (j->hit && rc == 0 && row.status == BENCH_OK) {
-    /* the same reads again: every page is in the cache now */
+  /* the same reads again, every page in the cache now: "hit" times the
+   * reads alone into a destination the file's size and checks every word
+   * in an untimed kernel after (as the d2d copy it is compared with is
+   * timed alone); "hit/inline" checks each call's words in the timed
+   * kernel, the row's definition before 2026-11-27 (seventh session) */
+  for (int k = 0; k < 2 && j->hit && rc == 0 && row.status == BENCH_OK; k++) {
+    struct gpufs_stats st1;
+    gpufs_get_stats(&st1);
+    p.verify_after = k == 0;
     rc = bench_gpufs_read(&p, &r);
     memset(&st2, 0, sizeof(st2));
     gpufs_get_stats(&st2);
     for (i = 0; i < BENCH_NSTATS; i++) {
-      /* this read's own counters: the difference since the first read */
-      uint64_t v = bench_stat(&st2, i) - bench_stat(&st, i);
+      /* this read's own counters: the difference since the read before */
+      uint64_t v = bench_stat(&st2, i) - bench_stat(&st1, i);
       memcpy((char *)&st2 + bench_stat_fields[i].off, &v, sizeof(v));
     }
-    bench_row_init(&row, "hit", config, r.gbps, "GB/s");
+    bench_row_init(&row, k == 0 ? "hit" : "hit/inline", config, r.gbps, "GB/s");
     bench_judge(&row, rc, &r, cap, 0);
     bench_extras(&row, j, &cfg, &r, &st2, cap);
+    bench_row_u64(&row, "verify_after", (uint64_t)p.verify_after);
+    if (p.verify_after)
+      bench_row_f64(&row, "verify_seconds", r.verify_seconds);
     bench_row_baseline(&row, "d2d", g_bench.d2d_gbps);
     bench_report_add(&row);
-    bench_print_outcome("hit", &row, &r, &st2);
+    bench_print_outcome(row.workload, &row, &r, &st2);
   }
 
 stop:

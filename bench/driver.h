@@ -54,6 +54,14 @@ extern struct bench_state g_bench;
 /* One line on stderr, prefixed with the seconds since the start. */
 void bench_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+struct bench_row;
+struct bench_read_result;
+struct gpufs_stats;
+/* One progress line for a read run's row: its rate and outcome, the
+ * libgpufs counters st (the run's own) and where its time went. */
+void bench_print_outcome(const char *what, const struct bench_row *row,
+                         const struct bench_read_result *r, const struct gpufs_stats *st);
+
 /* Exit (status 3, with a message naming step) unless the next bench_watch
  * call comes within seconds; seconds 0 disarms.  For hangs only: rows
  * already measured are in the --out file. */

@@ -60,6 +60,7 @@ static struct bench_job *bench_add(struct bench_job *jobs, int *n, const char *g
   j->reg = 0;
   j->engine = -1;
   j->write_behind = -1;
+  j->async = -1;
   j->cold = 0;
   return j;
 }
@@ -151,6 +152,28 @@ int bench_plan(struct bench_job *jobs)
   for (i = 0; i < 2; i++)
     bench_add(jobs, &n, "ra", "ra_warp", BENCH_SEQ_WARP, 4096, 2 * size, 4096, seq_blocks)->ra =
         i ? 131072 : 0;
+  /* posted windows (readahead_async) of 128 and 256 KiB, blocks and warps */
+  for (x = 0; x < 2; x++)
+    for (i = 0; i < 2; i++) {
+      struct bench_job *j = bench_add(jobs, &n, "ra", x ? "ra_warp/posted" : "ra/posted",
+                                      x ? BENCH_SEQ_WARP : BENCH_SEQ_BLOCK, 4096, 2 * size, 4096,
+                                      seq_blocks);
+      j->ra = i ? 262144 : 131072;
+      j->async = 1;
+    }
+  /* few groups, where each window's wait for the host is not hidden by
+   * other groups' work: 16 blocks, or 16 warps (2 blocks), loaded in the
+   * call and posted */
+  for (x = 0; x < 2; x++)
+    for (i = 0; i < 2; i++) {
+      static const char *const few[2][2] = {{"ra_few", "ra_few/posted"},
+                                            {"ra_warp_few", "ra_warp_few/posted"}};
+      struct bench_job *j = bench_add(jobs, &n, "ra", few[x][i],
+                                      x ? BENCH_SEQ_WARP : BENCH_SEQ_BLOCK, 4096, 2 * size, 4096,
+                                      x ? 2 : 16);
+      j->ra = 131072;
+      j->async = i;
+    }
   /* last: the cache holds the new file twice over, so only gfsync writes back */
   for (i = 0; i < 2; i++) {
     bench_add(jobs, &n, "write", "write", BENCH_SEQ_WRITE, two[i], 2 * size, BENCH_MIB,

@@ -15,7 +15,7 @@ extern "C" {
 #endif
 
 /* The most jobs a plan holds (a full plan has 34). */
-#define BENCH_MAX_JOBS 48
+#define BENCH_MAX_JOBS 64
 /* bench_job.ra: keep libgpufs's readahead_max (its default, or
  * GPUFS_READAHEAD_MAX from the environment). */
 #define BENCH_RA_DEFAULT UINT32_MAX
@@ -39,6 +39,8 @@ struct bench_job {
                   "/uring" or "/pread" row */
   int64_t write_behind; /* write_behind in bytes (0: off), or -1: libgpufs's
                            default; a "/nobehind" row */
+  int async;   /* readahead_async (1: posted windows), or -1: libgpufs's
+                  default; a "/posted" row */
   int cold;    /* drop the data file from the host page cache after
                   gpufs_start, before the kernel (and the registration):
                   a "/cold" row (bench/cold.h) */

@@ -56,6 +56,7 @@ struct bench_counters {
   unsigned long long error_taken; /* 0 until a thread claims first_error */
   long long first_error;
   unsigned long long opened; /* write kernel: blocks whose gopen has returned */
+  unsigned long long checked; /* verify_after: bytes bench_check_after_kernel checked */
   /* where the read kernels' groups spend their time (leaders' globaltimer,
    * ns): summed over groups, and the first/last group start, last end */
   unsigned long long open_ns, read_ns, check_ns, close_ns, groups;
@@ -127,11 +128,12 @@ __device__ bool bench_group_stop(uint64_t t0, uint64_t cap_ns, struct bench_coun
   return stop;
 }
 
-/* Whole group: read [off, off + want) into buf and check it.  False when
- * the call failed or came short (the group stops). */
+/* Whole group: read [off, off + want) into buf and, with check, check it
+ * (without, the caller checks it after the kernel: bench_check_after).
+ * False when the call failed or came short (the group stops). */
 template <bool WARP>
 __device__ bool bench_read_one(int fd, uint64_t off, uint64_t want, char *buf, uint64_t seed,
-                               struct bench_counters *c)
+                               struct bench_counters *c, bool check = true)
 {
   const unsigned t = WARP ? threadIdx.x % 32 : threadIdx.x;
   const unsigned n = WARP ? 32 : blockDim.x;
@@ -147,7 +149,8 @@ __device__ bool bench_read_one(int fd, uint64_t off, uint64_t want, char *buf, u
   }
   uint64_t first_bad = UINT64_MAX;
   const uint64_t bad =
-      bench_check_words((const uint64_t *)buf, want / 8, off / 8, seed, t, n, &first_bad);
+      check ? bench_check_words((const uint64_t *)buf, want / 8, off / 8, seed, t, n, &first_bad)
+            : 0;
   if (bad) {
     atomicAdd(&c->mismatches, (unsigned long long)bad);
     atomicMin(&c->first_bad_word, (unsigned long long)first_bad);
@@ -175,11 +178,15 @@ __device__ void bench_group_end(bool leader, int fd, uint64_t t0, struct bench_c
   }
 }
 
-/* Group g reads [g * stride, (g + 1) * stride) of the file in io-sized calls. */
+/* Group g reads [g * stride, (g + 1) * stride) of the file in io-sized
+ * calls: into its io-sized buffer at bufs + g * io, each call checked as it
+ * arrives; or, with ends (verify_after), into bufs + offset, a destination
+ * the file's size, nothing checked here, and ends[g] gets the end of its
+ * full calls (bench_check_after checks them). */
 template <bool WARP>
 __global__ void __launch_bounds__(BENCH_BLOCK_THREADS, BENCH_SEQ_BLOCKS_PER_SM) bench_seq_kernel(const char *path, int instance, uint64_t size, uint64_t stride, uint64_t io,
                                  char *bufs, uint64_t seed, uint64_t cap_ns,
-                                 struct bench_counters *c)
+                                 struct bench_counters *c, unsigned long long *ends)
 {
   const uint64_t g =
       WARP ? ((uint64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32 : (uint64_t)blockIdx.x;
@@ -193,13 +200,41 @@ __global__ void __launch_bounds__(BENCH_BLOCK_THREADS, BENCH_SEQ_BLOCKS_PER_SM) 
 
   if (fd < 0)
     return;
-  for (uint64_t off = begin; off < end; off += io) {
+  uint64_t off = begin;
+  for (; off < end; off += io) {
     if (bench_group_stop<WARP>(t0, cap_ns, c))
       break;
-    if (!bench_read_one<WARP>(fd, off, end - off < io ? end - off : io, buf, seed, c))
+    if (!bench_read_one<WARP>(fd, off, end - off < io ? end - off : io, ends ? bufs + off : buf,
+                              seed, c, ends == NULL))
       break;
   }
+  if (ends && leader)
+    ends[g] = off < end ? off : end; /* read back by the host after the kernel */
   bench_group_end(leader, fd, t0, c);
+}
+
+/* verify_after: block b of the grid checks groups b, b + gridDim.x, ...:
+ * the words [g * stride, ends[g]) of dst, which must hold the file's bytes
+ * at their offsets; adds what it checked and found to c. */
+__global__ void bench_check_after_kernel(const char *dst, uint64_t groups, uint64_t stride,
+                                         const unsigned long long *ends, uint64_t seed,
+                                         struct bench_counters *c)
+{
+  for (uint64_t g = blockIdx.x; g < groups; g += gridDim.x) {
+    const uint64_t begin = g * stride;
+    if (ends[g] <= begin)
+      continue;
+    const uint64_t n = (ends[g] - begin) / 8;
+    uint64_t first_bad = UINT64_MAX;
+    const uint64_t bad = bench_check_words((const uint64_t *)(dst + begin), n, begin / 8, seed,
+                                           threadIdx.x, blockDim.x, &first_bad);
+    if (bad) {
+      atomicAdd(&c->mismatches, (unsigned long long)bad);
+      atomicMin(&c->first_bad_word, (unsigned long long)first_bad);
+    }
+    if (threadIdx.x == 0)
+      atomicAdd(&c->checked, (unsigned long long)(n * 8));
+  }
 }
 
 /* Warp w makes calls i = w, w + nwarps, ... < reads, at piece (i * mult +
@@ -312,7 +347,8 @@ static int bench_params_ok(const struct bench_read_params *p)
          p->threads >= 32 && p->threads % 32 == 0 && p->threads <= 1024 && p->io_size > 0 &&
          p->io_size % 8 == 0 && p->file_size % p->io_size == 0 &&
          strlen(p->path) < GPUFS_PATH_MAX &&
-         (p->access != BENCH_RAND_WARP || p->file_size / p->io_size < BENCH_RAND_MULT);
+         (p->access != BENCH_RAND_WARP || p->file_size / p->io_size < BENCH_RAND_MULT) &&
+         (!p->verify_after || p->access != BENCH_RAND_WARP);
 }
 
 int bench_gpufs_read(const struct bench_read_params *p, struct bench_read_result *r)
@@ -320,6 +356,7 @@ int bench_gpufs_read(const struct bench_read_params *p, struct bench_read_result
   struct bench_counters h;
   struct bench_counters *d = NULL;
   char *dpath = NULL, *bufs = NULL;
+  unsigned long long *ends = NULL;
   cudaEvent_t e0 = NULL, e1 = NULL;
   const uint64_t cap_ns = p->cap_seconds > 0 ? (uint64_t)(p->cap_seconds * 1e9) : UINT64_MAX;
   const uint64_t warps = (uint64_t)p->blocks * (uint64_t)(p->threads / 32);
@@ -352,7 +389,9 @@ int bench_gpufs_read(const struct bench_read_params *p, struct bench_read_result
       (rc = BENCH_CUDA(cudaMemcpy(dpath, p->path, strlen(p->path) + 1, cudaMemcpyHostToDevice))) ||
       (rc = BENCH_CUDA(cudaMalloc(&d, sizeof(h)))) ||
       (rc = BENCH_CUDA(cudaMemcpy(d, &h, sizeof(h), cudaMemcpyHostToDevice))) ||
-      (rc = BENCH_CUDA(cudaMalloc(&bufs, groups * p->io_size))) ||
+      (rc = BENCH_CUDA(cudaMalloc(&bufs, p->verify_after ? p->file_size : groups * p->io_size))) ||
+      (p->verify_after && (rc = BENCH_CUDA(cudaMalloc(&ends, groups * sizeof(*ends))))) ||
+      (p->verify_after && (rc = BENCH_CUDA(cudaMemset(ends, 0, groups * sizeof(*ends))))) ||
       (rc = BENCH_CUDA(cudaEventCreate(&e0))) || (rc = BENCH_CUDA(cudaEventCreate(&e1))) ||
       (rc = BENCH_CUDA(cudaDeviceSynchronize())))
     goto out;
@@ -364,11 +403,11 @@ int bench_gpufs_read(const struct bench_read_params *p, struct bench_read_result
   switch (p->access) {
   case BENCH_SEQ_BLOCK:
     bench_seq_kernel<false><<<p->blocks, p->threads>>>(dpath, p->instance, p->file_size, stride, p->io_size,
-                                                       bufs, p->seed, cap_ns, d);
+                                                       bufs, p->seed, cap_ns, d, ends);
     break;
   case BENCH_SEQ_WARP:
     bench_seq_kernel<true><<<p->blocks, p->threads>>>(dpath, p->instance, p->file_size, stride, p->io_size,
-                                                      bufs, p->seed, cap_ns, d);
+                                                      bufs, p->seed, cap_ns, d, ends);
     break;
   case BENCH_RAND_WARP:
     bench_rand_kernel<<<p->blocks, p->threads>>>(dpath, p->instance, npages, p->io_size, reads,
@@ -379,12 +418,23 @@ int bench_gpufs_read(const struct bench_read_params *p, struct bench_read_result
   }
   if ((rc = BENCH_CUDA(cudaGetLastError())) || (rc = BENCH_CUDA(cudaEventRecord(e1, 0))) ||
       (rc = BENCH_CUDA(cudaEventSynchronize(e1))) ||
-      (rc = BENCH_CUDA(cudaEventElapsedTime(&ms, e0, e1))) ||
-      (rc = BENCH_CUDA(cudaMemcpy(&h, d, sizeof(h), cudaMemcpyDeviceToHost))))
+      (rc = BENCH_CUDA(cudaEventElapsedTime(&ms, e0, e1))))
+    goto out;
+  if (p->verify_after) {
+    /* untimed: every word the kernel read, checked where it landed */
+    const double v0 = bench_now();
+    bench_check_after_kernel<<<1024, 256>>>(bufs, groups, stride, ends, p->seed, d);
+    if ((rc = BENCH_CUDA(cudaGetLastError())) || (rc = BENCH_CUDA(cudaDeviceSynchronize())))
+      goto out;
+    r->verify_seconds = bench_now() - v0;
+  }
+  if ((rc = BENCH_CUDA(cudaMemcpy(&h, d, sizeof(h), cudaMemcpyDeviceToHost))))
     goto out;
 
   r->seconds = ms * 1e-3;
-  r->bytes = h.bytes;
+  /* verify_after: what the check kernel saw (the bytes the groups' full
+   * calls covered); a shortfall shows as bytes short of expected_bytes */
+  r->bytes = p->verify_after && h.checked < h.bytes ? h.checked : h.bytes;
   r->calls = h.calls;
   r->mismatches = h.mismatches;
   r->first_bad = h.mismatches ? h.first_bad_word * 8 : UINT64_MAX;
@@ -412,6 +462,7 @@ out:
   if (e1)
     BENCH_CUDA(cudaEventDestroy(e1));
   BENCH_CUDA(cudaFree(bufs));
+  BENCH_CUDA(cudaFree(ends));
   BENCH_CUDA(cudaFree(d));
   BENCH_CUDA(cudaFree(dpath));
   return rc;

@@ -57,6 +57,14 @@ struct bench_read_params {
    * GPUs start together (a barrier).  NULL: none. */
   void (*before_launch)(void *arg);
   void *before_arg;
+  /* seq only.  0: each group reads into one io_size buffer of its own and
+   * checks every word of each call in the kernel, after the call (timed).
+   * 1: each group reads into its place of a destination the file's size
+   * (file offset = destination offset), nothing is checked in the kernel,
+   * and a second kernel, untimed, checks every word the groups' full calls
+   * read (verify_seconds).  The timed kernel is then the reads alone, as a
+   * cudaMemcpy of the same bytes is. */
+  int verify_after;
 };
 
 struct bench_read_result {
@@ -74,6 +82,7 @@ struct bench_read_result {
   /* per group, mean microseconds in gopen, gread, the check of the bytes,
    * gclose; and from the first group's start: the last start, the last end */
   double open_us, read_us, check_us, close_us, start_skew_us, span_us;
+  double verify_seconds;   /* verify_after: the check kernel, untimed (else 0) */
 };
 
 /* Run one read kernel.  Returns 0 when the kernel ran to its end: the

@@ -86,6 +86,13 @@ struct gpufs_config {
                                once; the others wait their turn
                                (0: no limit; at most 64;
                                default 4) */
+  uint32_t readahead_async; /* 1: a group that reaches the first  GPUFS_READAHEAD_ASYNC
+                               page of its latest window posts
+                               the next window's reads and goes
+                               on without waiting for them
+                               (windows up to 64 pages); 0: the
+                               window is loaded in the call's
+                               last round (default 0) */
 };
 
 /* Limits the checks enforce. */
@@ -96,6 +103,7 @@ struct gpufs_config {
 #define GPUFS_PATH_MAX 4096u      /* including the terminating NUL */
 #define GPUFS_CHUNK 32u         /* pages one group handles per round: one per meta lane */
 #define GPUFS_READAHEAD_LIMIT (64u << 20) /* readahead_max at most */
+#define GPUFS_RA_POST_MAX 64u /* pages of a posted readahead window at most */
 #define GPUFS_DIRTY_GRAIN 64u     /* bytes: the default (and largest) unit of dirty
                                      tracking and write-back (dirty_grain) */
 

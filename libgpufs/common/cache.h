@@ -90,6 +90,7 @@ GPUFS_HD int gpufs_cache_get(const struct gpufs_cache *c, uint64_t key, uint32_t
   gpufs_st_relaxed_u32_dev(&fr->version, version);
   gpufs_st_relaxed_u32_dev(&fr->len, 0u);
   gpufs_st_relaxed_u32_dev(&fr->wend, 0u);
+  gpufs_st_relaxed_u32_dev(&fr->post, 0u);
   gpufs_st_relaxed_u32_dev(&fr->next, gpufs_ld_relaxed_u32_dev(&c->heads[b]));
   /* acq_rel: release publishes key and version to pinners (pairs with the
    * acquire in gpufs_frame_pin); OWNED -> LOADING with our own pin */

@@ -39,6 +39,10 @@ struct gpufs_frame {
   uint32_t dnext;   /* dirty list link (dirty.h) */
   uint32_t wfile;   /* the node whose dirty list holds the frame */
   uint32_t wend;    /* end of the bytes gwrite put in the page (dirty.h) */
+  /* LOADING by a posted readahead (device/post.cu): its queue slot + 1, and
+   * the ring whose post budget it takes; 0 otherwise (set 0 at insert) */
+  uint32_t post;
+  uint32_t post_ring;
 };
 
 /* One allocator ring: its frames and its clock hand. */
@@ -47,7 +51,8 @@ struct gpufs_ring {
   uint32_t first;
   uint32_t count;
   uint32_t dirty_hint; /* a dirty frame allocation passed over (or GPUFS_NIL) */
-  uint32_t pad;
+  uint32_t posted;     /* frames of the ring held by posted readahead loads
+                          (device/post.cu): at most a quarter of count */
 };
 
 /* The counters of the groups that use one ring, apart from the allocator's

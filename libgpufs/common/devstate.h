@@ -98,7 +98,14 @@ struct gpufs_ra_ref {
   uint64_t *slots;    /* 2 * nslots words, zero at start */
   uint32_t nslots;    /* power of two */
   uint32_t max_pages; /* the largest window: readahead_max in pages, at most
-                         GPUFS_CHUNK; 0: readahead off */
+                         GPUFS_CHUNK (posted: GPUFS_RA_POST_MAX); 0: off */
+  /* Posted readahead (config readahead_async; device/post.cu): per queue
+   * slot, the posted load that holds it, (frame + 1) << 32 | ticket's low
+   * 32 bits, 0 for none; and the slots so held, at most post_slots */
+  uint64_t *posted;
+  uint32_t *nposted;
+  uint32_t async;      /* 1: windows are posted (config readahead_async) */
+  uint32_t post_slots; /* the most slots posted loads hold at once */
 };
 
 /* The writable mappings that are live (libgpufs/common/wmaps.h): an open

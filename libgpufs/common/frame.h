@@ -59,13 +59,21 @@ GPUFS_HD void gpufs_frame_loaded(const struct gpufs_cache *c, uint32_t f, uint32
                                            << GPUFS_PG_SHIFT);
 }
 
-/* Wait while a pinned frame loads.  Returns 0 when VALID, else the error of
- * the load, or -ESHUTDOWN once *stop_word equals stop_value. */
-GPUFS_HD int gpufs_frame_wait(const struct gpufs_cache *c, uint32_t f, const uint32_t *stop_word,
-                              uint32_t stop_value)
+/* What gpufs_frame_wait_some returns when the frame still loads after its
+ * polls (an errno is negative, VALID is 0). */
+#define GPUFS_FRAME_STILL_LOADING 1
+
+/* Wait while a pinned frame loads, at most max_polls polls, pausing from
+ * *ns on (the caller's, kept across calls: 64 at first).  Returns 0 when
+ * VALID, the error of the load, -ESHUTDOWN once *stop_word equals
+ * stop_value, or GPUFS_FRAME_STILL_LOADING after max_polls polls (a waiter
+ * that may finish a posted load in between: device/post.cu). */
+GPUFS_HD int gpufs_frame_wait_some(const struct gpufs_cache *c, uint32_t f,
+                                   const uint32_t *stop_word, uint32_t stop_value,
+                                   uint32_t max_polls, uint32_t *ns)
 {
   struct gpufs_frame *fr = &c->frames[f];
-  uint32_t ns = 64, polls = 0;
+  uint32_t polls = 0;
   for (;;) {
     /* spin relaxed; the acquire comes once the state has moved on */
     uint32_t st = gpufs_pg_state(gpufs_ld_relaxed_u32_dev(&fr->state));
@@ -79,8 +87,18 @@ GPUFS_HD int gpufs_frame_wait(const struct gpufs_cache *c, uint32_t f, const uin
     /* relaxed: a plain signal, in host memory: looked at every 16th time */
     if (++polls % 16 == 0 && gpufs_ld_relaxed_u32_sys((uint32_t *)stop_word) == stop_value)
       return -GPUFS_ESHUTDOWN;
-    gpufs_pause(&ns, 1024);
+    if (polls >= max_polls) return GPUFS_FRAME_STILL_LOADING;
+    gpufs_pause(ns, 1024);
   }
+}
+
+/* Wait while a pinned frame loads.  Returns 0 when VALID, else the error of
+ * the load, or -ESHUTDOWN once *stop_word equals stop_value. */
+GPUFS_HD int gpufs_frame_wait(const struct gpufs_cache *c, uint32_t f, const uint32_t *stop_word,
+                              uint32_t stop_value)
+{
+  uint32_t ns = 64;
+  return gpufs_frame_wait_some(c, f, stop_word, stop_value, UINT32_MAX, &ns);
 }
 
 #endif /* GPUFS_COMMON_FRAME_H */

@@ -286,6 +286,27 @@ GPUFS_HD void gpufs_q_read_reply(struct gpufs_slot *s, struct gpufs_reply *out)
   for (int i = 0; i < 4; i++) out->out[i] = gpufs_ld_relaxed_u64_sys(&s->out[i]);
 }
 
+/* gpufs_q_call's steps from a ticket t whose slot the caller owns
+ * (gpufs_q_wait_free returned 0): the device's calls wait for the slot
+ * their own way (device/post.cu), then go on here. */
+GPUFS_HD int64_t gpufs_q_call_owned(const struct gpufs_queue_ref *q, uint64_t t,
+                                    const struct gpufs_req *r, const void *payload,
+                                    uint32_t payload_len, struct gpufs_reply *out)
+{
+  int rc;
+  struct gpufs_slot *s = gpufs_q_slot(q, t);
+  uint8_t *stage = q->staging_host + (uint64_t)gpufs_q_index(q, t) * q->stride;
+  const uint8_t *p = (const uint8_t *)payload;
+  for (uint32_t i = 0; i < payload_len; i++) stage[i] = p[i];
+  gpufs_q_fill(s, r);
+  gpufs_q_post(q, t);
+  rc = gpufs_q_wait_done(q, t);
+  if (rc) return rc;
+  gpufs_q_read_reply(s, out);
+  gpufs_q_release(q, t);
+  return out->result;
+}
+
 /* One request, start to end: take a ticket, wait for its slot, copy
  * payload_len bytes of payload into the slot's host staging (OPEN, UNLINK:
  * the path with its NUL), fill, post, wait for the host, copy the answer to
@@ -299,17 +320,7 @@ GPUFS_HD int64_t gpufs_q_call(const struct gpufs_queue_ref *q, const struct gpuf
   uint64_t t = gpufs_q_reserve(q, 1);
   int rc = gpufs_q_wait_free(q, t);
   if (rc) return rc;
-  struct gpufs_slot *s = gpufs_q_slot(q, t);
-  uint8_t *stage = q->staging_host + (uint64_t)gpufs_q_index(q, t) * q->stride;
-  const uint8_t *p = (const uint8_t *)payload;
-  for (uint32_t i = 0; i < payload_len; i++) stage[i] = p[i];
-  gpufs_q_fill(s, r);
-  gpufs_q_post(q, t);
-  rc = gpufs_q_wait_done(q, t);
-  if (rc) return rc;
-  gpufs_q_read_reply(s, out);
-  gpufs_q_release(q, t);
-  return out->result;
+  return gpufs_q_call_owned(q, t, r, payload, payload_len, out);
 }
 
 /* ---- consumer side (host workers) ---- */

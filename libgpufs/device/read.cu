@@ -86,21 +86,46 @@ static __device__ __forceinline__ void copy_out(G g, const struct gpufs_cache *c
   }
 }
 
-/* The readahead pages gread's last round takes for [pos, end) of fi
- * (gpufs_ra_plan; 0 under FADV_RANDOM or with readahead off).  Every
+/* gread's readahead for [pos, end) of fi (gpufs_ra_plan; 0 under
+ * FADV_RANDOM or with readahead off): the pages its last round takes, and
+ * the window it posts after (gpufs_ra_ahead, _post_n, _claim).  Every
  * thread of the group calls it with equal arguments; synchronizes the
  * group (a broadcast).  Called once per gread: the plan records the
  * group's position. */
 template <typename G>
-static __device__ __forceinline__ uint32_t gread_plan(G g, const struct gpufs_fdinfo *fi, uint64_t pos,
+static __device__ __forceinline__ uint64_t gread_plan(G g, const struct gpufs_fdinfo *fi, uint64_t pos,
                                                       uint64_t end, uint32_t ring)
 {
   const struct gpufs_dev *d = fi->d;
   if (d->ra.max_pages == 0 || fi->advice == GPUFS_FADV_RANDOM) return 0;
   const uint32_t S = d->cache.page_size;
   int64_t a = 0;
-  if (g.rank() == 0) a = gpufs_ra_plan(g.id(), fi, pos / S, (end - 1) / S, gpufs_round_max(d, ring));
-  return (uint32_t)g.bcast(a);
+  if (g.rank() == 0)
+    a = (int64_t)gpufs_ra_plan(g.id(), fi, pos / S, (end - 1) / S, gpufs_round_max(d, ring));
+  return (uint64_t)g.bcast(a);
+}
+
+/* Post the READs of pages [p, p + n) of fi, cut at the end of the file, in
+ * rounds that wait for none of them (readahead_async; post.cuh): pages
+ * cached or on their way already are left alone.  Every thread of the
+ * group calls it with equal arguments; synchronizes the group. */
+template <typename G>
+static __device__ __noinline__ void gread_post(G g, const struct gpufs_fdinfo *fi, uint64_t p, uint32_t n,
+                                               uint32_t ring)
+{
+  const struct gpufs_dev *d = fi->d;
+  const uint32_t S = d->cache.page_size;
+  const uint64_t npages = (fi->size + S - 1) / S;
+  const uint32_t chunk = gpufs_round_max(d, ring);
+  while (n > 0 && p < npages) {
+    uint32_t k = n < chunk ? n : chunk;
+    if (k > npages - p) k = (uint32_t)(npages - p);
+    struct gpufs_round r;
+    gpufs_round_load(g, fi, p, 0, k, ring, &r, 0, NULL, 0, true);
+    gpufs_round_unpin(g, d, &r, false, ring);
+    p += k;
+    n -= k;
+  }
 }
 
 /* gread by rounds: [offset, offset + size) of fd, checked by gread_group,
@@ -125,7 +150,7 @@ static __device__ __noinline__ ssize_t gread_rounds(G g, int fd, int64_t offset,
   uint64_t pos = (uint64_t)offset;
   uint64_t stall_since = 0;
   /* readahead pages for the last round */
-  uint32_t ahead = planned >= 0 ? (uint32_t)planned : gread_plan(g, &fi, pos, end, ring);
+  uint32_t ahead = planned >= 0 ? (uint32_t)planned : gpufs_ra_ahead(gread_plan(g, &fi, pos, end, ring));
 
   while (pos < end) {
     const uint64_t p0 = pos / S;
@@ -236,13 +261,14 @@ static __device__ __noinline__ void gread_ahead(G g, const struct gpufs_fdinfo *
 /* A gread of the pages of [pos, end), several, of fd, checked by
  * gread_group, with `ahead` readahead pages planned: the cached ones from
  * the first without rounds, the rest (from the first that is not) by
- * rounds, whose last takes the readahead.  Every thread of the group calls
+ * rounds, whose last takes the readahead, or with none planned the `claim`
+ * pages after the request that posted loads may hold.  Every thread of the group calls
  * it with equal arguments; synchronizes the group.  Not inlined, and given
  * fd rather than the descriptor's copy: gread_group's one-page path then
  * keeps that copy in registers and saves few at every call. */
 template <typename G>
 static __device__ __noinline__ ssize_t gread_pages(G g, int fd, uint64_t pos, uint64_t end, uint8_t *buf,
-                                                   uint32_t ring, uint32_t ahead)
+                                                   uint32_t ring, uint32_t ahead, uint32_t claim)
 {
   struct gpufs_fdinfo f;
   int rc = gpufs_fd_get_group(g, fd, &f);
@@ -252,7 +278,8 @@ static __device__ __noinline__ ssize_t gread_pages(G g, int fd, uint64_t pos, ui
   if (pos >= end) return 0;
   const uint64_t done = gread_hits(g, fi, pos, end, buf, ring);
   if (pos + done < end) {
-    const ssize_t rest = gread_rounds(g, fd, (int64_t)(pos + done), end - pos - done, buf + done, ahead);
+    const ssize_t rest =
+        gread_rounds(g, fd, (int64_t)(pos + done), end - pos - done, buf + done, ahead ? ahead : claim);
     return rest < 0 ? rest : (ssize_t)done + rest;
   }
   if (ahead) gread_ahead(g, fi, (end - 1) / fi->d->cache.page_size + 1, ahead, ring);
@@ -275,16 +302,30 @@ static __device__ __forceinline__ ssize_t gread_group(G g, int fd, int64_t offse
   const uint64_t end = size > fi.size - pos ? fi.size : pos + size;
   const uint32_t S = d->cache.page_size;
   const uint32_t ring = g.id() % d->cache.nrings;
-  const uint32_t ahead = gread_plan(g, &fi, pos, end, ring);
-  if ((end - 1) / S != pos / S) return gread_pages(g, fd, pos, end, (uint8_t *)buf, ring, ahead);
-  /* one page, and no readahead due: a cached page is copied without a
-   * round */
-  const uint32_t f = ahead ? GPUFS_NIL : gpufs_round_hit_one(g, &fi, pos / S, ring);
-  if (f == GPUFS_NIL) return gread_rounds(g, fd, offset, size, buf, ahead);
-  gpufs_group_copy(buf, gpufs_frame_data(&d->cache, f) + pos % S, (size_t)(end - pos), g.rank(), g.size());
-  g.sync(); /* every thread's copy is done before the unpin */
-  if (g.rank() == 0) gpufs_frame_unpin(&d->cache, f);
-  return (ssize_t)(end - pos);
+  const uint64_t plan = gread_plan(g, &fi, pos, end, ring);
+  const uint32_t ahead = gpufs_ra_ahead(plan);
+  ssize_t got;
+  if ((end - 1) / S != pos / S) {
+    got = gread_pages(g, fd, pos, end, (uint8_t *)buf, ring, ahead, gpufs_ra_claim(plan));
+  } else {
+    /* one page, and no readahead due: a cached page is copied without a
+     * round; one that is not takes the pages posted loads may hold after
+     * it into its round (gpufs_ra_claim) */
+    const uint32_t f = ahead ? GPUFS_NIL : gpufs_round_hit_one(g, &fi, pos / S, ring);
+    if (f == GPUFS_NIL) {
+      got = gread_rounds(g, fd, offset, size, buf, ahead ? ahead : gpufs_ra_claim(plan));
+    } else {
+      gpufs_group_copy(buf, gpufs_frame_data(&d->cache, f) + pos % S, (size_t)(end - pos),
+                       g.rank(), g.size());
+      g.sync(); /* every thread's copy is done before the unpin */
+      if (g.rank() == 0) gpufs_frame_unpin(&d->cache, f);
+      got = (ssize_t)(end - pos);
+    }
+  }
+  /* the next window, posted once the request's own pages are in hand */
+  if (got > 0 && gpufs_ra_post_n(plan) != 0)
+    gread_post(g, &fi, gpufs_ra_post_first(plan), gpufs_ra_post_n(plan), ring);
+  return got;
 }
 
 __device__ ssize_t gread(int fd, int64_t offset, size_t size, void *buf)

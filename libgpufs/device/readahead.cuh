@@ -68,12 +68,40 @@ __device__ __forceinline__ uint64_t gpufs_ra_tag(uint32_t cid, uint32_t gid, uin
   return (uint64_t)((h >> 16) | 1u);
 }
 
-/* How many pages after the request's last page the round that ends the
- * request should load: 0 for none.  chunk is the group's round size (so the
- * window is cut to what that round can take).  Called by the group's first
- * thread; the others get the answer by broadcast.  first and last are the
- * request's first and last page. */
-__device__ __forceinline__ uint32_t gpufs_ra_plan(uint32_t gid, const struct gpufs_fdinfo *fi,
+/* A plan (gpufs_ra_plan) packs four numbers in one word, so that one
+ * broadcast gives them to the group: the pages after the request's last
+ * page that its last round takes (8 bits); with readahead_async, the
+ * window to post after the request, its page count (8 bits) and first page
+ * (40 bits), and the pages after the request that posted loads may still
+ * hold (8 bits: the last round takes them, to claim them, when the
+ * request's own pages were not all cached). */
+__device__ __forceinline__ uint32_t gpufs_ra_ahead(uint64_t plan) { return (uint32_t)plan & 0xffu; }
+__device__ __forceinline__ uint32_t gpufs_ra_post_n(uint64_t plan)
+{
+  return (uint32_t)(plan >> 8) & 0xffu;
+}
+__device__ __forceinline__ uint32_t gpufs_ra_claim(uint64_t plan)
+{
+  return (uint32_t)(plan >> 16) & 0xffu;
+}
+__device__ __forceinline__ uint64_t gpufs_ra_post_first(uint64_t plan) { return plan >> 24; }
+
+/* The readahead of a request of pages [first, last]: how many pages after
+ * last the round that ends the request should load (0 for none), and, with
+ * readahead_async, which window to post after it (gpufs_ra_post_n: 0 for
+ * none).  chunk is the group's round size (so the pages the round takes are
+ * cut to what that round can take).  Called by the group's first thread;
+ * the others get the answer by broadcast.
+ *
+ * Posted windows (readahead_async).  A sequential request that reaches the
+ * first page of the latest window (ra_end - window: Linux's PG_readahead
+ * marker) posts the next window, twice the last, at most max_pages (64),
+ * from ra_end on, and its last round takes the rest of the current window
+ * (pages already posted: claimed and finished there, in one round, rather
+ * than one at a time by the calls that reach them).  A request past ra_end
+ * (the first, or one that outran the posts) loads its window in its round,
+ * as without posting, and the next request posts. */
+__device__ __forceinline__ uint64_t gpufs_ra_plan(uint32_t gid, const struct gpufs_fdinfo *fi,
                                                   uint64_t first, uint64_t last, uint32_t chunk)
 {
   const struct gpufs_ra_ref *ra = &fi->d->ra;
@@ -89,9 +117,30 @@ __device__ __forceinline__ uint32_t gpufs_ra_plan(uint32_t gid, const struct gpu
   const bool seq = fi->advice == GPUFS_FADV_SEQUENTIAL || first == 0 ||
                    (mine && (first == next || first + 1 == next));
   uint32_t take = 0;
+  uint64_t post_first = 0;
+  uint32_t post_n = 0;
+  const uint64_t npages = (fi->size + fi->d->cache.page_size - 1) / fi->d->cache.page_size;
+  /* what the request's last round leaves of its chunk */
+  const uint64_t in_last = (last - first) % chunk + 1;
   if (!seq) {
     window = 0;
     ra_end = 0;
+  } else if (ra->async && last < ra_end && last + window >= ra_end) { /* the marker */
+    const uint32_t max = ra->max_pages;
+    uint64_t next = 2 * window >= max ? max : 2 * window;
+    if (next > npages - ra_end) next = npages - ra_end;
+    if (next == 0) {
+      window = 0; /* the file ends at ra_end: no marker any more */
+    } else {
+      post_first = ra_end;
+      post_n = (uint32_t)next;
+      /* the rest of the current window, in the last round */
+      const uint64_t rest = ra_end - 1 - last;
+      const uint64_t room = chunk - in_last;
+      take = (uint32_t)(rest < room ? rest : room);
+      window = (uint32_t)next;
+      ra_end += next;
+    }
   } else if (last >= ra_end) { /* the prefetched pages are used up */
     const uint32_t max = ra->max_pages;
     const uint64_t req = last - first + 1;
@@ -103,8 +152,6 @@ __device__ __forceinline__ uint32_t gpufs_ra_plan(uint32_t gid, const struct gpu
      * request as large as the window is its own readahead */
     const uint64_t ahead = window > req ? window - req : 0;
     /* what the request's last round leaves of its chunk, within the file */
-    const uint64_t in_last = (last - first) % chunk + 1;
-    const uint64_t npages = (fi->size + fi->d->cache.page_size - 1) / fi->d->cache.page_size;
     uint64_t room = chunk - in_last;
     if (room > npages - 1 - last) room = npages - 1 - last;
     take = (uint32_t)(room < ahead ? room : ahead);
@@ -112,7 +159,13 @@ __device__ __forceinline__ uint32_t gpufs_ra_plan(uint32_t gid, const struct gpu
   }
   gpufs_st_relaxed_u64_dev(&slot[0], tag << 48 | (last + 1));
   gpufs_st_relaxed_u64_dev(&slot[1], tag << 48 | (uint64_t)window << 40 | (ra_end & GPUFS_RA_PAGE_MASK));
-  return take;
+  uint32_t claim = 0;
+  if (ra->async && seq && take == 0 && last + 1 < ra_end) {
+    const uint64_t rest = ra_end - 1 - last, room = chunk - in_last;
+    claim = (uint32_t)(rest < room ? rest : room);
+  }
+  return (post_first & GPUFS_RA_PAGE_MASK) << 24 | (uint64_t)claim << 16 | (uint64_t)post_n << 8 |
+         take;
 }
 
 #endif /* GPUFS_DEVICE_READAHEAD_CUH */

@@ -5,15 +5,29 @@
  */
 #include "libgpufs/device/round.cuh"
 
+#include "libgpufs/device/post.cuh"
+
 __device__ int64_t gpufs_round_fetch(const struct gpufs_fdinfo *fi, uint64_t p0, uint32_t np,
                                      uint32_t nwant, uint32_t ring, uint32_t nofetch,
-                                     struct gpufs_round *r)
+                                     struct gpufs_round *r, bool post)
 {
   const struct gpufs_dev *d = fi->d;
   const uint32_t j = gpufs_lane();
   const uint32_t S = d->cache.page_size;
+  if (post) { /* the window's budget first: nothing is posted without it */
+    bool ok = false;
+    if (j == 0) ok = gpufs_post_take(d, ring, np);
+    if (!__shfl_sync(GPUFS_FULL_MASK, ok, 0)) return 0;
+  }
   if (j < np) {
     r->kind = gpufs_cache_get(&d->cache, gpufs_key(fi->cid, p0 + j), fi->version, ring, &r->frame);
+    /* a page a posted load brings: claimed, this lane finishes it now,
+     * before the round takes tickets of its own (post.cuh: a round must
+     * not hold an older slot while it waits for newer tickets); then it
+     * is a page to wait for that is ready */
+    uint64_t t = 0;
+    if (r->kind == GPUFS_GET_WAIT && !post && gpufs_post_claim_frame(d, r->frame, &t))
+      gpufs_post_finish(d, t, r->frame);
     if (j >= nwant && r->kind != GPUFS_GET_LOAD) {
       /* readahead of a page that is cached, on its way or without a frame:
        * nothing to do, nothing to wait for */
@@ -57,35 +71,55 @@ __device__ int64_t gpufs_round_fetch(const struct gpufs_fdinfo *fi, uint64_t p0,
       : r->peer_frame == GPUFS_NIL
           ? 0
           : (int64_t)gpufs_ld_relaxed_u32_dev(&r->peer->cache.frames[r->peer_frame].len);
-  uint32_t loaders = __ballot_sync(GPUFS_FULL_MASK, fetch);
-  if (loaders == 0) return direct_len;
+  const uint32_t loaders = __ballot_sync(GPUFS_FULL_MASK, fetch);
   uint64_t t0 = 0;
-  if (j == 0) t0 = gpufs_q_reserve(&d->q, (uint32_t)__popc(loaders));
-  t0 = __shfl_sync(GPUFS_FULL_MASK, t0, 0);
-  if (!fetch) return direct_len;
-
-  r->ticket = t0 + (uint64_t)__popc(loaders & gpufs_lanemask_lt());
-  struct gpufs_slot *s = gpufs_q_slot(&d->q, r->ticket);
-  int64_t res = gpufs_q_wait_free(&d->q, r->ticket);
-  if (res == 0) {
-    r->owned = true;
-    const struct gpufs_req req = {GPUFS_OP_READ, fi->hfid, (p0 + j) * S, S, 0};
-    gpufs_q_fill(s, &req);
-    gpufs_q_post(&d->q, r->ticket);
+  if (loaders != 0) {
+    if (j == 0) t0 = gpufs_q_reserve(&d->q, (uint32_t)__popc(loaders));
+    t0 = __shfl_sync(GPUFS_FULL_MASK, t0, 0);
   }
+  int64_t res = 0;
+  bool posted = false;
+  if (fetch) {
+    r->ticket = t0 + (uint64_t)__popc(loaders & gpufs_lanemask_lt());
+    res = gpufs_post_wait_free(d, r->ticket);
+    if (res == 0) {
+      r->owned = true;
+      const struct gpufs_req req = {GPUFS_OP_READ, fi->hfid, (p0 + j) * S, S, 0};
+      gpufs_q_fill(gpufs_q_slot(&d->q, r->ticket), &req);
+      gpufs_q_post(&d->q, r->ticket);
+      posted = post && j >= nwant;
+    }
+  }
+  if (post) {
+    /* the budget of pages not posted goes back; a posted page is no longer
+     * this round's (the lane holds nothing of it) */
+    const uint32_t nposted = (uint32_t)__popc(__ballot_sync(GPUFS_FULL_MASK, posted));
+    if (j == 0) gpufs_post_give(d, ring, np - nposted);
+    if (posted) gpufs_post_record(d, r->ticket, r->frame, ring);
+  }
+  const bool waits = fetch && !posted;
+  const uint32_t waiters = __ballot_sync(GPUFS_FULL_MASK, waits);
+  if (posted) {
+    r->kind = 0;
+    r->frame = GPUFS_NIL;
+    r->owned = false;
+    return 0;
+  }
+  if (!waits) return direct_len;
   /* Only the lane with the round's last ticket polls host memory at first:
    * a worker completes a run's tickets in order, so when the last is done
    * the others usually are too.  Many lanes polling over PCIe would compete
-   * with the data for the link.  Every loading lane reaches the __syncwarp,
+   * with the data for the link.  Every waiting lane reaches the __syncwarp,
    * also one whose wait_free failed at a stop. */
-  if (res == 0 && j == 31u - (uint32_t)__clz(loaders)) res = gpufs_q_wait_done(&d->q, r->ticket);
-  __syncwarp(loaders);
+  if (res == 0 && j == 31u - (uint32_t)__clz(loaders))
+    res = gpufs_q_wait_done(&d->q, r->ticket);
+  __syncwarp(waiters);
   if (res == 0) res = gpufs_q_wait_done(&d->q, r->ticket);
   if (res) {
     r->owned = false; /* stopped: a worker may still write the slot; never hand it on */
     return res;
   }
-  return gpufs_ld_relaxed_i64_sys(&s->result);
+  return gpufs_ld_relaxed_i64_sys(&gpufs_q_slot(&d->q, r->ticket)->result);
 }
 
 __device__ int64_t gpufs_round_settle(const struct gpufs_dev *d, struct gpufs_round *r)
@@ -99,8 +133,7 @@ __device__ int64_t gpufs_round_settle(const struct gpufs_dev *d, struct gpufs_ro
     else gpufs_frame_failed(&d->cache, r->frame, (int32_t)r->status);
     return r->status;
   case GPUFS_GET_WAIT: {
-    int w = gpufs_frame_wait(&d->cache, r->frame, gpufs_q_stop_word(&d->q, gpufs_q_stop_key_here()),
-                             GPUFS_Q_STOPPED);
+    int w = gpufs_post_wait_frame(d, r->frame);
     if (w) return w;
     return gpufs_ld_relaxed_u32_dev(&d->cache.frames[r->frame].len);
   }

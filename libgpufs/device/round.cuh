@@ -102,10 +102,16 @@ struct gpufs_round {
  * when missing, never waited for, not kept pinned otherwise.  Pages whose
  * bit is set in nofetch are not read from the host when they are missing:
  * they start as zeros (a writer will overwrite them whole, or they lie past
- * the end of the file). */
+ * the end of the file).  A page found LOADING by a posted readahead load
+ * (post.cuh) is claimed and finished by its lane, before the round takes
+ * tickets, and then waited for as any loading page.  With post, the readahead pages
+ * that miss are posted instead (readahead_async): their READs go to the
+ * host and the round neither waits for them nor keeps them (the lane's
+ * kind and frame end up 0 and GPUFS_NIL); post rounds claim nothing, and
+ * post nothing beyond their budget (gpufs_post_take). */
 __device__ int64_t gpufs_round_fetch(const struct gpufs_fdinfo *fi, uint64_t p0, uint32_t np,
                                      uint32_t nwant, uint32_t ring, uint32_t nofetch,
-                                     struct gpufs_round *r);
+                                     struct gpufs_round *r, bool post);
 
 /* Phase D for one meta lane (any subset of the meta warp may call it; it
  * synchronizes nothing): the page's status. */
@@ -212,6 +218,8 @@ __device__ __forceinline__ void gpufs_pull_gate_leave(uint32_t *gate)
  * caller's bytes: page p's from fill + (p * page_size - fill_off).  A writer
  * that covers the page whole passes its buffer, so that the page is never
  * published holding anything but the file's new bytes.
+ * With post, the nextra readahead pages that miss are posted, not loaded
+ * (gpufs_round_fetch; np is 0 then).
  * Every thread of the group calls it with equal arguments; synchronizes the
  * group (two or three barriers). */
 template <typename G>
@@ -219,7 +227,7 @@ __device__ __forceinline__ void gpufs_round_load(G g, const struct gpufs_fdinfo 
                                                  uint32_t np, uint32_t nextra, uint32_t ring,
                                                  struct gpufs_round *r,
                                                  uint32_t nofetch = 0, const uint8_t *fill = NULL,
-                                                 uint64_t fill_off = 0)
+                                                 uint64_t fill_off = 0, bool post = false)
 {
   const struct gpufs_dev *d = fi->d;
   const uint32_t S = d->cache.page_size;
@@ -236,7 +244,7 @@ __device__ __forceinline__ void gpufs_round_load(G g, const struct gpufs_fdinfo 
   uint64_t src = 0;   /* where this meta lane's page is loaded from (C) */
   uint32_t from_host = 0; /* the loads from host memory (warp groups read it) */
   if (g.meta()) { /* A */
-    r->status = gpufs_round_fetch(fi, p0, np + nextra, np, ring, nofetch, r);
+    r->status = gpufs_round_fetch(fi, p0, np + nextra, np, ring, nofetch, r, post);
     src = r->reg_src ? r->reg_src
                      : (uint64_t)(uintptr_t)(r->peer_frame != GPUFS_NIL
                                                  ? gpufs_frame_data(&r->peer->cache, r->peer_frame)

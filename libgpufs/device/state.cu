@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 
 #include "libgpufs/device/internal.cuh"
+#include "libgpufs/device/post.cuh"
 #include "libgpufs/device/round.cuh"
 #include "libgpufs/host/cuda_glue.h"
 
@@ -35,7 +36,10 @@ __device__ int64_t gpufs_host_call(const struct gpufs_dev *d, const struct gpufs
 {
   const struct gpufs_req r = {c->op, c->hfid, c->offset, c->len, c->arg};
   struct gpufs_reply rep = {};
-  int64_t res = gpufs_q_call(&d->q, &r, c->payload, c->payload_len, &rep);
+  /* gpufs_q_call, with the device's wait for the slot (post.cuh) */
+  const uint64_t t = gpufs_q_reserve(&d->q, 1);
+  int64_t res = gpufs_post_wait_free(d, t);
+  if (res == 0) res = gpufs_q_call_owned(&d->q, t, &r, c->payload, c->payload_len, &rep);
   for (int i = 0; i < 4; i++) out[i] = rep.out[i];
   return res;
 }

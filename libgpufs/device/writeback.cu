@@ -3,6 +3,8 @@
  */
 #include "libgpufs/device/writeback.cuh"
 
+#include "libgpufs/device/post.cuh"
+
 __device__ uint32_t gpufs_wb_gather(const struct gpufs_dev *d, uint32_t next, uint32_t node,
                                     struct gpufs_wb *w)
 {
@@ -83,7 +85,7 @@ __device__ bool gpufs_wb_plan(const struct gpufs_dev *d, struct gpufs_wb *w)
   w->last = have && rank + 1 == (uint32_t)__popc(lanes);
   if (have) {
     w->ticket = t0 + rank;
-    int rc = gpufs_q_wait_free(&d->q, w->ticket);
+    int rc = gpufs_post_wait_free(d, w->ticket);
     if (rc == 0) {
       w->owned = true;
     } else { /* stopped: the bytes stay dirty */

@@ -38,6 +38,7 @@ void gpufs_config_default(struct gpufs_config *cfg)
   cfg->read_engine = GPUFS_READ_MAP; /* 2x pread on random 4 KiB misses (docs/config.md) */
   cfg->write_behind = 32ull << 20;   /* write + gfsync (docs/config.md) */
   cfg->pull_warps = 4;               /* warps' host pulls (docs/config.md) */
+  cfg->readahead_async = 0;          /* posted windows (docs/config.md) */
   cfg->ndevices = 0; /* one instance, on `device` */
 }
 
@@ -135,6 +136,7 @@ int gpufs_config_from_env(struct gpufs_config *cfg, const char **bad_field)
   rc = rc ? rc : env_u64("GPUFS_REGISTER_MAX", &cfg->register_max, &bad);
   rc = rc ? rc : env_u64("GPUFS_WRITE_BEHIND", &cfg->write_behind, &bad);
   rc = rc ? rc : env_u32("GPUFS_PULL_WARPS", &cfg->pull_warps, &bad);
+  rc = rc ? rc : env_u32("GPUFS_READAHEAD_ASYNC", &cfg->readahead_async, &bad);
   if (rc == 0 && getenv("GPUFS_DEVICES") != NULL &&
       parse_devices(getenv("GPUFS_DEVICES"), cfg) != 0) {
     bad = "GPUFS_DEVICES";
@@ -211,6 +213,8 @@ int gpufs_config_check(const struct gpufs_config *cfg, const char **bad_field, c
     f = "readahead_max"; w = "must be at most 64 MiB (0 turns readahead off)";
   } else if (cfg->pull_warps > 64) {
     f = "pull_warps"; w = "must be at most 64 (0: no limit)";
+  } else if (cfg->readahead_async > 1) {
+    f = "readahead_async"; w = "must be 0 (the window loaded in the call) or 1 (posted)";
   }
   if (bad_field) *bad_field = f;
   if (why) *why = w;

@@ -122,6 +122,8 @@ void gpufs_instance_destroy(struct gpufs_instance *in)
   cudaFree(d->maps.lock);
   cudaFree(d->maps.live);
   cudaFree(d->ra.slots);
+  cudaFree(d->ra.posted);
+  cudaFree(d->ra.nposted);
   cudaFree(d->q.tail);
   cudaFree(d->q.free_seq);
   cudaFree(in->dev_staging);
@@ -270,10 +272,20 @@ static int ra_init(struct gpufs_instance *in)
   struct gpufs_ra_ref *ra = &in->dev.ra;
   int rc = 0;
   uint32_t w = in->cfg.readahead_max / in->cfg.page_size;
-  ra->max_pages = w < GPUFS_CHUNK ? w : GPUFS_CHUNK;
+  const uint32_t most = in->cfg.readahead_async ? GPUFS_RA_POST_MAX : GPUFS_CHUNK;
+  ra->max_pages = w < most ? w : most;
   ra->nslots = GPUFS_RA_SLOTS;
   CU(cudaMalloc((void **)&ra->slots, 2ull * ra->nslots * sizeof(uint64_t)));
   CU(cudaMemset(ra->slots, 0, 2ull * ra->nslots * sizeof(uint64_t)));
+  /* posted readahead: a word per queue slot, and their count; half the
+   * slots at most, so that the calls' own misses always find slots that
+   * move (device/post.cu) */
+  ra->async = in->cfg.readahead_async;
+  ra->post_slots = in->dev.q.nslots / 2;
+  CU(cudaMalloc((void **)&ra->posted, (uint64_t)in->dev.q.nslots * sizeof(uint64_t)));
+  CU(cudaMemset(ra->posted, 0, (uint64_t)in->dev.q.nslots * sizeof(uint64_t)));
+  CU(cudaMalloc((void **)&ra->nposted, sizeof(uint32_t)));
+  CU(cudaMemset(ra->nposted, 0, sizeof(uint32_t)));
 fail:
   return rc;
 }

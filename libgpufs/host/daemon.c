@@ -34,8 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "fileops.h"
-#include "hostfiles.h"
+#include "daemon_priv.h"
 
 _Static_assert(GPUFS_DAEMON_MAX_QUEUES <= GPUFS_HOSTFILES_MAX_QUEUES,
                "hostfiles tells every queue's opens apart");
@@ -49,142 +48,6 @@ enum gate {
   GATE_ABORT = 2  /* some worker_init failed: leave without serving */
 };
 
-
-/* What the daemon keeps of one queue it serves. */
-struct served {
-  const struct gpufs_daemon_queue *q; /* in gpufs_daemon.p.queues */
-  struct gpufs_fileops fo; /* the shared files and io, this queue's staging */
-  uint32_t batch_max;      /* tickets one claim on it can return */
-  uint32_t run_max;        /* ... when those past batch_max continue one run */
-};
-
-struct worker {
-  /* Per queue served; written by this worker only, with relaxed atomics;
-   * summed by gpufs_daemon_get_stats and _get_queue_stats.  Own cache
-   * lines: workers do not share one. */
-  _Alignas(64) struct gpufs_daemon_stats stats[GPUFS_DAEMON_MAX_QUEUES];
-  struct gpufs_daemon *d;
-  struct gpufs_ticket *tickets; /* room for the largest run of any queue */
-  struct gpufs_uring *uring;    /* read_engine uring: this thread's ring; NULL: pread */
-  pthread_t thread;
-  uint32_t id;
-  uint32_t next; /* the queue this worker tries first next time */
-  /* The operation this worker is inside (0: none), for a stop that gives
-   * up on it: written by the worker, read by the stopper, relaxed (a
-   * report, nothing is read through it but the slot's path, whose memory
-   * a stuck daemon keeps). */
-  uint32_t busy_op, busy_queue, busy_slot;
-};
-
-struct gpufs_daemon {
-  struct gpufs_daemon_params p;
-  struct gpufs_io_ops io;
-  struct gpufs_hostfiles *files; /* one table for every queue */
-  struct served queues[GPUFS_DAEMON_MAX_QUEUES]; /* p.nqueues of them */
-  struct worker *workers;
-  uint32_t nstarted;
-  uint32_t stop; /* set once by gpufs_daemon_stop; atomics only */
-  pthread_mutex_t gate_lock;
-  pthread_cond_t gate_cond;
-  uint32_t ninit; /* workers whose worker_init answered; under gate_lock */
-  int init_rc;    /* first worker_init error; under gate_lock */
-  int gate;       /* enum gate; under gate_lock */
-  uint32_t uring_workers; /* workers that made their io_uring; atomics only */
-};
-
-
-/* ---- statistics ---- */
-
-static void stat_add(uint64_t *counter, uint64_t v)
-{
-  /* relaxed: a counter of one writer; readers only want a recent value */
-  if (v) gpufs_st_relaxed_u64_dev(counter, gpufs_ld_relaxed_u64_dev(counter) + v);
-}
-
-/* Add a run's counters to the worker's counters of queue qi. */
-static void stats_flush(struct worker *w, uint32_t qi, const struct gpufs_daemon_stats *a)
-{
-  struct gpufs_daemon_stats *c = &w->stats[qi];
-  stat_add(&c->requests, a->requests);
-  stat_add(&c->batches, a->batches);
-  stat_add(&c->preads, a->preads);
-  stat_add(&c->merged, a->merged);
-  stat_add(&c->bytes_read, a->bytes_read);
-  stat_add(&c->transfers, a->transfers);
-  stat_add(&c->opens, a->opens);
-  stat_add(&c->pwrites, a->pwrites);
-  stat_add(&c->bytes_written, a->bytes_written);
-  stat_add(&c->errors, a->errors);
-  stat_add(&c->io_ns, a->io_ns);
-  stat_add(&c->busy_ns, a->busy_ns);
-  stat_add(&c->uring_batches, a->uring_batches);
-  stat_add(&c->map_copies, a->map_copies);
-  stat_add(&c->map_faults, a->map_faults);
-  stat_add(&c->write_starts, a->write_starts);
-}
-
-uint64_t gpufs_daemon_now_ns(void)
-{
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-/* Add every started worker's counters of queue qi to *s.  Relaxed loads:
- * each counter is a recent value, not a snapshot of all of them. */
-static void stats_sum(struct gpufs_daemon *d, uint32_t qi, struct gpufs_daemon_stats *s)
-{
-  for (uint32_t i = 0; i < d->nstarted; i++) {
-    struct gpufs_daemon_stats *c = &d->workers[i].stats[qi];
-    s->requests += gpufs_ld_relaxed_u64_dev(&c->requests);
-    s->batches += gpufs_ld_relaxed_u64_dev(&c->batches);
-    s->preads += gpufs_ld_relaxed_u64_dev(&c->preads);
-    s->merged += gpufs_ld_relaxed_u64_dev(&c->merged);
-    s->bytes_read += gpufs_ld_relaxed_u64_dev(&c->bytes_read);
-    s->transfers += gpufs_ld_relaxed_u64_dev(&c->transfers);
-    s->opens += gpufs_ld_relaxed_u64_dev(&c->opens);
-    s->pwrites += gpufs_ld_relaxed_u64_dev(&c->pwrites);
-    s->bytes_written += gpufs_ld_relaxed_u64_dev(&c->bytes_written);
-    s->errors += gpufs_ld_relaxed_u64_dev(&c->errors);
-    s->io_ns += gpufs_ld_relaxed_u64_dev(&c->io_ns);
-    s->busy_ns += gpufs_ld_relaxed_u64_dev(&c->busy_ns);
-    s->uring_batches += gpufs_ld_relaxed_u64_dev(&c->uring_batches);
-    s->map_copies += gpufs_ld_relaxed_u64_dev(&c->map_copies);
-    s->map_faults += gpufs_ld_relaxed_u64_dev(&c->map_faults);
-    s->write_starts += gpufs_ld_relaxed_u64_dev(&c->write_starts);
-  }
-}
-
-void gpufs_daemon_get_stats(struct gpufs_daemon *d, struct gpufs_daemon_stats *s)
-{
-  memset(s, 0, sizeof(*s));
-  for (uint32_t qi = 0; qi < d->p.nqueues; qi++) stats_sum(d, qi, s);
-}
-
-int gpufs_daemon_file_ident(struct gpufs_daemon *d, const struct stat *st,
-                            struct gpufs_hostfile_id *id)
-{
-  return gpufs_hostfiles_ident(d->files, st, id);
-}
-
-uint32_t gpufs_daemon_uring_workers(struct gpufs_daemon *d)
-{
-  /* relaxed: a count for the stats, final once the workers started */
-  return gpufs_ld_relaxed_u32_dev(&d->uring_workers);
-}
-
-struct gpufs_hostfiles *gpufs_daemon_files(struct gpufs_daemon *d)
-{
-  return d->files;
-}
-
-int gpufs_daemon_get_queue_stats(struct gpufs_daemon *d, uint32_t q, struct gpufs_daemon_stats *s)
-{
-  if (q >= d->p.nqueues) return -GPUFS_EINVAL;
-  memset(s, 0, sizeof(*s));
-  stats_sum(d, q, s);
-  return 0;
-}
 
 /* ---- serving one claimed run ---- */
 
@@ -264,11 +127,45 @@ static uint32_t complete_tickets(struct worker *w, uint32_t qi, const struct gpu
     if (t[r].reply.result < 0) acc->errors++;
     gpufs_q_put_reply(&slots[s + r], &t[r].reply);
   }
-  stats_flush(w, qi, acc);
+  gpufs_daemon_stats_flush(w, qi, acc);
   memset(acc, 0, sizeof(*acc));
   /* After this the slots and their staging are the GPU's again: not touched. */
   for (uint32_t r = from; r < to; r++) gpufs_q_complete(&slots[s + r], first + r);
   return to;
+}
+
+static void idle_wait(uint32_t *idle)
+{
+  if (*idle < IDLE_SPINS) {
+    (*idle)++;
+    sched_yield();
+    return;
+  }
+  struct timespec nap = {0, IDLE_NAP_NS};
+  nanosleep(&nap, NULL);
+}
+
+/* A CLOSE at ticket t of queue qi waits until every other worker's run
+ * there that began before t is served: a READ claimed before the CLOSE may
+ * still be on its way to its pread (a GPU group that posted readahead
+ * (readahead_async) does not wait for it before it closes the file), and
+ * once the CLOSE freed the entry a new OPEN may take the hfid for another
+ * file.  Runs are claimed in ticket order, so the runs before t are all
+ * claimed by now; a worker waits here only for runs below its own, so no
+ * two wait for each other.  Gives up at a stop. */
+static void close_after_earlier(const struct worker *w, uint32_t qi, uint64_t t)
+{
+  struct gpufs_daemon *d = w->d;
+  for (uint32_t i = 0; i < d->p.nthreads; i++) {
+    struct worker *o = &d->workers[i];
+    if (o == w) continue;
+    uint32_t idle = 0;
+    /* acquire: pairs with the release that ends the other's run (its
+     * preads and unpins are done before we close) */
+    while (gpufs_ld_acquire_u64_dev(&o->run_first[qi]) < t &&
+           !gpufs_ld_relaxed_u32_dev(&d->stop))
+      idle_wait(&idle);
+  }
 }
 
 /* Serve the k tickets from first that the worker claimed on queue qi. */
@@ -299,6 +196,7 @@ static void serve_run(struct worker *w, uint32_t qi, uint64_t first, uint32_t k)
     gpufs_st_relaxed_u32_dev(&w->busy_op, t[r].req.op);
     if (t[r].req.op != GPUFS_OP_READ) {
       gpufs_pin_drop(fo, &pin); /* fileops.h: no READ pin across other ops */
+      if (t[r].req.op == GPUFS_OP_CLOSE) close_after_earlier(w, qi, first + r);
       r += serve_op(fo, &t[r], k - r, s + r, &acc);
     } else if (w->uring) {
       r += gpufs_serve_read_batch(fo, w->uring, &t[r], k - r, s + r, &acc, &pin);
@@ -313,21 +211,12 @@ static void serve_run(struct worker *w, uint32_t qi, uint64_t first, uint32_t k)
     transfer_run(w, sv, t, k, s, &acc);
     complete_tickets(w, qi, t, s, first, 0, k, &acc);
   }
-  stat_add(&w->stats[qi].busy_ns, gpufs_daemon_now_ns() - t0);
+  struct gpufs_daemon_stats busy = {0};
+  busy.busy_ns = gpufs_daemon_now_ns() - t0;
+  gpufs_daemon_stats_flush(w, qi, &busy);
 }
 
 /* ---- workers ---- */
-
-static void idle_wait(uint32_t *idle)
-{
-  if (*idle < IDLE_SPINS) {
-    (*idle)++;
-    sched_yield();
-    return;
-  }
-  struct timespec nap = {0, IDLE_NAP_NS};
-  nanosleep(&nap, NULL);
-}
 
 /* Claim a run from the first queue with posted work, trying them in turn
  * from w->next, and serve it; the queue after it is tried first next time,
@@ -341,11 +230,22 @@ static int serve_next(struct worker *w)
     const uint32_t qi = (w->next + n) % nq;
     const struct served *sv = &d->queues[qi];
     uint64_t first;
+    /* relaxed: the claim's CAS (acq_rel) publishes it to a CLOSE that
+     * claims after us (close_after_earlier) */
+    gpufs_st_relaxed_u64_dev(&w->run_first[qi], 0);
     uint32_t k = gpufs_q_claim(sv->q->hdr, sv->q->slots, sv->q->nslots, sv->batch_max,
                                sv->run_max, &first);
-    if (k == 0) continue;
+    if (k == 0) {
+      /* release: nothing of ours to publish; keeps the word's order */
+      gpufs_st_release_u64_dev(&w->run_first[qi], UINT64_MAX);
+      continue;
+    }
+    gpufs_st_relaxed_u64_dev(&w->run_first[qi], first);
     w->next = (qi + 1) % nq;
     serve_run(w, qi, first, k);
+    /* release: the run's host calls and unpins are done; pairs with the
+     * acquire in close_after_earlier */
+    gpufs_st_release_u64_dev(&w->run_first[qi], UINT64_MAX);
     return 1;
   }
   return 0;
@@ -479,6 +379,9 @@ int gpufs_daemon_start(const struct gpufs_daemon_params *p, struct gpufs_daemon 
     gpufs_st_relaxed_u64_sys(&q->hdr->host_head, 0);
   }
   set_states_relaxed(p, GPUFS_Q_RUNNING); /* relaxed: as host_head, above */
+  /* no worker serves a run yet (pthread_create orders these stores too) */
+  for (uint32_t i = 0; i < p->nthreads; i++)
+    for (uint32_t j = 0; j < GPUFS_DAEMON_MAX_QUEUES; j++) d->workers[i].run_first[j] = UINT64_MAX;
 
   for (uint32_t i = 0; i < p->nthreads; i++) {
     struct worker *w = &d->workers[i];

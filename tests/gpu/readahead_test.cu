@@ -5,7 +5,8 @@
  * (off for RANDOM, largest at once for SEQUENTIAL, off with readahead_max
  * 0), a prefetched page of a file open for writing never hides a write, and
  * readahead in a cache smaller than the data evicts without failing, and
- * warps pulling from host memory take turns and give every turn back.
+ * warps pulling from host memory take turns and give every turn back; each
+ * with the window loaded in the call and posted (readahead_async).
  */
 #include <algorithm>
 #include <tuple>
@@ -24,8 +25,8 @@ __global__ void ra_one_read(int fd, int advice, uint64_t off, uint8_t *buf, int6
   }
 }
 
-/* (page size, transfer path) */
-class ReadaheadTest : public ::testing::TestWithParam<std::tuple<uint32_t, uint32_t>> {
+/* (page size, transfer path, readahead_async) */
+class ReadaheadTest : public ::testing::TestWithParam<std::tuple<uint32_t, uint32_t, uint32_t>> {
 protected:
   tdir dir;
   uint32_t page = 0;
@@ -40,6 +41,7 @@ protected:
   {
     struct gpufs_config c = small_config(page, cache);
     c.xfer = std::get<1>(GetParam());
+    c.readahead_async = std::get<2>(GetParam());
     c.readahead_max = ra_max;
     c.nrings = nrings;
     ASSERT_EQ(0, gpufs_start(&c)) << gpufs_error_detail();
@@ -314,8 +316,10 @@ TEST_P(ReadaheadTest, ManyWarpsTakeTurnsAtThePullGate)
 INSTANTIATE_TEST_SUITE_P(Pages, ReadaheadTest,
                          ::testing::Combine(::testing::Values(4096u, 65536u),
                                             ::testing::Values((uint32_t)GPUFS_XFER_PULL,
-                                                              (uint32_t)GPUFS_XFER_DMA)),
+                                                              (uint32_t)GPUFS_XFER_DMA),
+                                            ::testing::Values(0u, 1u)),
                          [](const ::testing::TestParamInfo<ReadaheadTest::ParamType> &i) {
                            return std::to_string(std::get<0>(i.param) / 1024) + "K_" +
-                                  (std::get<1>(i.param) == GPUFS_XFER_PULL ? "pull" : "dma");
+                                  (std::get<1>(i.param) == GPUFS_XFER_PULL ? "pull" : "dma") +
+                                  (std::get<2>(i.param) ? "_posted" : "");
                          });

@@ -118,6 +118,31 @@ TEST(ConfigHostTest, PullWarps)
   unsetenv("GPUFS_PULL_WARPS");
 }
 
+/* readahead_async: 0 by default, GPUFS_READAHEAD_ASYNC 0 or 1, nothing else. */
+TEST(ConfigHostTest, ReadaheadAsync)
+{
+  struct gpufs_config c;
+  const char *bad = NULL, *why = NULL;
+  gpufs_config_default(&c);
+  EXPECT_EQ(0u, c.readahead_async) << "the default (docs/config.md)";
+  for (const char *v : {"0", "1"}) {
+    setenv("GPUFS_READAHEAD_ASYNC", v, 1);
+    EXPECT_EQ(0, gpufs_config_from_env(&c, &bad)) << v;
+    EXPECT_EQ((uint32_t)atoi(v), c.readahead_async) << v;
+    EXPECT_EQ(0, gpufs_config_check(&c, &bad, &why)) << v;
+  }
+  setenv("GPUFS_READAHEAD_ASYNC", "2", 1);
+  EXPECT_EQ(0, gpufs_config_from_env(&c, &bad));
+  EXPECT_EQ(-EINVAL, gpufs_config_check(&c, &bad, &why));
+  ASSERT_NE(nullptr, bad);
+  EXPECT_STREQ("readahead_async", bad);
+  setenv("GPUFS_READAHEAD_ASYNC", "yes", 1);
+  EXPECT_EQ(-EINVAL, gpufs_config_from_env(&c, &bad));
+  ASSERT_NE(nullptr, bad);
+  EXPECT_STREQ("GPUFS_READAHEAD_ASYNC", bad);
+  unsetenv("GPUFS_READAHEAD_ASYNC");
+}
+
 /* read_engine: pread by default, GPUFS_READ_ENGINE=pread|uring, nothing
  * else; register_max: 0 by default, GPUFS_REGISTER_MAX in bytes. */
 TEST(ConfigHostTest, ReadEngineAndRegisterMax)

@@ -362,9 +362,12 @@ TEST_F(DaemonHooks, FailingTransferFailsTheReads)
   EXPECT_EQ(1u, stats().transfers);
 }
 
-/* CLOSE while a worker preads the file: the close succeeds, later requests
- * see -EBADF, and the descriptor is closed only after the pread. */
-TEST_F(DaemonHooks, CloseWhileReadingKeepsTheDescriptor)
+/* CLOSE while another worker still serves a READ of the file claimed
+ * before it (a GPU group's posted readahead does not wait for its READs
+ * before the file's last gclose): the CLOSE is served after the READ, the
+ * READ gets the file's bytes, the descriptor is closed once, and later
+ * requests see -EBADF. */
+TEST_F(DaemonHooks, CloseWaitsForTheReadsClaimedBeforeIt)
 {
   start(false, 2, 64, 8, &kHookIo);
   TestFile f = make_file("busy", 2 * kStride, 22);
@@ -372,13 +375,20 @@ TEST_F(DaemonHooks, CloseWhileReadingKeepsTheDescriptor)
   Request slow = read_req(f.hfid, 100, kStride);
   std::thread reader([&] { EXPECT_EQ(0, client_run(*q, &slow, 1)); });
   while (!g_blocked.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  EXPECT_EQ(0, client_close(*q, f.hfid));
-  EXPECT_EQ(-EBADF, client_read(*q, f.hfid, 0, 10, nullptr));
+  std::atomic<bool> closed{false};
+  std::thread closer([&] {
+    EXPECT_EQ(0, client_close(*q, f.hfid));
+    closed = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_FALSE(closed.load()) << "the CLOSE was served while the READ before it was not";
   EXPECT_EQ(0, g_closes.load());
   g_unblock = true;
   reader.join();
+  closer.join();
   expect_read_ok(slow, f.size, f.seed);
   EXPECT_EQ(1, g_closes.load());
+  EXPECT_EQ(-EBADF, client_read(*q, f.hfid, 0, 10, nullptr));
   EXPECT_EQ(-EBADF, client_close(*q, f.hfid));
 }
 

@@ -95,7 +95,7 @@ struct gpufs_block_scratch {
   uint32_t span[GPUFS_SPAN_MAX];
   uint32_t miss[32];
   int64_t ret[3];
-  uint32_t mask;
+  uint32_t mask[2]; /* put_mask's slots: a round's loads (0), its claimed posted pages (1) */
 };
 
 /* The one scratch of a block (scratch.cu), shared by every block-level
@@ -126,12 +126,14 @@ struct gpufs_block_group {
   __device__ void put64(int k, uint64_t v) const { sh->v64[k][gpufs_lane()] = v; }
   __device__ uint32_t get32(int k, uint32_t, uint32_t j) const { return sh->v32[k][j]; }
   __device__ uint64_t get64(int k, uint64_t, uint32_t j) const { return sh->v64[k][j]; }
-  /* a mask the meta warp agrees on (a ballot), to every thread after sync() */
-  __device__ void put_mask(uint32_t m) const
+  /* a mask the meta warp agrees on (a ballot), to every thread after sync();
+   * two slots, so that the meta warp may put the next in slot 1 - k while
+   * the others still read slot k */
+  __device__ void put_mask(uint32_t m, int k = 0) const
   {
-    if (gpufs_block_rank() == 0) sh->mask = m;
+    if (gpufs_block_rank() == 0) sh->mask[k] = m;
   }
-  __device__ uint32_t get_mask(uint32_t) const { return sh->mask; }
+  __device__ uint32_t get_mask(uint32_t, int k = 0) const { return sh->mask[k]; }
   /* a block needs whole warps: the meta warp is its first */
   __device__ bool shape_ok() const { return size() >= 32 && size() % 32 == 0; }
   /* value of the meta warp's lane 0, to every thread; includes a sync() */
@@ -205,8 +207,8 @@ struct gpufs_warp_group {
   {
     return __shfl_sync(GPUFS_FULL_MASK, mine, j);
   }
-  __device__ void put_mask(uint32_t) const {}
-  __device__ uint32_t get_mask(uint32_t mine) const { return mine; }
+  __device__ void put_mask(uint32_t, int = 0) const {}
+  __device__ uint32_t get_mask(uint32_t mine, int = 0) const { return mine; }
   /* a warp call needs the whole warp, converged */
   __device__ bool shape_ok() const { return __activemask() == GPUFS_FULL_MASK; }
   __device__ int64_t bcast(int64_t v) const { return __shfl_sync(GPUFS_FULL_MASK, v, 0); }

@@ -89,13 +89,20 @@ __device__ void gpufs_post_finish(const struct gpufs_dev *d, uint64_t t, uint32_
     uint8_t *to = gpufs_frame_data(c, f);
     gpufs_group_copy(to, from, n, 0, 1);
     for (uint32_t k = n; k < S; k++) to[k] = 0;
-    /* gpufs_frame_loaded's release publishes this thread's copy */
-    gpufs_frame_loaded(c, f, n);
-  } else {
-    gpufs_frame_failed(c, f, (int32_t)res);
+    res = n;
   }
-  /* stopped: a worker may still write the slot; it is never handed on */
-  if (!stopped) gpufs_q_release(&d->q, t);
+  /* gpufs_frame_loaded's release publishes this thread's copy */
+  gpufs_post_settle(d, t, f, res, !stopped);
+}
+
+__device__ void gpufs_post_settle(const struct gpufs_dev *d, uint64_t t, uint32_t f, int64_t res,
+                                  bool owned)
+{
+  if (res >= 0) gpufs_frame_loaded(&d->cache, f, (uint32_t)res);
+  else gpufs_frame_failed(&d->cache, f, (int32_t)res);
+  /* not owned (stopped): a worker may still write the slot; it is never
+   * handed on */
+  if (owned) gpufs_q_release(&d->q, t);
   gpufs_post_done(d, f);
 }
 

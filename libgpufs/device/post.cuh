@@ -11,13 +11,14 @@
  * ra.posted ((frame + 1) << 32 | the ticket's low 32 bits; 0 when no
  * posted load holds the slot).  Four may try, so that no posted load can
  * be left waiting for a poster that does not come back:
- *   - a round that finds the page LOADING and posted (gpufs_round_fetch),
- *     before it takes tickets of its own (the poster reaching its window
- *     claims the window this way, a lane a page);
+ *   - a round that finds the page LOADING and posted (gpufs_round_find):
+ *     the group copies the claimed pages and publishes them before the
+ *     round takes tickets of its own (gpufs_round_load; how a poster takes
+ *     its window back);
  *   - a round waiting for that frame (gpufs_round_settle, GET_WAIT);
  *   - whoever waits for the slot for a later ticket (gpufs_post_wait_free:
  *     every device producer: rounds, write-back, host calls).
- * Each finishes it with one thread (gpufs_post_finish).  Finishing waits
+ * The last two finish it with one thread (gpufs_post_finish).  Finishing waits
  * only for the posted ticket, and the finisher then holds no slot of a
  * newer ticket that it has not posted, so no wait goes round in a cycle:
  * the daemon serves the posted ticket once every older ticket is posted,
@@ -66,6 +67,14 @@ __device__ bool gpufs_post_claim_frame(const struct gpufs_dev *d, uint32_t f, ui
  * it).  One thread. */
 __device__ void gpufs_post_finish(const struct gpufs_dev *d, uint64_t t, uint32_t f);
 
+
+/* A claimed load's end, once frame f holds the host's res bytes (the
+ * copier's writes made visible to the caller, as a round's fence and
+ * barrier do) or res is the load's error: publish f VALID (or failed),
+ * release ticket t's slot if owned (not at a stop), drop the poster's pin
+ * and budget.  One thread. */
+__device__ void gpufs_post_settle(const struct gpufs_dev *d, uint64_t t, uint32_t f, int64_t res,
+                                  bool owned);
 
 /* gpufs_q_wait_free for the device's producers: waits until ticket t owns
  * its slot, finishing a posted load that holds the slot meanwhile.  0, or

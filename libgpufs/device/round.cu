@@ -7,27 +7,30 @@
 
 #include "libgpufs/device/post.cuh"
 
-__device__ int64_t gpufs_round_fetch(const struct gpufs_fdinfo *fi, uint64_t p0, uint32_t np,
-                                     uint32_t nwant, uint32_t ring, uint32_t nofetch,
-                                     struct gpufs_round *r, bool post)
+__device__ uint32_t gpufs_round_find(const struct gpufs_fdinfo *fi, uint64_t p0, uint32_t np,
+                                     uint32_t nwant, uint32_t ring, struct gpufs_round *r, bool post)
 {
   const struct gpufs_dev *d = fi->d;
   const uint32_t j = gpufs_lane();
-  const uint32_t S = d->cache.page_size;
   if (post) { /* the window's budget first: nothing is posted without it */
     bool ok = false;
     if (j == 0) ok = gpufs_post_take(d, ring, np);
-    if (!__shfl_sync(GPUFS_FULL_MASK, ok, 0)) return 0;
+    r->budget = __shfl_sync(GPUFS_FULL_MASK, ok, 0);
+    if (!r->budget) return 0;
   }
   if (j < np) {
     r->kind = gpufs_cache_get(&d->cache, gpufs_key(fi->cid, p0 + j), fi->version, ring, &r->frame);
-    /* a page a posted load brings: claimed, this lane finishes it now,
-     * before the round takes tickets of its own (post.cuh: a round must
-     * not hold an older slot while it waits for newer tickets); then it
-     * is a page to wait for that is ready */
-    uint64_t t = 0;
-    if (r->kind == GPUFS_GET_WAIT && !post && gpufs_post_claim_frame(d, r->frame, &t))
-      gpufs_post_finish(d, t, r->frame);
+    /* a page a posted load brings: claimed, the lane waits for its answer
+     * now, before the round takes tickets of its own (post.cuh) */
+    if (r->kind == GPUFS_GET_WAIT && !post && gpufs_post_claim_frame(d, r->frame, &r->ticket)) {
+      r->kind = GPUFS_GET_LOAD;
+      r->claimed = true;
+      r->owned = true;
+      int64_t res = gpufs_q_wait_done(&d->q, r->ticket);
+      if (res) r->owned = false; /* stopped: a worker may still write the slot */
+      else res = gpufs_ld_relaxed_i64_sys(&gpufs_q_slot(&d->q, r->ticket)->result);
+      r->status = res;
+    }
     if (j >= nwant && r->kind != GPUFS_GET_LOAD) {
       /* readahead of a page that is cached, on its way or without a frame:
        * nothing to do, nothing to wait for */
@@ -37,6 +40,16 @@ __device__ int64_t gpufs_round_fetch(const struct gpufs_fdinfo *fi, uint64_t p0,
       r->frame = GPUFS_NIL;
     }
   }
+  return __ballot_sync(GPUFS_FULL_MASK, r->claimed);
+}
+
+__device__ int64_t gpufs_round_ask(const struct gpufs_fdinfo *fi, uint64_t p0, uint32_t np,
+                                   uint32_t nwant, uint32_t ring, uint32_t nofetch,
+                                   struct gpufs_round *r, bool post)
+{
+  const struct gpufs_dev *d = fi->d;
+  const uint32_t j = gpufs_lane();
+  const uint32_t S = d->cache.page_size;
   bool fetch = r->kind == GPUFS_GET_LOAD && !((nofetch >> j) & 1u);
   /* the readahead pages this round reads, from whatever source */
   const uint32_t reads = __ballot_sync(GPUFS_FULL_MASK, fetch);
@@ -90,7 +103,7 @@ __device__ int64_t gpufs_round_fetch(const struct gpufs_fdinfo *fi, uint64_t p0,
       posted = post && j >= nwant;
     }
   }
-  if (post) {
+  if (post && r->budget) {
     /* the budget of pages not posted goes back; a posted page is no longer
      * this round's (the lane holds nothing of it) */
     const uint32_t nposted = (uint32_t)__popc(__ballot_sync(GPUFS_FULL_MASK, posted));

@@ -14,6 +14,9 @@
  *             serve neighbouring pages with one pread; each posts a READ,
  *             and the lane of the last ticket polls for the host's answer
  *             first (one poller per round, not one per page).
+ *             With readahead_async, A runs in two steps: A1 finds the
+ *             frames and claims the pages posted loads bring; the group
+ *             copies and publishes those (post.cuh); A2 takes tickets.
  *   C  group: copy each loaded page into its frame from its source: the
  *             peer's frame, the registered mapping, or its slot's staging (host-mapped staging on
  *             the pull path, device staging on DMA); zero the rest of a
@@ -38,6 +41,7 @@
 #include "include/gpufs.cuh"
 #include "libgpufs/device/group.cuh"
 #include "libgpufs/device/internal.cuh"
+#include "libgpufs/device/post.cuh"
 
 
 /* gpufs_fd_get for a group: its first thread reads the descriptor and every
@@ -87,6 +91,8 @@ struct gpufs_round {
   int32_t kind;
   uint64_t ticket;
   bool owned; /* the lane holds the ticket's slot */
+  bool claimed; /* the ticket is a posted load's, claimed (post.cuh) */
+  bool budget;  /* a post round took its budget (gpufs_post_take) */
   const struct gpufs_dev *peer; /* a load served from this instance's cache, */
   uint32_t peer_frame;          /* frame, pinned until D (else GPUFS_NIL) */
   uint64_t reg_src; /* a load served from a registered file's mapping: the
@@ -95,23 +101,29 @@ struct gpufs_round {
   uint64_t t_end; /* SM cycles when the round's pages were ready */
 };
 
-/* Phase A; the whole meta warp calls it, converged (it ballots and
- * shuffles), one lane per page.  Each lane gets the host's (or peer's)
- * result for a page it loads (bytes
- * or -errno), 0 otherwise.  Pages from nwant on are readahead: loaded only
- * when missing, never waited for, not kept pinned otherwise.  Pages whose
- * bit is set in nofetch are not read from the host when they are missing:
- * they start as zeros (a writer will overwrite them whole, or they lie past
- * the end of the file).  A page found LOADING by a posted readahead load
- * (post.cuh) is claimed and finished by its lane, before the round takes
- * tickets, and then waited for as any loading page.  With post, the readahead pages
- * that miss are posted instead (readahead_async): their READs go to the
- * host and the round neither waits for them nor keeps them (the lane's
- * kind and frame end up 0 and GPUFS_NIL); post rounds claim nothing, and
- * post nothing beyond their budget (gpufs_post_take). */
-__device__ int64_t gpufs_round_fetch(const struct gpufs_fdinfo *fi, uint64_t p0, uint32_t np,
-                                     uint32_t nwant, uint32_t ring, uint32_t nofetch,
-                                     struct gpufs_round *r, bool post);
+/* Phase A, in two steps; the whole meta warp calls each, converged (they
+ * ballot and shuffle), one lane per page.
+ * A1, find: each lane finds or creates its page's frame.  Pages from nwant
+ * on are readahead: loaded only when missing, never waited for, not kept
+ * pinned otherwise.  A page found LOADING by a posted readahead load
+ * (post.cuh) is claimed: the lane waits for the posted ticket's answer
+ * (status) and owns its slot (claimed); the round copies and publishes
+ * such pages before A2 takes tickets (gpufs_round_load).  Returns the
+ * claimed lanes (a bit each).
+ * A2, ask: each lane gets the host's (or peer's) result for a page it
+ * loads (bytes or -errno), 0 otherwise.  Pages whose bit is set in nofetch
+ * are not read from the host when they are missing: they start as zeros (a
+ * writer will overwrite them whole, or they lie past the end of the file).
+ * With post, the readahead pages that miss are posted instead
+ * (readahead_async): their READs go to the host and the round neither
+ * waits for them nor keeps them (the lane's kind and frame end up 0 and
+ * GPUFS_NIL); post rounds claim nothing, and post nothing beyond their
+ * budget (gpufs_post_take, in A1). */
+__device__ uint32_t gpufs_round_find(const struct gpufs_fdinfo *fi, uint64_t p0, uint32_t np,
+                                     uint32_t nwant, uint32_t ring, struct gpufs_round *r, bool post);
+__device__ int64_t gpufs_round_ask(const struct gpufs_fdinfo *fi, uint64_t p0, uint32_t np,
+                                   uint32_t nwant, uint32_t ring, uint32_t nofetch,
+                                   struct gpufs_round *r, bool post);
 
 /* Phase D for one meta lane (any subset of the meta warp may call it; it
  * synchronizes nothing): the page's status. */
@@ -211,64 +223,23 @@ __device__ __forceinline__ void gpufs_pull_gate_leave(uint32_t *gate)
   if (gpufs_lane() == 0) gpufs_add_relaxed_u32_dev(gate, ~0u);
 }
 
-/* Pages p0 .. p0+np-1 are the caller's; the nextra after them are
- * readahead (gpufs_round_fetch): their status and frame are not for the
- * caller.  np + nextra <= gpufs_round_max(fi->d, ring).
- * A page not fetched (nofetch) starts as zeros, or, with fill, as the
- * caller's bytes: page p's from fill + (p * page_size - fill_off).  A writer
- * that covers the page whole passes its buffer, so that the page is never
- * published holding anything but the file's new bytes.
- * With post, the nextra readahead pages that miss are posted, not loaded
- * (gpufs_round_fetch; np is 0 then).
- * Every thread of the group calls it with equal arguments; synchronizes the
- * group (two or three barriers). */
+/* Phase C for the pages of `loads` (a bit per meta lane, whose frame,
+ * source and status the meta lanes published): pages loaded whole from
+ * their source go in one pass over all their words
+ * (gpufs_round_copy_whole; a warp group copies those of from_host, read
+ * from host memory, with its SM's pull turn), the rest page by page: a
+ * failed page is left, a short one filled with zeros past its bytes, a
+ * nofetch page of a writer taken from fill.  Every thread of the group
+ * calls it with equal arguments, after the sync that published the
+ * values; synchronizes nothing but a warp at the pull gate. */
 template <typename G>
-__device__ __forceinline__ void gpufs_round_load(G g, const struct gpufs_fdinfo *fi, uint64_t p0,
-                                                 uint32_t np, uint32_t nextra, uint32_t ring,
-                                                 struct gpufs_round *r,
-                                                 uint32_t nofetch = 0, const uint8_t *fill = NULL,
-                                                 uint64_t fill_off = 0, bool post = false)
+__device__ __forceinline__ void gpufs_round_fill(G g, const struct gpufs_dev *d,
+                                                 const struct gpufs_round *r, uint64_t src,
+                                                 uint32_t loads, uint32_t from_host, uint64_t p0,
+                                                 uint32_t nofetch, const uint8_t *fill,
+                                                 uint64_t fill_off)
 {
-  const struct gpufs_dev *d = fi->d;
   const uint32_t S = d->cache.page_size;
-  const uint64_t t0 = gpufs_cycles();
-  r->frame = GPUFS_NIL;
-  r->kind = 0;
-  r->ticket = 0;
-  r->owned = false;
-  r->peer = NULL;
-  r->peer_frame = GPUFS_NIL;
-  r->reg_src = 0;
-  r->status = 0;
-  uint32_t loads = 0; /* the pages this round loads: a bit per meta lane */
-  uint64_t src = 0;   /* where this meta lane's page is loaded from (C) */
-  uint32_t from_host = 0; /* the loads from host memory (warp groups read it) */
-  if (g.meta()) { /* A */
-    r->status = gpufs_round_fetch(fi, p0, np + nextra, np, ring, nofetch, r, post);
-    src = r->reg_src ? r->reg_src
-                     : (uint64_t)(uintptr_t)(r->peer_frame != GPUFS_NIL
-                                                 ? gpufs_frame_data(&r->peer->cache, r->peer_frame)
-                                                 : d->q.staging_in +
-                                                       (uint64_t)gpufs_q_index(&d->q, r->ticket) * S);
-    g.put32(GPUFS_V32_FRAME, r->frame);
-    g.put32(GPUFS_V32_KIND, (uint32_t)r->kind);
-    g.put64(GPUFS_V64_SRC, src);
-    g.put64(GPUFS_V64_STATUS, (uint64_t)r->status);
-    loads = __ballot_sync(GPUFS_FULL_MASK, r->kind == GPUFS_GET_LOAD);
-    /* pages copied from host memory: a registered mapping's, or pull
-     * staging's (staging_in is the mapped host staging on the pull path) */
-    if (G::pull_gated)
-      from_host = __ballot_sync(GPUFS_FULL_MASK,
-                                r->kind == GPUFS_GET_LOAD &&
-                                    (r->reg_src != 0 || (r->peer_frame == GPUFS_NIL &&
-                                                         d->q.staging_in == d->q.staging_host)));
-    g.put_mask(loads);
-  }
-  g.sync();
-  const uint64_t t1 = gpufs_cycles();
-  loads = g.get_mask(loads);
-  /* C: pages loaded whole from their source go in one pass over all their
-   * words (gpufs_round_copy_whole), the rest page by page */
   uint32_t whole = 0;
   for (uint32_t m = loads; m != 0; m &= m - 1) {
     const uint32_t j = (uint32_t)__ffs((int)m) - 1;
@@ -296,6 +267,97 @@ __device__ __forceinline__ void gpufs_round_load(G g, const struct gpufs_fdinfo 
     /* a mapping of the page reads zeros past the end of the file */
     for (uint64_t k = (uint64_t)got + g.rank(); k < S; k += g.size()) dst[k] = 0;
   }
+}
+
+/* Pages p0 .. p0+np-1 are the caller's; the nextra after them are
+ * readahead (gpufs_round_find): their status and frame are not for the
+ * caller.  np + nextra <= gpufs_round_max(fi->d, ring).
+ * A page not fetched (nofetch) starts as zeros, or, with fill, as the
+ * caller's bytes: page p's from fill + (p * page_size - fill_off).  A writer
+ * that covers the page whole passes its buffer, so that the page is never
+ * published holding anything but the file's new bytes.
+ * With post, the nextra readahead pages that miss are posted, not loaded
+ * (gpufs_round_ask; np is 0 then).
+ * Every thread of the group calls it with equal arguments; synchronizes the
+ * group (two or three barriers; with readahead_async one more, two more in
+ * a round that claims posted pages). */
+template <typename G>
+__device__ __forceinline__ void gpufs_round_load(G g, const struct gpufs_fdinfo *fi, uint64_t p0,
+                                                 uint32_t np, uint32_t nextra, uint32_t ring,
+                                                 struct gpufs_round *r,
+                                                 uint32_t nofetch = 0, const uint8_t *fill = NULL,
+                                                 uint64_t fill_off = 0, bool post = false)
+{
+  const struct gpufs_dev *d = fi->d;
+  const uint32_t S = d->cache.page_size;
+  const uint64_t t0 = gpufs_cycles();
+  r->frame = GPUFS_NIL;
+  r->kind = 0;
+  r->ticket = 0;
+  r->owned = false;
+  r->claimed = false;
+  r->budget = false;
+  r->peer = NULL;
+  r->peer_frame = GPUFS_NIL;
+  r->reg_src = 0;
+  r->status = 0;
+  uint32_t loads = 0; /* the pages this round loads: a bit per meta lane */
+  uint32_t claimed = 0; /* the posted pages it claimed (A1) */
+  uint64_t src = 0;   /* where this meta lane's page is loaded from (C) */
+  uint32_t from_host = 0; /* the loads from host memory (warp groups read it) */
+  if (g.meta()) claimed = gpufs_round_find(fi, p0, np + nextra, np, ring, r, post); /* A1 */
+  if (d->ra.async && !post) {
+    /* The posted pages A1 claimed, copied by the group and published before
+     * A2 takes tickets: a round must not hold an older ticket's slot while
+     * it waits for newer tickets (post.cuh).  One barrier more, in rounds
+     * of readahead_async only. */
+    if (g.meta()) {
+      src = (uint64_t)(uintptr_t)(d->q.staging_in + (uint64_t)gpufs_q_index(&d->q, r->ticket) * S);
+      g.put32(GPUFS_V32_FRAME, r->frame);
+      g.put64(GPUFS_V64_SRC, src);
+      g.put64(GPUFS_V64_STATUS, (uint64_t)r->status);
+      if (G::pull_gated && d->q.staging_in == d->q.staging_host) from_host = claimed;
+      g.put_mask(claimed, 1); /* slot 1: A2 puts its loads in 0 while others read this */
+    }
+    g.sync();
+    claimed = g.get_mask(claimed, 1);
+    if (claimed) {
+      gpufs_round_fill(g, d, r, src, claimed, from_host, p0, 0, NULL, 0);
+      __threadfence(); /* as after C below */
+      g.sync();
+      if (g.meta() && r->claimed) {
+        gpufs_post_settle(d, r->ticket, r->frame, r->status, r->owned);
+        r->kind = GPUFS_GET_WAIT; /* ready now: D reads it as another's load */
+        r->claimed = false;
+        r->owned = false;
+      }
+    }
+  }
+  if (g.meta()) { /* A2 */
+    r->status = gpufs_round_ask(fi, p0, np + nextra, np, ring, nofetch, r, post);
+    src = r->reg_src ? r->reg_src
+                     : (uint64_t)(uintptr_t)(r->peer_frame != GPUFS_NIL
+                                                 ? gpufs_frame_data(&r->peer->cache, r->peer_frame)
+                                                 : d->q.staging_in +
+                                                       (uint64_t)gpufs_q_index(&d->q, r->ticket) * S);
+    g.put32(GPUFS_V32_FRAME, r->frame);
+    g.put32(GPUFS_V32_KIND, (uint32_t)r->kind);
+    g.put64(GPUFS_V64_SRC, src);
+    g.put64(GPUFS_V64_STATUS, (uint64_t)r->status);
+    loads = __ballot_sync(GPUFS_FULL_MASK, r->kind == GPUFS_GET_LOAD);
+    /* pages copied from host memory: a registered mapping's, or pull
+     * staging's (staging_in is the mapped host staging on the pull path) */
+    if (G::pull_gated)
+      from_host = __ballot_sync(GPUFS_FULL_MASK,
+                                r->kind == GPUFS_GET_LOAD &&
+                                    (r->reg_src != 0 || (r->peer_frame == GPUFS_NIL &&
+                                                         d->q.staging_in == d->q.staging_host)));
+    g.put_mask(loads);
+  }
+  g.sync();
+  const uint64_t t1 = gpufs_cycles();
+  loads = g.get_mask(loads);
+  gpufs_round_fill(g, d, r, src, loads, from_host, p0, nofetch, fill, fill_off); /* C */
   /* each thread makes its own frame writes visible GPU-wide before the meta
    * lane's release in gpufs_frame_loaded (which pairs with readers' acquire
    * of the VALID state).  A round that loads nothing wrote no frame and read

@@ -106,7 +106,7 @@ __device__ void gpufs_wb_post(const struct gpufs_dev *d, int32_t hfid, uint32_t 
     gpufs_q_fill(s, &req);
     gpufs_q_post(&d->q, w->ticket);
   }
-  /* as in gpufs_round_fetch: the lane of the last ticket polls first */
+  /* as in gpufs_round_ask: the lane of the last ticket polls first */
   int rc = 0;
   if (w->owned && w->last) rc = gpufs_q_wait_done(&d->q, w->ticket);
   __syncwarp();

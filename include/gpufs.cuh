@@ -353,7 +353,9 @@ __device__ int gclose_warp(int fd);
  *   call also loads the pages after it into the cache, up to a window of
  *   readahead_max bytes counted from the call's start (it doubles while the
  *   reads stay sequential; see gfadvise).  An error on such a page is not
- *   the call's.
+ *   the call's.  With readahead_async (gpufs/config.h) the next window is
+ *   posted to the host when a call reaches the current window's first
+ *   page, and not waited for; the bytes returned are the same.
  *   Differences to POSIX: no file position; buf must not overlap the cache.
  */
 __device__ ssize_t gread(int fd, int64_t offset, size_t size, void *buf);

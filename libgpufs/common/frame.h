@@ -63,9 +63,9 @@ GPUFS_HD void gpufs_frame_loaded(const struct gpufs_cache *c, uint32_t f, uint32
  * polls (an errno is negative, VALID is 0). */
 #define GPUFS_FRAME_STILL_LOADING 1
 
-/* Wait while a pinned frame loads, at most max_polls polls, pausing from
- * *ns on (the caller's, kept across calls: 64 at first).  Returns 0 when
- * VALID, the error of the load, -ESHUTDOWN once *stop_word equals
+/* Wait while a pinned frame loads, at most max_polls polls (0: no limit),
+ * pausing from *ns on (the caller's, kept across calls: 64 at first).
+ * Returns 0 when VALID, the error of the load, -ESHUTDOWN once *stop_word equals
  * stop_value, or GPUFS_FRAME_STILL_LOADING after max_polls polls (a waiter
  * that may finish a posted load in between: device/post.cu). */
 GPUFS_HD int gpufs_frame_wait_some(const struct gpufs_cache *c, uint32_t f,
@@ -87,7 +87,7 @@ GPUFS_HD int gpufs_frame_wait_some(const struct gpufs_cache *c, uint32_t f,
     /* relaxed: a plain signal, in host memory: looked at every 16th time */
     if (++polls % 16 == 0 && gpufs_ld_relaxed_u32_sys((uint32_t *)stop_word) == stop_value)
       return -GPUFS_ESHUTDOWN;
-    if (polls >= max_polls) return GPUFS_FRAME_STILL_LOADING;
+    if (max_polls != 0 && polls >= max_polls) return GPUFS_FRAME_STILL_LOADING;
     gpufs_pause(ns, 1024);
   }
 }
@@ -98,7 +98,7 @@ GPUFS_HD int gpufs_frame_wait(const struct gpufs_cache *c, uint32_t f, const uin
                               uint32_t stop_value)
 {
   uint32_t ns = 64;
-  return gpufs_frame_wait_some(c, f, stop_word, stop_value, UINT32_MAX, &ns);
+  return gpufs_frame_wait_some(c, f, stop_word, stop_value, 0, &ns);
 }
 
 #endif /* GPUFS_COMMON_FRAME_H */

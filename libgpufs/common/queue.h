@@ -213,15 +213,25 @@ GPUFS_HD uint64_t gpufs_q_reserve(const struct gpufs_queue_ref *q, uint32_t k)
   return gpufs_add_relaxed_u64_dev(q->tail, (uint64_t)k);
 }
 
-/* Wait until ticket t owns its slot.  0, or -ESHUTDOWN once stopped. */
-GPUFS_HD int gpufs_q_wait_free(const struct gpufs_queue_ref *q, uint64_t t)
+/* What gpufs_q_wait_free_some returns when the slot is still held after
+ * its polls (an errno is negative, owning the slot is 0). */
+#define GPUFS_Q_STILL_HELD 1
+
+/* Wait until ticket t owns its slot, at most max_polls polls (0: no
+ * limit), pausing from *ns on (the caller's, kept across calls: 64 at
+ * first).  0, -ESHUTDOWN once stopped, or GPUFS_Q_STILL_HELD after
+ * max_polls polls (a waiter that may finish the slot's posted load in
+ * between: device/post.cu). */
+GPUFS_HD int gpufs_q_wait_free_some(const struct gpufs_queue_ref *q, uint64_t t,
+                                    uint32_t max_polls, uint32_t *ns)
 {
-  uint32_t ns = 64, polls = 0;
+  uint32_t polls = 0;
   uint64_t *seq = &q->free_seq[gpufs_q_index(q, t)];
   /* spin relaxed (an acquire load costs an L1 invalidation on the GPU) */
   while (gpufs_ld_relaxed_u64_dev(seq) != t) {
     if (++polls % GPUFS_STOP_CHECK == 0 && gpufs_q_stopped(q, t)) return -GPUFS_ESHUTDOWN;
-    gpufs_pause(&ns, 2048);
+    if (max_polls != 0 && polls >= max_polls) return GPUFS_Q_STILL_HELD;
+    gpufs_pause(ns, 2048);
   }
   /* acquire: pairs with gpufs_q_release of ticket t - nslots, so that
    * producer's reads of the slot and its staging are finished before ours
@@ -229,6 +239,13 @@ GPUFS_HD int gpufs_q_wait_free(const struct gpufs_queue_ref *q, uint64_t t)
    * word on, so it still holds t */
   (void)gpufs_ld_acquire_u64_dev(seq);
   return 0;
+}
+
+/* Wait until ticket t owns its slot.  0, or -ESHUTDOWN once stopped. */
+GPUFS_HD int gpufs_q_wait_free(const struct gpufs_queue_ref *q, uint64_t t)
+{
+  uint32_t ns = 64;
+  return gpufs_q_wait_free_some(q, t, 0, &ns);
 }
 
 /* Hand the filled slot of ticket t to the host. */

@@ -110,22 +110,17 @@ __device__ int gpufs_post_wait_free(const struct gpufs_dev *d, uint64_t t)
 {
   if (!d->ra.async) return gpufs_q_wait_free(&d->q, t);
   const uint32_t s = gpufs_q_index(&d->q, t);
-  uint64_t *seq = &d->q.free_seq[s];
-  uint32_t ns = 64, polls = 0;
-  /* spin relaxed, as gpufs_q_wait_free */
-  while (gpufs_ld_relaxed_u64_dev(seq) != t) {
+  uint32_t ns = 64;
+  for (;;) {
+    /* relaxed: a hint; the claim's CAS orders what the finisher reads */
     const uint64_t w = gpufs_ld_relaxed_u64_dev(&d->ra.posted[s]);
     uint64_t held = 0;
-    if (w != 0 && gpufs_post_claim_slot(d, s, w, &held)) {
+    if (w != 0 && gpufs_post_claim_slot(d, s, w, &held))
       gpufs_post_finish(d, held, (uint32_t)(w >> 32) - 1u);
-      continue;
-    }
-    if (++polls % GPUFS_STOP_CHECK == 0 && gpufs_q_stopped(&d->q, t)) return -GPUFS_ESHUTDOWN;
-    gpufs_pause(&ns, 2048);
+    /* GPUFS_STOP_CHECK polls between looks: one stop check each */
+    const int rc = gpufs_q_wait_free_some(&d->q, t, GPUFS_STOP_CHECK, &ns);
+    if (rc != GPUFS_Q_STILL_HELD) return rc;
   }
-  /* acquire: pairs with the release of ticket t - nslots (gpufs_q_wait_free) */
-  (void)gpufs_ld_acquire_u64_dev(seq);
-  return 0;
 }
 
 __device__ int gpufs_post_wait_frame(const struct gpufs_dev *d, uint32_t f)

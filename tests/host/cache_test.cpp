@@ -108,6 +108,10 @@ TEST(CacheBasic, WaitersSeeTheLoad)
   while (hc.pins(f) != 3u && woke.load() == 0) std::this_thread::yield();
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   EXPECT_EQ(woke.load(), 0);
+  /* a bounded wait (posted readahead's waiters poll with it) says the
+   * frame still loads */
+  uint32_t ns = 64;
+  EXPECT_EQ(gpufs_frame_wait_some(c, g, &stop, 1, 16, &ns), GPUFS_FRAME_STILL_LOADING);
 
   fill_page(c, f, key, 4, kPage);
   gpufs_frame_loaded(c, f, kPage);
@@ -117,6 +121,7 @@ TEST(CacheBasic, WaitersSeeTheLoad)
   EXPECT_EQ(bad.load(), -1);
 
   EXPECT_EQ(gpufs_frame_wait(c, g, &stop, 1), 0);
+  EXPECT_EQ(gpufs_frame_wait_some(c, g, &stop, 1, 16, &ns), 0);
   gpufs_frame_unpin(c, g);
   gpufs_frame_unpin(c, f);
   EXPECT_EQ(hc.word(f), (uint32_t)GPUFS_PG_VALID << GPUFS_PG_SHIFT);

@@ -203,6 +203,27 @@ TEST(QueueBasic, SlotIsFreeOnlyAfterReleaseOfTheTicketBefore)
   EXPECT_EQ(rc.load(), 0);
 }
 
+/* A bounded wait for a slot (what posted readahead's waiters poll with)
+ * says the slot is still held after its polls, and owns it once the
+ * ticket before is released. */
+TEST(QueueBasic, BoundedWaitForASlotReportsItStillHeld)
+{
+  watchdog wd("bounded slot wait");
+  host_queue hq(4, kQStride);
+  ASSERT_EQ(gpufs_q_reserve(&hq.q, 4), 0u);
+  for (uint64_t t = 0; t < 4; t++) post_read(hq, t);
+  ASSERT_EQ(gpufs_q_reserve(&hq.q, 1), 4u);
+  uint32_t ns = 64;
+  EXPECT_EQ(GPUFS_Q_STILL_HELD, gpufs_q_wait_free_some(&hq.q, 4, 16, &ns));
+  uint64_t first;
+  ASSERT_EQ(gpufs_q_claim(&hq.hdr, hq.slots.data(), 4, 4, 4, &first), 4u);
+  serve(hq, 0, 4);
+  EXPECT_EQ(GPUFS_Q_STILL_HELD, gpufs_q_wait_free_some(&hq.q, 4, 16, &ns));
+  finish(hq, 0);
+  EXPECT_EQ(0, gpufs_q_wait_free_some(&hq.q, 4, 16, &ns));
+  EXPECT_EQ(0, gpufs_q_wait_free_some(&hq.q, 4, 0, &ns)) << "0: no limit, and owned already";
+}
+
 /* ------------------------------------------------------------------ */
 /* Stop                                                                 */
 /* ------------------------------------------------------------------ */

@@ -404,13 +404,19 @@ bench: $(BENCH_BIN)
 	$(BENCH_BIN) --out docs/results/latest.jsonl
 
 # How kernels' reads of pinned host memory fare beside host-memory polls and
-# host copies (needs a GPU; bench/probes/pull_probe.cu, docs/design.md 4).
+# host copies (needs a GPU; bench/probes/pull_probe.cu, docs/design.md 4);
+# how a grid of the hit row's shape copies cached pages out (copy_probe.cu).
 PROBE_BIN := $(BUILD)/bench/pull_probe
+COPY_PROBE_BIN := $(BUILD)/bench/copy_probe
+$(COPY_PROBE_BIN): bench/probes/copy_probe.cu benchlib/cuda_check.h
+	$(call say,NVCC,$@)mkdir -p $(dir $@)
+	$(Q)$(NVCC) -O3 -std=c++17 -arch=$(CUDA_ARCH) $(INC) $< -o $@ --cudart static
 $(PROBE_BIN): bench/probes/pull_probe.cu benchlib/cuda_check.h
 	$(call say,NVCC,$@)mkdir -p $(dir $@)
 	$(Q)$(NVCC) -O3 -std=c++17 -arch=$(CUDA_ARCH) $(INC) $< -o $@ --cudart static -lpthread
-probe: $(PROBE_BIN)
+probe: $(PROBE_BIN) $(COPY_PROBE_BIN)
 	$(PROBE_BIN)
+	$(COPY_PROBE_BIN)
 
 # Every GPU at once (needs two or more; docs/multigpu.md): the mgpu rows
 # alone, with the device-0 baselines, and the multi-GPU tests.

@@ -11,9 +11,10 @@
  * OPENING, also while they wait for the lock.
  *
  * References (libgpufs/common/refs.h) are counted without the lock while a
- * count stays at 1 or more: a gopen that finds its file open joins it with
- * a CAS, and a gclose that is not the last leaves with one.  A count
- * reaches 0 (and the entry changes state) only under the lock; a failed
+ * count stays at 1 or more: a gopen that finds its file open joins it by
+ * adds (a grid's groups all at once: none waits for another's), and a
+ * gclose that is not the last leaves with a CAS.  A count reaches 0 (and
+ * the entry changes state and generation) only under the lock; a failed
  * last close that reopens the entry starts a new generation.
  *
  * The last gclose of a writable file marks it CLOSING (no new opener joins
@@ -101,8 +102,9 @@ static __device__ int ftab_try_join(const struct gpufs_ftab *t, const char *path
       if (h[k] != hash || !entry_is(t, i, hash, len, flags)) continue;
       struct gpufs_gfile *e = &t->files[i];
       uint64_t w = gpufs_refs_read(&e->refs); /* then what identifies the entry */
+      /* by add: every group of a grid may join at once (refs.h) */
       if (entry_is(t, i, hash, len, flags) && path_eq(t->paths + (uint64_t)i * GPUFS_PATH_MAX, path) &&
-          gpufs_refs_join(&e->refs, w))
+          gpufs_refs_join_add(&e->refs, w))
         return (int)i;
     }
   }
@@ -238,8 +240,8 @@ __device__ int gpufs_close_finish(const struct gpufs_dev *d, uint32_t fd, int64_
   if (err < 0) {
     gpufs_ftab_lock(t);
     /* OPEN again with one reference, the caller's, under a new generation:
-     * a joiner holding a word read before the close must fail its CAS (the
-     * same word again would let it join in between, before OPEN) */
+     * a joiner holding a word read before the close must fail its join (the
+     * same generation again would let it join in between, before OPEN) */
     gpufs_st_relaxed_u32_dev(&e->state, GPUFS_GF_OPEN);
     gpufs_refs_renew(&e->refs); /* after OPEN: joiners see both */
     gpufs_ftab_unlock(t);

@@ -26,41 +26,49 @@
 #include "libgpufs/device/writeback.cuh"
 
 /* Copy file bytes [pos, hi) from the frames of pages p0, p0+1, ... (page
- * j's frame is frame_of(j): a round's, or a span's of the hit path) to dst,
- * which is 16-byte aligned as pos is.  The 16-byte words of all the pages
- * are spread over the group, GPUFS_COPY_LOADS (round.cuh) loads in flight
- * per thread: a copy page by page would keep one small page's worth in
- * flight at a time. */
+ * j's frame is frame_of(j): a round's, or a span's of the hit path; pos is
+ * in page p0) to dst, which is 16-byte aligned as pos is.  The 16-byte
+ * words of all the pages are spread over the group, GPUFS_COPY_LOADS
+ * (round.cuh) loads in flight per thread: a copy page by page would keep
+ * one small page's worth in flight at a time.  The cache's fields are read
+ * once, before the loop: the stores to dst may alias them for all the
+ * compiler knows, and a reload in every trip puts two dependent loads
+ * before each trip's copies (the hit row ran at 0.75x of the
+ * device-to-device copy with them, docs/results.md 2026-11-27 eighth).
+ * A span or a round is under 2^32 bytes (256 pages of at most 2 MiB), so
+ * offsets are 32-bit. */
 template <typename G, typename F>
 static __device__ void copy_out_words(G g, const struct gpufs_cache *c, F frame_of, uint64_t p0,
                                       uint64_t pos, uint64_t hi, uint8_t *dst)
 {
   const uint32_t S = c->page_size;
   const uint32_t shift = (uint32_t)__ffs((int)S) - 1; /* a power of two: no division per word */
-  const uint64_t n = (hi - pos) / 16;
+  const uint8_t *const data = c->data;
+  const uint32_t first = (uint32_t)(pos - p0 * S); /* pos's offset in page p0 */
+  const uint32_t n = (uint32_t)((hi - pos) / 16);
   const uint32_t sz = g.size(), rk = g.rank();
-  for (uint64_t base = 0; base < n; base += (uint64_t)GPUFS_COPY_LOADS * sz) {
+  uint4 *const out = (uint4 *)dst;
+  for (uint32_t base = 0; base < n; base += GPUFS_COPY_LOADS * sz) {
     /* the same trip count in every thread: the warp group's shuffles */
     uint4 v[GPUFS_COPY_LOADS];
 #pragma unroll
     for (int u = 0; u < GPUFS_COPY_LOADS; u++) {
-      const uint64_t k = base + (uint64_t)u * sz + rk;
-      const uint64_t x = pos + (k < n ? k : 0) * 16;
-      const uint32_t j = (uint32_t)((x >> shift) - p0);
-      const uint8_t *src = gpufs_frame_data(c, frame_of(j)) + (x & (S - 1));
-      if (k < n) v[u] = *(const uint4 *)src;
+      const uint32_t k = base + u * sz + rk;
+      const uint32_t o = first + (k < n ? k : 0) * 16;
+      const uint4 *src =
+          (const uint4 *)(data + ((uint64_t)frame_of(o >> shift) << shift) + (o & (S - 1)));
+      if (k < n) v[u] = __ldcg(src); /* frames are device memory; L2 only: nothing reuses them */
     }
 #pragma unroll
     for (int u = 0; u < GPUFS_COPY_LOADS; u++) {
-      const uint64_t k = base + (uint64_t)u * sz + rk;
-      if (k < n) *(uint4 *)(dst + k * 16) = v[u];
+      const uint32_t k = base + u * sz + rk;
+      if (k < n) out[k] = v[u];
     }
   }
-  const uint64_t tail = pos + n * 16; /* under 16 bytes, inside one page */
-  if (tail < hi) {
-    const uint32_t j = (uint32_t)((tail >> shift) - p0);
-    const uint8_t *src = gpufs_frame_data(c, frame_of(j)) + (tail & (S - 1));
-    for (uint64_t b = rk; b < hi - tail; b += sz) dst[n * 16 + b] = src[b];
+  const uint32_t tail = first + n * 16; /* under 16 bytes, inside one page */
+  if (pos + n * 16ull < hi) {
+    const uint8_t *src = data + ((uint64_t)frame_of(tail >> shift) << shift) + (tail & (S - 1));
+    for (uint64_t b = rk; b < hi - pos - n * 16ull; b += sz) dst[n * 16ull + b] = src[b];
   }
 }
 

@@ -12,7 +12,6 @@
 #include "tests/gpu/gpu_util.h"
 
 #define CHURN_FILES 3
-#define CHURN_ROUNDS 12
 #define CHURN_TABLE 8 /* max_open_files */
 
 struct churn_out {
@@ -21,17 +20,17 @@ struct churn_out {
   unsigned long long first_err; /* the first failed call's -errno, or 0 */
 };
 
-/* Group g (a block, or a warp with warp) makes CHURN_ROUNDS rounds: file
+/* Group g (a block, or a warp with warp) makes `rounds` rounds: file
  * (g + r) % CHURN_FILES, gopen, one read of `len` bytes at an offset that
  * moves with g and r, check, gclose. */
-__global__ void churn_kernel(char *const *paths, const uint64_t *sizes, uint64_t len, uint8_t *bufs,
-                             struct churn_out *out, bool warp)
+__global__ void churn_kernel(char *const *paths, const uint64_t *sizes, uint64_t len, int rounds,
+                             uint8_t *bufs, struct churn_out *out, bool warp)
 {
   const uint64_t g = warp ? (blockIdx.x * blockDim.x + threadIdx.x) / 32 : blockIdx.x;
   const uint32_t rank = warp ? threadIdx.x % 32 : threadIdx.x;
   const uint32_t size = warp ? 32 : blockDim.x;
   uint8_t *buf = bufs + g * len;
-  for (int r = 0; r < CHURN_ROUNDS; r++) {
+  for (int r = 0; r < rounds; r++) {
     const int f = (int)((g + (uint64_t)r) % CHURN_FILES);
     const int fd = warp ? gopen_warp(paths[f], GPUFS_O_RDONLY) : gopen(paths[f], GPUFS_O_RDONLY);
     if (fd < 0) {
@@ -123,8 +122,9 @@ protected:
     cudaFree(ds);
     StartedFixture::TearDown();
   }
-  /* One churn kernel of `blocks` x `threads`; its counters. */
-  void churn(int blocks, int threads, uint64_t len, bool warp, struct churn_out *h)
+  /* One churn kernel of `blocks` x `threads`, `rounds` rounds a group;
+   * its counters. */
+  void churn(int blocks, int threads, uint64_t len, int rounds, bool warp, struct churn_out *h)
   {
     const uint64_t groups = warp ? (uint64_t)blocks * threads / 32 : (uint64_t)blocks;
     uint8_t *bufs = nullptr;
@@ -132,29 +132,44 @@ protected:
     CUDA_OK(cudaMalloc(&bufs, groups * len));
     CUDA_OK(cudaMalloc(&dout, sizeof(*dout)));
     CUDA_OK(cudaMemset(dout, 0, sizeof(*dout)));
-    churn_kernel<<<blocks, threads>>>(dp, ds, len, bufs, dout, warp);
+    churn_kernel<<<blocks, threads>>>(dp, ds, len, rounds, bufs, dout, warp);
     CUDA_OK(cudaGetLastError());
     CUDA_OK(cudaDeviceSynchronize());
     CUDA_OK(cudaMemcpy(h, dout, sizeof(*h), cudaMemcpyDeviceToHost));
     cudaFree(bufs);
     cudaFree(dout);
   }
-  /* A churn by every warp of 2 blocks of 256 an SM (2,112 warps on an
-   * H100), reading 5,000 bytes a round, or by every block of 4 blocks of
-   * 128 an SM, 20,000 bytes; then no entry is left open. */
+  /* A churn of `blocks` x `threads`, by warps or by blocks, `rounds`
+   * rounds a group of `len` bytes; then no entry is left open.  The host
+   * opens it took: every one but the first of each file made an entry
+   * again after a last gclose. */
+  uint64_t churn_all(int blocks, int threads, uint64_t len, int rounds, bool warp)
+  {
+    struct churn_out h;
+    struct gpufs_stats before, after;
+    EXPECT_EQ(0, gpufs_get_stats(&before));
+    churn(blocks, threads, len, rounds, warp, &h);
+    EXPECT_EQ(0ull, h.bad);
+    EXPECT_EQ(0ull, h.errs) << "first error -" << h.first_err;
+    EXPECT_EQ(0, gpufs_get_stats(&after));
+    const uint64_t opens = after.opens - before.opens;
+    RecordProperty("host_opens", std::to_string(opens));
+    printf("[ churn    ] %llu host opens of %d files, %llu gopens\n", (unsigned long long)opens,
+           CHURN_FILES, (unsigned long long)(after.gopens - before.gopens));
+    expect_all_closed();
+    return opens;
+  }
+  /* Every warp of 2 blocks of 256 an SM (2,112 warps on an H100), or every
+   * block of 4 blocks of 128 an SM, 12 rounds: joins by many at once. */
   void full_grid(bool warp)
   {
     start();
     int sms = 0;
     CUDA_OK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
-    struct churn_out h;
     if (warp)
-      churn(2 * sms, 256, 5000, true, &h);
+      churn_all(2 * sms, 256, 5000, 12, true);
     else
-      churn(4 * sms, 128, 20000, false, &h);
-    EXPECT_EQ(0ull, h.bad);
-    EXPECT_EQ(0ull, h.errs) << "first error -" << h.first_err;
-    expect_all_closed();
+      churn_all(4 * sms, 128, 20000, 12, false);
   }
   /* After a churn: no entry is left open.  The table has max_open_files
    * (8) entries; 8 blocks open 8 other files and hold them until all are
@@ -198,3 +213,13 @@ protected:
 TEST_F(OpenChurnTest, EveryWarpOfAFullGridOpensReadsAndCloses) { full_grid(true); }
 
 TEST_F(OpenChurnTest, EveryBlockOfAFullGridOpensReadsAndCloses) { full_grid(false); }
+
+/* 8 warps over 3 files, 300 rounds: a file's few holders close together
+ * and its entry is freed and made again all along, while the next round's
+ * joiners come. */
+TEST_F(OpenChurnTest, FewWarpsCloseLastAndJoinAgainAllAlong)
+{
+  start();
+  const uint64_t opens = churn_all(1, 256, 3000, 300, true);
+  EXPECT_GT(opens, (uint64_t)CHURN_FILES) << "no entry was made again: the test raced nothing";
+}

@@ -180,13 +180,21 @@ TEST(QueueBasic, ClaimTakesARunPastMax)
   EXPECT_EQ(first, 32u);
 }
 
+/* A full queue of 4 slots (tickets 0-3 posted) and ticket 4 reserved:
+ * its slot is ticket 0's. */
+static void fill_and_reserve_one_more(host_queue &hq)
+{
+  ASSERT_EQ(gpufs_q_reserve(&hq.q, 4), 0u);
+  for (uint64_t t = 0; t < 4; t++) post_read(hq, t);
+  ASSERT_EQ(gpufs_q_reserve(&hq.q, 1), 4u);
+}
+
 TEST(QueueBasic, SlotIsFreeOnlyAfterReleaseOfTheTicketBefore)
 {
   watchdog wd("slot release");
   host_queue hq(4, kQStride);
-  ASSERT_EQ(gpufs_q_reserve(&hq.q, 4), 0u);
-  for (uint64_t t = 0; t < 4; t++) post_read(hq, t);
-  ASSERT_EQ(gpufs_q_reserve(&hq.q, 1), 4u);
+  fill_and_reserve_one_more(hq);
+  if (HasFatalFailure()) return;
 
   std::atomic<int> rc{1};
   std::thread w([&] { rc = gpufs_q_wait_free(&hq.q, 4); });
@@ -210,9 +218,8 @@ TEST(QueueBasic, BoundedWaitForASlotReportsItStillHeld)
 {
   watchdog wd("bounded slot wait");
   host_queue hq(4, kQStride);
-  ASSERT_EQ(gpufs_q_reserve(&hq.q, 4), 0u);
-  for (uint64_t t = 0; t < 4; t++) post_read(hq, t);
-  ASSERT_EQ(gpufs_q_reserve(&hq.q, 1), 4u);
+  fill_and_reserve_one_more(hq);
+  if (HasFatalFailure()) return;
   uint32_t ns = 64;
   EXPECT_EQ(GPUFS_Q_STILL_HELD, gpufs_q_wait_free_some(&hq.q, 4, 16, &ns));
   uint64_t first;

@@ -408,9 +408,9 @@ bench: $(BENCH_BIN)
 # how a grid of the hit row's shape copies cached pages out (copy_probe.cu).
 PROBE_BIN := $(BUILD)/bench/pull_probe
 COPY_PROBE_BIN := $(BUILD)/bench/copy_probe
-$(COPY_PROBE_BIN): bench/probes/copy_probe.cu benchlib/cuda_check.h
+$(COPY_PROBE_BIN): bench/probes/copy_probe.cu benchlib/cuda_check.h benchlib/baselines.h $(BENCHLIB) $(LIB)
 	$(call say,NVCC,$@)mkdir -p $(dir $@)
-	$(Q)$(NVCC) -O3 -std=c++17 -arch=$(CUDA_ARCH) $(INC) $< -o $@ --cudart static
+	$(Q)$(NVCC) $(NVFLAGS) $< $(BENCHLIB) $(LIB) -o $@ --cudart static -lpthread
 $(PROBE_BIN): bench/probes/pull_probe.cu benchlib/cuda_check.h
 	$(call say,NVCC,$@)mkdir -p $(dir $@)
 	$(Q)$(NVCC) -O3 -std=c++17 -arch=$(CUDA_ARCH) $(INC) $< -o $@ --cudart static -lpthread

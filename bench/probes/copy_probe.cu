@@ -22,8 +22,8 @@
  *           every trip, through generic pointers (libgpufs's copy-out
  *           before).
  * Every row's destination is checked against the file once.  The first
- * row is cudaMemcpy of the same bytes (the bench's d2d, counted the same
- * way: bytes copied / time).
+ * row is the bench's d2d baseline (bench_d2d: cudaMemcpy of the same bytes,
+ * bytes copied / time, the median of 5).
  *
  * Usage: copy_probe [file_gib]   (default 4)
  */
@@ -33,6 +33,7 @@
 #include <string.h>
 #include <cuda_runtime.h>
 
+#include "benchlib/baselines.h"
 #include "benchlib/cuda_check.h"
 
 #define PROBE_PAGE 4096u
@@ -192,18 +193,14 @@ int main(int argc, char **argv)
   cudaEvent_t e0, e1;
   PROBE_CHECK(cudaEventCreate(&e0));
   PROBE_CHECK(cudaEventCreate(&e1));
-  double runs[PROBE_RUNS];
-  for (int r = 0; r < PROBE_RUNS; r++) {
-    float ms;
-    PROBE_CHECK(cudaEventRecord(e0));
-    PROBE_CHECK(cudaMemcpy(dst, flat, size, cudaMemcpyDeviceToDevice));
-    PROBE_CHECK(cudaEventRecord(e1));
-    PROBE_CHECK(cudaEventSynchronize(e1));
-    PROBE_CHECK(cudaEventElapsedTime(&ms, e0, e1));
-    runs[r] = (double)size / (ms * 1e-3) / 1e9;
+  /* the bench's own d2d baseline (benchlib), on the same bytes */
+  struct bench_rate rate;
+  if (bench_d2d(dst, flat, size, &rate) != 0) {
+    fprintf(stderr, "copy_probe: d2d: %s\n", rate.note);
+    return 1;
   }
-  qsort(runs, PROBE_RUNS, sizeof(double), cmp_double);
-  const double d2d = runs[PROBE_RUNS / 2];
+  const double d2d = rate.gbps;
+  double runs[PROBE_RUNS];
   printf("{\"probe\": \"copy\", \"row\": \"d2d\", \"gbps\": %.1f, \"gib\": %llu}\n", d2d,
          (unsigned long long)gib);
 

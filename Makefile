@@ -52,6 +52,12 @@ SEMCACHE_PIC   := $(patsubst %.c,$(BUILD)/pic/%.o,$(wildcard libgpufs/semcache/*
 SEMCACHE_CHAIN := $(BUILD)/tests/semcache_chain
 SEMCACHE_ROUTINES := $(BUILD)/tests/semcache_routines
 SEMCACHE_IO    := $(BUILD)/tests/semcache_io
+# the program's BLAS however loaded, and operands on the stack (issue 36):
+# a program without a BLAS that dlopens a module bringing its own, and
+# stack arrays (tests/semcache/loaders_test.sh)
+SEMCACHE_DLOPEN := $(BUILD)/tests/semcache_dlopen
+SEMCACHE_LOCAL  := $(BUILD)/tests/libsemcache_local_blas.so
+SEMCACHE_STACK  := $(BUILD)/tests/semcache_stack
 # SemCache's benchmark programs (bench/semcache/, `make semcache-bench`)
 SCB_DIR   := $(BUILD)/semcache-bench
 SCB_PROGS := $(SCB_DIR)/chain $(SCB_DIR)/structdyn
@@ -212,17 +218,32 @@ $(SEMCACHE_ROUTINES): tests/semcache/routines.c
 	$(call say,CC,$<)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) $< -o $@ $(LAPACKE_A) -llapack -lblas -lm
 
+$(SEMCACHE_DLOPEN): tests/semcache/dlopen.c
+	$(call say,CC,$<)mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS) $< -o $@ -ldl
+
+$(SEMCACHE_LOCAL): tests/semcache/local_blas.c
+	$(call say,CC,$<)mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS) -fPIC -shared $< -o $@ -llapack -lblas -lm
+
+$(SEMCACHE_STACK): tests/semcache/stack.c
+	$(call say,CC,$<)mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS) $< -o $@ -lblas -lm -lpthread
+
 semcache: $(SEMCACHE_SO)
 
-# The drop-in test runs again over OpenBLAS where build/openblas holds the
+# The drop-in and loaders tests run again over OpenBLAS where build/openblas holds the
 # unpacked libopenblas0-pthread package (.ci/run puts it there; OPENBLAS_DIR
 # names another folder with its libblas.so.3): its xerbla returns where the
 # reference's ends the program, and its routines run threads of their own.
 OPENBLAS_DIR ?= $(firstword $(wildcard $(BUILD)/openblas/usr/lib/*/openblas-pthread))
-test-semcache: $(SEMCACHE_SO) $(SEMCACHE_CHAIN) $(SEMCACHE_ROUTINES) $(SEMCACHE_IO) $(SCB_PROGS)
+test-semcache: $(SEMCACHE_SO) $(SEMCACHE_CHAIN) $(SEMCACHE_ROUTINES) $(SEMCACHE_IO) $(SCB_PROGS) \
+               $(SEMCACHE_DLOPEN) $(SEMCACHE_LOCAL) $(SEMCACHE_STACK)
 	tests/semcache/dropin_test.sh $(SEMCACHE_CHAIN) $(SEMCACHE_SO) $(SEMCACHE_ROUTINES) $(SEMCACHE_IO)
+	tests/semcache/loaders_test.sh $(SEMCACHE_SO) $(SEMCACHE_DLOPEN) $(SEMCACHE_LOCAL) $(SEMCACHE_STACK)
 	@if [ -n "$(OPENBLAS_DIR)" ]; then echo "semcache: over OpenBLAS ($(OPENBLAS_DIR))"; \
-	  LD_LIBRARY_PATH=$(OPENBLAS_DIR) tests/semcache/dropin_test.sh $(SEMCACHE_CHAIN) $(SEMCACHE_SO) $(SEMCACHE_ROUTINES) $(SEMCACHE_IO); \
+	  LD_LIBRARY_PATH=$(OPENBLAS_DIR) tests/semcache/dropin_test.sh $(SEMCACHE_CHAIN) $(SEMCACHE_SO) $(SEMCACHE_ROUTINES) $(SEMCACHE_IO) && \
+	  LD_LIBRARY_PATH=$(OPENBLAS_DIR) tests/semcache/loaders_test.sh $(SEMCACHE_SO) $(SEMCACHE_DLOPEN) $(SEMCACHE_LOCAL) $(SEMCACHE_STACK); \
 	else echo "semcache: no OpenBLAS unpacked in $(BUILD)/openblas: the drop-in test over OpenBLAS skipped"; fi
 	tests/semcache/bench_smoke.sh $(SCB_DIR)/structdyn $(SCB_DIR)/chain $(SEMCACHE_SO)
 

@@ -2,9 +2,11 @@
  * blas.c - SemCache's BLAS calls over its cache (blas.h): their argument
  * checks, their operands' ranges, and taking and giving back the device
  * copies, through the directory (SC_CACHED) or as plain copies in and out
- * (SC_NO_CACHE).  gesv is gesv.c; the host routines hostblas.c.
+ * (SC_NO_CACHE, and operands on a stack: stacks.h).  gesv is gesv.c; the
+ * host routines hostblas.c.
  */
 #include "blas_ops.h"
+#include "stacks.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -53,20 +55,28 @@ static int overlap(const struct sc_op *a, const struct sc_op *b)
   return x < y + b->bytes && y < x + a->bytes;
 }
 
-/* SC_NO_CACHE: a device buffer per operand, the read ones sent. */
-static int take_uncached(struct sc_blas *s, struct sc_op *ops, int n)
+/* One operand's device copy: the cache's, or a buffer of its own for the
+ * call (op->copied: SC_NO_CACHE, or an operand on a stack, stacks.h),
+ * sent when the call reads it.  0, -ENOSPC (no room), or an error. */
+static int take_one(struct sc_blas *s, struct sc_op *op)
 {
-  int rc = 0, held = 0; /* ops[0..held) have buffers */
-  while (held < n && rc == 0) {
-    rc = sc_dev_alloc(s->cache, ops[held].bytes, &ops[held].dev);
-    if (rc) break;
-    held++;
-    if (ops[held - 1].use & SC_READ)
-      rc = sc_copy_to_dev(s->cache, ops[held - 1].dev, ops[held - 1].host, ops[held - 1].bytes);
+  if (!op->copied) return sc_acquire(s->cache, (void *)op->host, op->bytes, op->use, &op->dev);
+  /* a cached range there (cached before its thread was known) gives its
+   * newest bytes back and leaves the pages open for the copies */
+  if (s->mode == SC_CACHED) sc_host_access(s->cache, op->host, op->bytes, op->use);
+  int rc = sc_dev_alloc(s->cache, op->bytes, &op->dev);
+  if (rc == 0 && (op->use & SC_READ)) {
+    rc = sc_copy_to_dev(s->cache, op->dev, op->host, op->bytes);
+    if (rc) sc_dev_free(s->cache, op->dev, op->bytes);
   }
-  if (rc == 0) return 0;
-  while (--held >= 0) sc_dev_free(s->cache, ops[held].dev, ops[held].bytes);
-  return rc == -ENOSPC ? 1 : rc;
+  return rc;
+}
+
+/* Undo take_one for a call that did not run: every state as it was. */
+static void untake_one(struct sc_blas *s, struct sc_op *op)
+{
+  if (op->copied) sc_dev_free(s->cache, op->dev, op->bytes);
+  else sc_release(s->cache, (void *)op->host, op->bytes, SC_READ);
 }
 
 int sc_take(struct sc_blas *s, struct sc_op *ops, int n)
@@ -75,16 +85,13 @@ int sc_take(struct sc_blas *s, struct sc_op *ops, int n)
     for (int j = 0; j < n; j++)
       if (i != j && (ops[i].use & SC_WRITE) && overlap(&ops[i], &ops[j])) return 1;
   if (s->dev.prepare) s->dev.prepare(s->dev.ctx); /* before the lock: blas.h */
-  if (s->mode == SC_NO_CACHE) {
-    const int rc = take_uncached(s, ops, n);
-    t_taken = now_ns();
-    return rc;
-  }
+  sc_thread_ready();
+  for (int i = 0; i < n; i++)
+    ops[i].copied = s->mode == SC_NO_CACHE || sc_on_stack(ops[i].host, ops[i].bytes);
   for (int i = 0; i < n; i++) {
-    int rc = sc_acquire(s->cache, (void *)ops[i].host, ops[i].bytes, ops[i].use, &ops[i].dev);
+    int rc = take_one(s, &ops[i]);
     if (rc == 0) continue;
-    /* nothing computed: releasing as a read leaves every state as it was */
-    while (--i >= 0) sc_release(s->cache, (void *)ops[i].host, ops[i].bytes, SC_READ);
+    while (--i >= 0) untake_one(s, &ops[i]);
     return rc == -ENOSPC || rc == -EBUSY ? 1 : rc;
   }
   t_taken = now_ns();
@@ -95,7 +102,7 @@ int sc_give(struct sc_blas *s, struct sc_op *ops, int n, int rc)
 {
   __atomic_add_fetch(&s->device_ns, now_ns() - t_taken, __ATOMIC_RELAXED);
   for (int i = 0; i < n; i++) {
-    if (s->mode == SC_NO_CACHE) {
+    if (ops[i].copied) {
       if (rc == 0 && (ops[i].use & SC_WRITE))
         rc = sc_copy_to_host(s->cache, (void *)ops[i].host, ops[i].dev, ops[i].bytes);
       sc_dev_free(s->cache, ops[i].dev, ops[i].bytes);
@@ -144,10 +151,11 @@ int sc_gemm(struct sc_blas *s, enum sc_prec p, char ta, char tb, int m, int n, i
   struct sc_op ops[3];
   int nops = 0;
   if (alpha != 0 && k > 0) {
-    ops[nops++] = (struct sc_op){a, sc_mat_bytes(p, rowa, na ? k : m, lda), SC_READ, NULL};
-    ops[nops++] = (struct sc_op){b, sc_mat_bytes(p, rowb, nb ? n : k, ldb), SC_READ, NULL};
+    ops[nops++] = (struct sc_op){a, sc_mat_bytes(p, rowa, na ? k : m, lda), SC_READ, NULL, 0};
+    ops[nops++] = (struct sc_op){b, sc_mat_bytes(p, rowb, nb ? n : k, ldb), SC_READ, NULL, 0};
   }
-  ops[nops++] = (struct sc_op){c, sc_mat_bytes(p, m, n, ldc), out_use(beta != 0, ldc == m), NULL};
+  ops[nops++] =
+      (struct sc_op){c, sc_mat_bytes(p, m, n, ldc), out_use(beta != 0, ldc == m), NULL, 0};
   int rc = sc_take(s, ops, nops);
   /* alpha 0 (or k 0): C = beta C, as gemm with k 0 computes it; A and B
    * are not on the device, so C's copy stands for them (never read) */
@@ -175,9 +183,9 @@ int sc_gemv(struct sc_blas *s, enum sc_prec p, char t, int m, int n, double alph
   if (incy == 0) return 11;
   if (m == 0 || n == 0 || (alpha == 0 && beta == 1)) return 0;
   struct sc_op ops[3] = {
-      {a, sc_mat_bytes(p, m, n, lda), SC_READ, NULL},
-      {x, vec_bytes(p, lenx, incx), SC_READ, NULL},
-      {y, vec_bytes(p, leny, incy), out_use(beta != 0, incy == 1 || incy == -1), NULL}};
+      {a, sc_mat_bytes(p, m, n, lda), SC_READ, NULL, 0},
+      {x, vec_bytes(p, lenx, incx), SC_READ, NULL, 0},
+      {y, vec_bytes(p, leny, incy), out_use(beta != 0, incy == 1 || incy == -1), NULL, 0}};
   int rc = sc_take(s, ops, 3);
   if (rc == 0)
     rc = sc_give(s, ops, 3,
@@ -192,8 +200,8 @@ int sc_axpy(struct sc_blas *s, enum sc_prec p, int n, double alpha, const void *
             void *y, int incy)
 {
   if (n <= 0 || alpha == 0) return 0;
-  struct sc_op ops[2] = {{x, vec_bytes(p, n, incx), SC_READ, NULL},
-                         {y, vec_bytes(p, n, incy), SC_READ_WRITE, NULL}};
+  struct sc_op ops[2] = {{x, vec_bytes(p, n, incx), SC_READ, NULL, 0},
+                         {y, vec_bytes(p, n, incy), SC_READ_WRITE, NULL, 0}};
   int rc = sc_take(s, ops, 2);
   if (rc == 0)
     rc = sc_give(s, ops, 2,
@@ -206,7 +214,7 @@ int sc_axpy(struct sc_blas *s, enum sc_prec p, int n, double alpha, const void *
 int sc_scal(struct sc_blas *s, enum sc_prec p, int n, double alpha, void *x, int incx)
 {
   if (n <= 0 || incx <= 0) return 0;
-  struct sc_op op = {x, vec_bytes(p, n, incx), SC_READ_WRITE, NULL};
+  struct sc_op op = {x, vec_bytes(p, n, incx), SC_READ_WRITE, NULL, 0};
   int rc = sc_take(s, &op, 1);
   if (rc == 0) rc = sc_give(s, &op, 1, s->dev.scal(s->dev.ctx, p, n, alpha, op.dev, incx));
   if (rc == 0) return 0;
@@ -219,8 +227,8 @@ int sc_dot(struct sc_blas *s, enum sc_prec p, int n, const void *x, int incx, co
 {
   *out = 0;
   if (n <= 0) return 0;
-  struct sc_op ops[2] = {{x, vec_bytes(p, n, incx), SC_READ, NULL},
-                         {y, vec_bytes(p, n, incy), SC_READ, NULL}};
+  struct sc_op ops[2] = {{x, vec_bytes(p, n, incx), SC_READ, NULL, 0},
+                         {y, vec_bytes(p, n, incy), SC_READ, NULL, 0}};
   int rc = sc_take(s, ops, 2);
   if (rc == 0)
     rc = sc_give(s, ops, 2, s->dev.dot(s->dev.ctx, p, n, ops[0].dev, incx, ops[1].dev, incy, out));

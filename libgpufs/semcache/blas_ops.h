@@ -11,12 +11,15 @@
 extern "C" {
 #endif
 
-/* One operand: its host range, how the call uses it, its device copy. */
+/* One operand: its host range, how the call uses it, its device copy, and
+ * whether that is a copy for this call only (sc_take sets it: SC_NO_CACHE,
+ * or an operand on a thread's stack, which is never cached). */
 struct sc_op {
   const void *host;
   size_t bytes;
   enum sc_use use;
   void *dev;
+  int copied;
 };
 
 size_t sc_esize(enum sc_prec p);
@@ -24,7 +27,8 @@ size_t sc_esize(enum sc_prec p);
 /* Bytes from a column-major matrix's first element to its last. */
 size_t sc_mat_bytes(enum sc_prec p, int rows, int cols, int ld);
 
-/* Take the device copies of ops[0..n): 1 when the call must run on the
+/* Take the device copies of ops[0..n) (operands on a stack copied for the
+ * call, never cached; stacks.h): 1 when the call must run on the
  * host instead (an output overlaps another operand, or no room), 0 when
  * every one is held, or a backend error (nothing held). */
 int sc_take(struct sc_blas *s, struct sc_op *ops, int n);

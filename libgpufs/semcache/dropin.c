@@ -3,8 +3,8 @@
  * Linked before the program's BLAS (LD_PRELOAD, or -lsemcache ahead of
  * it), it exports the CBLAS and Fortran entry points of the routines
  * blas.h serves (dropin_blas.c) and runs them through one process-wide
- * cache; every other routine, and the host fallback, is the next
- * library's (RTLD_NEXT): the program's own BLAS and LAPACK.  It also
+ * cache; every other routine, and the host fallback, is the program's
+ * own BLAS and LAPACK, however they were loaded (find.h).  It also
  * interposes free, realloc, munmap, mmap (MAP_FIXED), mremap and madvise
  * (MADV_DONTNEED and the like), so a buffer the program gives back or
  * replaces is dropped from the cache before its address can be reused
@@ -37,7 +37,6 @@
  * A call with a bad argument goes to the program's own routine, which
  * reports it as it would without the drop-in (dropin.h, SC_BAD_ARGS).
  */
-#include <dlfcn.h>
 #include <errno.h>
 #include <malloc.h>
 #include <pthread.h>
@@ -63,7 +62,7 @@ static int g_cached = 1;         /* SEMCACHE_CACHE as taken */
 
 void *sc_next(const char *name)
 {
-  return dlsym(RTLD_NEXT, name);
+  return sc_find(name);
 }
 
 /* The counters as one line of JSON (docs/semcache.md, "Statistics"). */

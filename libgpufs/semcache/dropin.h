@@ -6,6 +6,7 @@
 #define SEMCACHE_DROPIN_H
 
 #include "blas.h"
+#include "find.h"
 
 extern struct sc_blas sc_g_blas;
 
@@ -25,11 +26,14 @@ extern __thread int sc_in_host __attribute__((tls_model("initial-exec")));
  * a host routine, or when the cache is off. */
 #define SC_PASS() (sc_in_host || !sc_on())
 
-/* The next library's symbol (the program's BLAS or LAPACK), or NULL. */
+/* The program's symbol `name` (its BLAS or LAPACK, however loaded:
+ * find.h), or NULL where no library has it. */
 void *sc_next(const char *name);
 
-/* The next library's routine of the same type as ours. */
-#define SC_NEXT(fn) ((__typeof__(&fn))sc_next(#fn))
+/* The program's routine of the same type as ours, looked up once per call
+ * site; one that no library has ends the program with a message naming
+ * it (find.h's SC_ROUTINE), never a call to address 0. */
+#define SC_NEXT(fn) SC_ROUTINE(fn)
 
 /* Bad arguments: the reference BLAS's report, through the next library's
  * xerbla_ (Fortran name such as "DGEMM ", parameter number) or
@@ -43,7 +47,7 @@ void sc_cblas_error(int pos, const char *rout);
  * where the next library has no fn. */
 #define SC_BAD_ARGS(fn, report, ...)                                                        \
   do {                                                                                     \
-    __typeof__(&fn) next_ = SC_NEXT(fn);                                                   \
+    __typeof__(&fn) next_ = (__typeof__(&fn))sc_next(#fn);                                 \
     if (next_) next_(__VA_ARGS__);                                                         \
     else report;                                                                           \
   } while (0)

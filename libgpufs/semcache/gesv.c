@@ -333,9 +333,9 @@ static void copy_mat(enum sc_prec p, int n, void *d, int ldd, const void *src, i
 static int gesv_plain(struct sc_blas *s, enum sc_prec p, int n, int nrhs, void *a, int lda,
                       int *ipiv, void *b, int ldb, int *info)
 {
-  struct sc_op ops[3] = {{a, sc_mat_bytes(p, n, n, lda), SC_READ_WRITE, NULL},
-                         {ipiv, (size_t)n * sizeof(int), SC_READ_WRITE, NULL},
-                         {b, sc_mat_bytes(p, n, nrhs, ldb), SC_READ_WRITE, NULL}};
+  struct sc_op ops[3] = {{a, sc_mat_bytes(p, n, n, lda), SC_READ_WRITE, NULL, 0},
+                         {ipiv, (size_t)n * sizeof(int), SC_READ_WRITE, NULL, 0},
+                         {b, sc_mat_bytes(p, n, nrhs, ldb), SC_READ_WRITE, NULL, 0}};
   const int nops = nrhs > 0 ? 3 : 2;
   int rc = s->dev.getrf ? sc_take(s, ops, nops) : 1; /* no device LAPACK: the host's */
   if (rc == 0) {
@@ -417,8 +417,8 @@ static int factor_into(struct sc_blas *s, struct sc_memo_slot *sl, enum sc_prec 
   const size_t bytes = (size_t)n * n * sc_esize(p);
   copy_mat(p, n, sl->orig, n, a, lda);
   copy_mat(p, n, sl->lu, n, a, lda);
-  struct sc_op ops[2] = {{sl->lu, bytes, SC_READ_WRITE, NULL},
-                         {sl->ipiv, (size_t)n * sizeof(int), SC_READ_WRITE, NULL}};
+  struct sc_op ops[2] = {{sl->lu, bytes, SC_READ_WRITE, NULL, 0},
+                         {sl->ipiv, (size_t)n * sizeof(int), SC_READ_WRITE, NULL, 0}};
   int rc = sc_take(s, ops, 2);
   if (rc == 0)
     rc = sc_give(s, ops, 2, s->dev.getrf(s->dev.ctx, p, n, ops[0].dev, n, ops[1].dev, info));
@@ -435,9 +435,9 @@ static int solve_with(struct sc_blas *s, struct sc_memo_slot *sl, int nrhs, void
 {
   const enum sc_prec p = sl->p;
   const int n = sl->n;
-  struct sc_op ops[3] = {{sl->lu, (size_t)n * n * sc_esize(p), SC_READ, NULL},
-                         {sl->ipiv, (size_t)n * sizeof(int), SC_READ, NULL},
-                         {b, sc_mat_bytes(p, n, nrhs, ldb), SC_READ_WRITE, NULL}};
+  struct sc_op ops[3] = {{sl->lu, (size_t)n * n * sc_esize(p), SC_READ, NULL, 0},
+                         {sl->ipiv, (size_t)n * sizeof(int), SC_READ, NULL, 0},
+                         {b, sc_mat_bytes(p, n, nrhs, ldb), SC_READ_WRITE, NULL, 0}};
   int rc = sc_take(s, ops, 3);
   if (rc == 0)
     rc = sc_give(s, ops, 3,

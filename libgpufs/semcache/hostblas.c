@@ -12,18 +12,11 @@
 
 /* The Fortran routines (fortran.h), which every BLAS and LAPACK has (a
  * reference CBLAS and LAPACKE call them too).  In libsemcache.so (SC_DROPIN) these names
- * are the drop-in's own: the host's are the next library's (the program's
- * BLAS and LAPACK), looked up once each (dropin.c's sc_next; a relaxed
- * pointer: a racing second lookup finds the same address). */
+ * are the drop-in's own: the host's are the program's BLAS and LAPACK,
+ * wherever they were loaded (find.h), looked up once each. */
 #ifdef SC_DROPIN
-void *sc_next(const char *name);
-#define SC_HOST(fn)                                                                                \
-  ({                                                                                               \
-    static void *p_;                                                                               \
-    void *q_ = __atomic_load_n(&p_, __ATOMIC_RELAXED);                                             \
-    if (!q_) __atomic_store_n(&p_, q_ = sc_next(#fn), __ATOMIC_RELAXED);                           \
-    (__typeof__(&fn))q_;                                                                           \
-  })
+#include "find.h"
+#define SC_HOST(fn) SC_ROUTINE(fn)
 /* While a host routine runs, the BLAS calls it makes itself (LAPACK's
  * getrf calls dgemm_, which is the drop-in's) go straight to the next
  * library: they name the CPU backend's "device" buffers or sub-blocks of

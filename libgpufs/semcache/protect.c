@@ -9,7 +9,8 @@
  * newest bytes back or invalidates its device copy and opens the page, and
  * the access runs again.  A fault on no cache's page goes to the handler
  * installed before ours (or the default action, which ends the process as
- * without SemCache).
+ * without SemCache).  It runs on the faulting thread's alternate signal
+ * stack where it has one (stacks.h).
  */
 #include "protect.h"
 
@@ -216,16 +217,29 @@ static void on_segv(int sig, siginfo_t *si, void *uc)
   gpufs_sig_chain(sig, si, uc, &prev_segv);
 }
 
+/* As gpufs_sig_install (sigchain.h: SA_NODEFER, so a fault inside the
+ * handler, a backend copy into a page it has not opened, is not blocked
+ * into a hang), and SA_ONSTACK: the handler runs on the thread's
+ * alternate signal stack (stacks.h), so a fault whose thread has no stack
+ * left for the handler's frame is still handled; a thread without one
+ * runs it on its own stack. */
+static void install(void)
+{
+  struct sigaction sa;
+  memset(&sa, 0, sizeof(sa));
+  sa.sa_sigaction = on_segv;
+  sa.sa_flags = SA_SIGINFO | SA_NODEFER | SA_RESTART | SA_ONSTACK;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGSEGV, &sa, &prev_segv);
+}
+
 int sc_register(struct sc_cache *c)
 {
   int rc = -ENOSPC;
   pthread_mutex_lock(&reg_lock);
   sc_store_closed_ok(); /* probed here, outside any cache's lock */
   if (!installed) {
-    /* SA_NODEFER (gpufs_sig_install): a fault inside the handler (a
-     * backend copy into a page it has not opened) is not blocked into a
-     * hang */
-    gpufs_sig_install(SIGSEGV, on_segv, &prev_segv);
+    install();
     installed = 1;
   }
   for (int i = 0; i < SC_MAX_CACHES && rc; i++)

@@ -181,7 +181,7 @@ static void bench_run_extras(struct bench_row *row, const struct bench_job *j,
   bench_row_u64(row, "daemon_threads", cfg->daemon_threads);
   bench_row_u64(row, "staging_size", gpufs_config_staging(cfg));
   bench_row_u64(row, "max_batch", cfg->max_batch);
-  bench_row_u64(row, "nrings", cfg->nrings);
+  bench_row_u64(row, "nrings", gpufs_config_rings(cfg));
   bench_row_u64(row, "pull_warps", cfg->pull_warps);
   bench_row_u64(row, "readahead_max", cfg->readahead_max);
   bench_row_f64(row, "seconds", r->seconds);

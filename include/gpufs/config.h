@@ -40,7 +40,8 @@ struct gpufs_config {
   int device;               /* CUDA device ordinal                 GPUFS_DEVICE */
   uint32_t page_size;       /* bytes, power of two, 4 KiB..2 MiB   GPUFS_PAGE_SIZE */
   uint64_t cache_size;      /* bytes of GPU page frames            GPUFS_CACHE_SIZE */
-  uint32_t nrings;          /* frame allocator rings               GPUFS_RINGS */
+  uint32_t nrings;          /* frame allocator rings               GPUFS_RINGS
+                               0: gpufs_config_rings's choice */
   uint32_t daemon_threads;  /* host worker threads                 GPUFS_DAEMON_THREADS */
   uint64_t staging_size;    /* bytes of pinned staging (slots);    GPUFS_STAGING_SIZE
                                0: gpufs_config_staging's choice */
@@ -111,8 +112,16 @@ void gpufs_config_default(struct gpufs_config *cfg);
 
 /* The staging bytes cfg gives: staging_size, or for 0, room for 16384 page
  * requests in flight, between 256 MiB and 1 GiB (measured: 4,096 slots of
- * 64 KiB starved 2,112 warps reading 4 pages each; docs/results.md). */
+ * 64 KiB starved 2,112 warps reading 4 pages each; docs/results.md), but
+ * no more than two slots per cache frame (at least GPUFS_MIN_SLOTS): a
+ * small cache has no more loads in flight than frames. */
 uint64_t gpufs_config_staging(const struct gpufs_config *cfg);
+
+/* The rings cfg gives: nrings, or for 0, GPUFS_RINGS_AUTO_MAX (64) where
+ * the cache holds 4 frames a ring for that many, else as many rings of 4
+ * frames as it holds (at least 1). */
+#define GPUFS_RINGS_AUTO_MAX 64u
+uint32_t gpufs_config_rings(const struct gpufs_config *cfg);
 
 /* Apply GPUFS_* environment variables over *cfg.  Sizes accept K, M, G
  * suffixes.  Returns 0, or -EINVAL with *bad_field set to the variable's name

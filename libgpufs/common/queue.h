@@ -206,6 +206,21 @@ GPUFS_HD void gpufs_q_set_state(struct gpufs_queue_hdr *hdr, struct gpufs_slot *
   gpufs_st_relaxed_u32_sys(&hdr->state, state);
 }
 
+/* Forget every ticket the slots have seen (req_seq and done_seq 0), for a
+ * queue made new after a stop (gpufs_daemon_resume): producers that gave
+ * up with -ESHUTDOWN left tickets no one will post.  Host only, with no
+ * producer and no worker on the queue; the producers' side (tail 0,
+ * free_seq[i] = i) is its owner's to reset.  Relaxed: the workers started
+ * after it are ordered by pthread_create, the GPUs by the kernel launches
+ * that follow. */
+GPUFS_HD void gpufs_q_forget_tickets(struct gpufs_slot *slots, uint32_t nslots)
+{
+  for (uint32_t i = 0; i < nslots; i++) {
+    gpufs_st_relaxed_u64_sys(&slots[i].req_seq, 0);
+    gpufs_st_relaxed_u64_sys(&slots[i].done_seq, 0);
+  }
+}
+
 /* Take k consecutive tickets (k <= nslots).  Relaxed: the ticket orders
  * nothing by itself; free_seq does. */
 GPUFS_HD uint64_t gpufs_q_reserve(const struct gpufs_queue_ref *q, uint32_t k)

@@ -48,6 +48,7 @@ static __global__ void host_read_kernel(uint32_t instance, uint32_t cid, uint32_
     }
     if (m) atomicMax(gpu_size, (unsigned long long)m);
   }
+  if (size == 0) return; /* the size alone */
   for (uint64_t p = p0 + warp; p <= p1; p += nwarps) {
     uint32_t f = GPUFS_NIL;
     if (lane == 0) {

@@ -16,7 +16,18 @@ uint64_t gpufs_config_staging(const struct gpufs_config *cfg)
   uint64_t b = 16384ull * cfg->page_size;
   if (b < (256ull << 20)) b = 256ull << 20;
   if (b > (1ull << 30)) b = 1ull << 30;
-  return b;
+  /* a small cache cannot have more page loads in flight than frames:
+   * two slots a frame (opens, closes, write-backs beside the loads) */
+  const uint64_t frames = cfg->page_size ? cfg->cache_size / cfg->page_size : 0;
+  const uint64_t used = (2 * frames > GPUFS_MIN_SLOTS ? 2 * frames : GPUFS_MIN_SLOTS) * cfg->page_size;
+  return used < b ? used : b;
+}
+
+uint32_t gpufs_config_rings(const struct gpufs_config *cfg)
+{
+  if (cfg->nrings) return cfg->nrings;
+  const uint64_t most = cfg->page_size ? cfg->cache_size / cfg->page_size / 4 : 0;
+  return most >= GPUFS_RINGS_AUTO_MAX ? GPUFS_RINGS_AUTO_MAX : most ? (uint32_t)most : 1;
 }
 
 void gpufs_config_default(struct gpufs_config *cfg)
@@ -25,7 +36,7 @@ void gpufs_config_default(struct gpufs_config *cfg)
   cfg->device = 0;
   cfg->page_size = 64u << 10;
   cfg->cache_size = 2ull << 30;
-  cfg->nrings = 64;
+  cfg->nrings = 0; /* gpufs_config_rings: 64, fewer for a small cache */
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   cfg->daemon_threads = cpus >= 16 ? 16 : cpus > 1 ? (uint32_t)cpus : 1;
   cfg->staging_size = 0; /* gpufs_config_staging chooses by page size */
@@ -185,8 +196,8 @@ int gpufs_config_check(const struct gpufs_config *cfg, const char **bad_field, c
   } else if (cfg->cache_size < 4ull * cfg->page_size ||
              cfg->cache_size / cfg->page_size > 0xfffffff0ull) {
     f = "cache_size"; w = "must hold at least 4 pages and fewer than 2^32 pages";
-  } else if (cfg->nrings == 0 || cfg->nrings > cfg->cache_size / cfg->page_size / 4) {
-    f = "nrings"; w = "must be at least 1 and leave every ring 4 frames or more";
+  } else if (cfg->nrings > cfg->cache_size / cfg->page_size / 4) {
+    f = "nrings"; w = "must be 0 (chosen by cache size) or leave every ring 4 frames or more";
   } else if (cfg->daemon_threads == 0 || cfg->daemon_threads > 256) {
     f = "daemon_threads"; w = "must be between 1 and 256";
   } else if (gpufs_config_staging(cfg) / cfg->page_size < GPUFS_MIN_SLOTS ||

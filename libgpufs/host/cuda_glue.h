@@ -28,8 +28,8 @@ int gpufs_dev_sync_launch(uint32_t instance, uint32_t nfiles, int *results, void
  * holds VALID at `version` into dst (size bytes, device-accessible: pinned
  * mapped host memory), set have[p - off / page_size] = 1 (device memory,
  * zeroed by the caller) for each, and raise *gpu_size (device memory) to
- * the largest size an open descriptor of the file has there.  size > 0.
- * 0, or -EIO when the launch fails. */
+ * the largest size an open descriptor of the file has there.  size 0:
+ * only the size (dst and have unused).  0, or -EIO when the launch fails. */
 int gpufs_dev_host_read_launch(uint32_t instance, uint32_t cid, uint32_t version, uint64_t off,
                                uint64_t size, uint8_t *dst, uint8_t *have,
                                unsigned long long *gpu_size, void *stream);

@@ -26,6 +26,13 @@ int gpufs_cuda_fail(cudaError_t e, const char *what)
   return e == cudaErrorMemoryAllocation ? -ENOMEM : -EIO;
 }
 
+int gpufs_cuda_scope_enter(void) { return cudaPeekAtLastError() == cudaSuccess; }
+
+void gpufs_cuda_scope_leave(int clean)
+{
+  if (clean) (void)cudaGetLastError();
+}
+
 int gpufs_instance_enter(const struct gpufs_instance *in)
 {
   int old = -1;
@@ -146,7 +153,7 @@ static int cache_init(struct gpufs_instance *in)
   c->page_size = in->cfg.page_size;
   c->nframes = (uint32_t)(in->cfg.cache_size / in->cfg.page_size);
   c->nbuckets = pow2_at_least(2ull * c->nframes);
-  c->nrings = in->cfg.nrings;
+  c->nrings = gpufs_config_rings(&in->cfg);
   const uint32_t grain = in->cfg.dirty_grain ? in->cfg.dirty_grain : GPUFS_DIRTY_GRAIN;
   c->dwords = c->page_size / grain / 32; /* the grain is page_size / (dwords * 32) */
   CU(cudaMalloc((void **)&c->data, (size_t)c->nframes * c->page_size));
@@ -181,11 +188,29 @@ fail:
   return rc;
 }
 
+/* The producers' side of a new queue: tail 0, slot i free for ticket i,
+ * no ticket seen by any slot.  No kernel of the instance runs and no
+ * worker serves the queue (a start, or gpufs_daemon_resume's caller).
+ * 0 or -errno. */
+int gpufs_instance_queue_renew(struct gpufs_instance *in)
+{
+  struct gpufs_queue_ref *q = &in->dev.q;
+  int rc = 0;
+  uint64_t *seq = malloc((size_t)q->nslots * sizeof(uint64_t));
+  if (!seq) return -ENOMEM;
+  for (uint32_t i = 0; i < q->nslots; i++) seq[i] = i; /* slot i is free for ticket i */
+  gpufs_q_forget_tickets(in->slots, q->nslots);
+  CU(cudaMemset(q->tail, 0, sizeof(uint64_t)));
+  CU(cudaMemcpy(q->free_seq, seq, (size_t)q->nslots * sizeof(uint64_t), cudaMemcpyHostToDevice));
+fail:
+  free(seq);
+  return rc;
+}
+
 static int queue_init(struct gpufs_instance *in)
 {
   struct gpufs_queue_ref *q = &in->dev.q;
   int rc = 0;
-  uint64_t *seq = NULL;
   q->nslots = (uint32_t)(gpufs_config_staging(&in->cfg) / in->cfg.page_size);
   q->stride = in->cfg.page_size;
   q->poll_max_ns = in->cfg.poll_max_ns;
@@ -207,17 +232,9 @@ static int queue_init(struct gpufs_instance *in)
     q->staging_in = in->dev_staging;
   }
   CU(cudaMalloc((void **)&q->tail, sizeof(uint64_t)));
-  CU(cudaMemset(q->tail, 0, sizeof(uint64_t)));
   CU(cudaMalloc((void **)&q->free_seq, (size_t)q->nslots * sizeof(uint64_t)));
-  seq = malloc((size_t)q->nslots * sizeof(uint64_t));
-  if (!seq) {
-    rc = -ENOMEM;
-    goto fail;
-  }
-  for (uint32_t i = 0; i < q->nslots; i++) seq[i] = i; /* slot i is free for ticket i */
-  CU(cudaMemcpy(q->free_seq, seq, (size_t)q->nslots * sizeof(uint64_t), cudaMemcpyHostToDevice));
+  rc = gpufs_instance_queue_renew(in);
 fail:
-  free(seq);
   return rc;
 }
 
@@ -361,10 +378,10 @@ void gpufs_instances_unlink(struct gpufs_instances *all)
 {
   int old = -1;
   cudaGetDevice(&old);
+  /* an access that cannot be disabled stays; a later start finds it enabled */
   for (uint32_t k = 0; k < all->npeer_on; k++)
-    if (cudaSetDevice(all->peer_on[k].from) != cudaSuccess ||
-        cudaDeviceDisablePeerAccess(all->peer_on[k].to) != cudaSuccess)
-      cudaGetLastError(); /* the access stays; a later start finds it enabled */
+    if (cudaSetDevice(all->peer_on[k].from) == cudaSuccess)
+      cudaDeviceDisablePeerAccess(all->peer_on[k].to);
   all->npeer_on = 0;
   if (old >= 0) cudaSetDevice(old);
 }
@@ -393,9 +410,8 @@ int gpufs_instances_publish(struct gpufs_instances *all)
         on |= all->peer_on[k].from == in->device && all->peer_on[k].to == p->device;
       cudaError_t e = on ? cudaSuccess : cudaDeviceEnablePeerAccess(p->device, 0);
       if (e == cudaErrorPeerAccessAlreadyEnabled) {
-        cudaGetLastError(); /* the program enabled it: not an error for us, nor ours to undo */
+        /* the program enabled it: not an error for us, nor ours to undo */
       } else if (e != cudaSuccess) {
-        cudaGetLastError();
         continue; /* no peer caching with that GPU: its pages come from the host */
       } else if (!on) {
         all->peer_on[all->npeer_on].from = in->device;

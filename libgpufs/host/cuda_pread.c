@@ -150,15 +150,39 @@ out:
   return rc;
 }
 
+/* Raise *gpu_size to the largest size an open descriptor of file id has
+ * on any instance (their writes past the host's end are the file's).
+ * 0 or -errno. */
+static int gpu_size_of(struct gpufs_instances *all, const struct gpufs_hostfile_id *id,
+                       uint64_t *gpu_size)
+{
+  int rc = 0;
+  for (uint32_t i = 0; i < all->n && rc == 0; i++) {
+    struct gpufs_instance *in = all->in[i];
+    int old = gpufs_instance_enter(in);
+    unsigned long long *d = NULL, gs = 0;
+    cudaError_t e = cudaMalloc((void **)&d, sizeof(*d));
+    if (e == cudaSuccess) e = cudaMemsetAsync(d, 0, sizeof(*d), in->stats_stream);
+    if (e == cudaSuccess &&
+        gpufs_dev_host_read_launch(in->index, id->cid, id->version, 0, 0, NULL, NULL, d,
+                                   in->stats_stream) != 0)
+      e = cudaErrorLaunchFailure;
+    if (e == cudaSuccess) e = cudaMemcpyAsync(&gs, d, sizeof(gs), cudaMemcpyDeviceToHost, in->stats_stream);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(in->stats_stream);
+    if (e != cudaSuccess) rc = gpufs_cuda_fail(e, "gpufs_pread size");
+    else if (gs > *gpu_size) *gpu_size = gs;
+    cudaFree(d);
+    gpufs_instance_leave(old);
+  }
+  return rc;
+}
+
 /* The device pointer kernels write buf through, if buf is pinned host
  * memory (cudaHostAlloc, or cudaHostRegister'ed), else NULL. */
 static uint8_t *pinned_view(void *buf)
 {
   struct cudaPointerAttributes a;
-  if (cudaPointerGetAttributes(&a, buf) != cudaSuccess) {
-    cudaGetLastError(); /* pageable memory: not an error to keep */
-    return NULL;
-  }
+  if (cudaPointerGetAttributes(&a, buf) != cudaSuccess) return NULL; /* pageable memory */
   if (a.type != cudaMemoryTypeHost || a.devicePointer == NULL) return NULL;
   return (uint8_t *)a.devicePointer;
 }
@@ -217,17 +241,20 @@ ssize_t gpufs_runtime_pread(struct gpufs_instances *all, struct gpufs_daemon *da
   }
   struct gpufs_hostfile_id id;
   const int known = gpufs_daemon_file_ident(daemon, &sb, &id) == 0;
-  uint8_t *direct = pinned_view(buf);
-  uint8_t *bounce = NULL, *bounce_dev = NULL;
+  /* the size first: nothing past what the call returns is written */
   uint64_t gpu_size = 0;
-  int rc = 0;
-  const uint64_t want = (uint64_t)size;
-  if (known && !direct) {
+  int rc = known ? gpu_size_of(all, &id, &gpu_size) : 0;
+  const uint64_t fsize = (uint64_t)sb.st_size > gpu_size ? (uint64_t)sb.st_size : gpu_size;
+  const uint64_t want = rc < 0 || (uint64_t)offset >= fsize ? 0
+                        : fsize - (uint64_t)offset < size ? fsize - (uint64_t)offset
+                                                          : (uint64_t)size;
+  uint8_t *direct = want ? pinned_view(buf) : NULL;
+  uint8_t *bounce = NULL, *bounce_dev = NULL;
+  if (known && want && !direct) {
     const uint64_t b = want < PIECE ? want : PIECE;
     if (cudaHostAlloc((void **)&bounce, b, cudaHostAllocMapped | cudaHostAllocPortable) !=
             cudaSuccess ||
         cudaHostGetDevicePointer((void **)&bounce_dev, bounce, 0) != cudaSuccess) {
-      cudaGetLastError();
       rc = -ENOMEM;
     }
   }
@@ -242,12 +269,6 @@ ssize_t gpufs_runtime_pread(struct gpufs_instances *all, struct gpufs_daemon *da
     done += n;
   }
   if (bounce) cudaFreeHost(bounce);
-  /* the size now: the host's (re-read: it may have grown meanwhile) or the
-   * GPUs' */
-  if (rc == 0 && fstat(fd, &sb) != 0) rc = -errno;
   close(fd);
-  if (rc < 0) return rc;
-  uint64_t fsize = (uint64_t)sb.st_size > gpu_size ? (uint64_t)sb.st_size : gpu_size;
-  if ((uint64_t)offset >= fsize) return 0;
-  return (ssize_t)(fsize - (uint64_t)offset < want ? fsize - (uint64_t)offset : want);
+  return rc < 0 ? rc : (ssize_t)want;
 }

@@ -50,12 +50,8 @@ static int reg_pin(void *addr, uint64_t len)
 {
   const unsigned base = cudaHostRegisterMapped | cudaHostRegisterPortable;
   cudaError_t e = cudaHostRegister(addr, len, base | cudaHostRegisterReadOnly);
+  if (e != cudaSuccess) e = cudaHostRegister(addr, len, base); /* not sticky: try without ReadOnly */
   if (e != cudaSuccess) {
-    (void)cudaGetLastError(); /* not sticky: clear it, try without ReadOnly */
-    e = cudaHostRegister(addr, len, base);
-  }
-  if (e != cudaSuccess) {
-    (void)cudaGetLastError();
     gpufs_set_detail("cudaHostRegister of %llu bytes: %s", (unsigned long long)len,
                      cudaGetErrorString(e));
     return -ENOMEM;
@@ -65,7 +61,6 @@ static int reg_pin(void *addr, uint64_t len)
   void *dev = NULL;
   e = cudaHostGetDevicePointer(&dev, addr, 0);
   if (e != cudaSuccess || dev != addr) {
-    (void)cudaGetLastError();
     cudaHostUnregister(addr);
     gpufs_set_detail("the pinned mapping has another address on the GPU (no unified addressing)");
     return -ENOMEM;
@@ -76,7 +71,6 @@ static int reg_pin(void *addr, uint64_t len)
 static void reg_release(const struct gpufs_hostfile_reg *r)
 {
   cudaHostUnregister(r->addr);
-  (void)cudaGetLastError();
   munmap(r->addr, r->map_len);
 }
 

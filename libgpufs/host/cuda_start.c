@@ -34,6 +34,21 @@ static pthread_mutex_t rt_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct gpufs_runtime *rt;
 static const struct gpufs_io_ops *test_io; /* fault injection, under rt_lock */
 
+/* Take rt_lock for a public call; its CUDA error scope (instance.h) is
+ * the returned value, for api_unlock. */
+static int api_lock(void)
+{
+  const int clean = gpufs_cuda_scope_enter();
+  pthread_mutex_lock(&rt_lock);
+  return clean;
+}
+
+static void api_unlock(int clean)
+{
+  pthread_mutex_unlock(&rt_lock);
+  gpufs_cuda_scope_leave(clean);
+}
+
 void gpufs_test_set_io_ops(const struct gpufs_io_ops *io)
 {
   pthread_mutex_lock(&rt_lock);
@@ -100,7 +115,8 @@ static int check_config(const struct gpufs_config *cfg, int dev[GPUFS_MAX_INSTAN
   return 0;
 }
 
-int gpufs_start(const struct gpufs_config *user_cfg)
+/* gpufs_start, within its CUDA error scope. */
+static int start(const struct gpufs_config *user_cfg)
 {
   struct gpufs_config cfg;
   const char *field = NULL;
@@ -160,6 +176,14 @@ int gpufs_start(const struct gpufs_config *user_cfg)
   return 0;
 }
 
+int gpufs_start(const struct gpufs_config *cfg)
+{
+  const int clean = gpufs_cuda_scope_enter();
+  const int rc = start(cfg);
+  gpufs_cuda_scope_leave(clean);
+  return rc;
+}
+
 /* gpufs_sync's work for one instance, with rt_lock held: run the sync
  * kernel on the instance's side stream and wait for it at most timeout_ms
  * (< 0: no limit).  0, the first file's error, or -ETIMEDOUT (the kernel
@@ -202,9 +226,9 @@ out:
 
 int gpufs_sync(void)
 {
-  pthread_mutex_lock(&rt_lock);
+  const int clean = api_lock();
   if (!rt) {
-    pthread_mutex_unlock(&rt_lock);
+    api_unlock(clean);
     return -EINVAL;
   }
   int rc = 0;
@@ -212,14 +236,83 @@ int gpufs_sync(void)
     int r = sync_instance(rt->all.in[i], -1);
     if (r && !rc) rc = r;
   }
-  pthread_mutex_unlock(&rt_lock);
+  api_unlock(clean);
   return rc;
 }
 
 #define STOP_TIMEOUT_MS 10000 /* stop_timeout_ms 0 */
 
+/* Write back what the instances hold dirty, each sync kernel waited for at
+ * most limit_ms: kernels may still run, and one that fills every SM keeps
+ * the sync kernel from starting (it then runs once they end).  With
+ * nothing dirty no kernel is launched.  Context: rt_lock held. */
+static void stop_write_back(struct gpufs_runtime *r, uint32_t limit_ms)
+{
+  for (uint32_t i = 0; i < r->all.n; i++) {
+    struct gpufs_instance *in = r->all.in[i];
+    int old = gpufs_instance_enter(in);
+    if (gpufs_instance_dirty(in) != 0) sync_instance(in, (int)limit_ms);
+    gpufs_instance_leave(old);
+  }
+}
+
+/* Wait until every kernel on the instances' GPUs has ended (the program's,
+ * and the sync kernels a write-back left running).  0, or -EIO when a GPU
+ * reports an error.  Context: rt_lock held; the daemon is paused or
+ * serving. */
+static int stop_wait_kernels(struct gpufs_runtime *r)
+{
+  int rc = 0;
+  for (uint32_t i = 0; i < r->all.n; i++) {
+    int old = gpufs_instance_enter(r->all.in[i]);
+    if (cudaDeviceSynchronize() != cudaSuccess) rc = -EIO;
+    gpufs_instance_leave(old);
+  }
+  return rc;
+}
+
+/* Frames still dirty over every instance, or -1 when some instance cannot
+ * be read.  Context: no kernel of the instances runs. */
+static int64_t stop_dirty(struct gpufs_runtime *r)
+{
+  int64_t dirty = 0;
+  for (uint32_t i = 0; i < r->all.n; i++) {
+    int old = gpufs_instance_enter(r->all.in[i]);
+    const int64_t di = gpufs_instance_dirty(r->all.in[i]);
+    gpufs_instance_leave(old);
+    if (di != 0) dirty = di < 0 || dirty < 0 ? -1 : dirty + di;
+  }
+  return dirty;
+}
+
+/* The daemon serves again, on queues made new (the calls that gave up at
+ * the pause left tickets no one will post).  0 or -errno.  Context:
+ * rt_lock held, the daemon paused, no kernel of the instances running. */
+static int stop_resume(struct gpufs_runtime *r)
+{
+  int rc = 0;
+  for (uint32_t i = 0; i < r->all.n && rc == 0; i++) {
+    int old = gpufs_instance_enter(r->all.in[i]);
+    rc = gpufs_instance_queue_renew(r->all.in[i]);
+    gpufs_instance_leave(old);
+  }
+  return rc ? rc : gpufs_daemon_resume(r->daemon);
+}
+
+/* gpufs_stop's steps (api.md, "gpufs_stop"):
+ *   1. write back beside the kernels that still run (limit: stop_timeout_ms)
+ *   2. pause the daemon: calls still waiting on the host give up with
+ *      -ESHUTDOWN, so kernels that wait on it can end
+ *   3. wait for every kernel of the instances' GPUs
+ *   4. what is still dirty (pages written while 1 could not run, or after
+ *      it) is written back by the daemon serving again on new queues, then
+ *      it pauses again
+ *   5. count what stays dirty (write errors): -EIO; free everything
+ * A daemon worker stuck in a host call past the limit (2 or 4) ends the
+ * steps there: its memory stays allocated for it. */
 int gpufs_stop(void)
 {
+  const int clean = gpufs_cuda_scope_enter();
   /* held to the end: a gpufs_start racing this one waits until the old
    * instances' kernels are done and their memory is gone */
   pthread_mutex_lock(&rt_lock);
@@ -227,41 +320,27 @@ int gpufs_stop(void)
   rt = NULL;
   if (!r) {
     pthread_mutex_unlock(&rt_lock);
+    gpufs_cuda_scope_leave(clean);
     return 0;
   }
   const uint32_t limit =
       r->all.in[0]->cfg.stop_timeout_ms ? r->all.in[0]->cfg.stop_timeout_ms : STOP_TIMEOUT_MS;
-  /* write back what files left open hold, while the daemon still serves;
-   * a kernel that never ends must not keep us here, and with nothing dirty
-   * no kernel is launched (it could wait behind a kernel stuck on the
-   * host, which only the stop below releases) */
-  for (uint32_t i = 0; i < r->all.n; i++) {
-    struct gpufs_instance *in = r->all.in[i];
-    int old = gpufs_instance_enter(in);
-    if (gpufs_instance_dirty(in) != 0) sync_instance(in, (int)limit);
-    gpufs_instance_leave(old);
-  }
+  stop_write_back(r, limit);
   /* the registrations leave the host file table while the daemon lives;
    * their mappings go once no kernel can read them (below) */
   struct gpufs_hostfile_reg *regs;
   uint32_t nregs;
   gpufs_runtime_reg_take_all(r->daemon, &regs, &nregs);
-  /* waiting device calls see STOPPED and return -ESHUTDOWN; then the
-   * kernels can finish and the memory they use can go */
   char why[512] = "";
-  const int stuck = gpufs_daemon_stop_within(r->daemon, limit, why, sizeof(why)) != 0;
-  int rc = 0;
-  int64_t dirty = 0;
-  for (uint32_t i = 0; i < r->all.n; i++) {
-    struct gpufs_instance *in = r->all.in[i];
-    int old = gpufs_instance_enter(in);
-    cudaError_t e = cudaDeviceSynchronize();
-    if (e != cudaSuccess) rc = -EIO;
-    int64_t di = e == cudaSuccess ? gpufs_instance_dirty(in) : 0;
-    if (di != 0) dirty = di < 0 || dirty < 0 ? -1 : dirty + di;
-    gpufs_instance_leave(old);
+  int stuck = gpufs_daemon_pause_within(r->daemon, limit, why, sizeof(why)) != 0;
+  int rc = stop_wait_kernels(r);
+  if (!stuck && rc == 0 && stop_dirty(r) != 0 && stop_resume(r) == 0) {
+    stop_write_back(r, limit);
+    stuck = gpufs_daemon_pause_within(r->daemon, limit, why, sizeof(why)) != 0;
+    rc = stop_wait_kernels(r);
   }
   gpufs_runtime_reg_release_all(regs, nregs);
+  const int64_t dirty = rc == 0 ? stop_dirty(r) : 0;
   if (dirty != 0) {
     gpufs_set_detail("%lld pages held bytes that could not be written back",
                      (long long)(dirty < 0 ? -1 : dirty));
@@ -276,10 +355,14 @@ int gpufs_stop(void)
     for (uint32_t i = 0; i < r->all.n; i++) dev[i] = r->all.in[i]->device;
     clear_devices(dev, r->all.n);
     pthread_mutex_unlock(&rt_lock);
+    gpufs_cuda_scope_leave(clean);
     return -EIO;
   }
+  gpufs_daemon_stop(r->daemon);
+  r->daemon = NULL;
   runtime_free(r);
   pthread_mutex_unlock(&rt_lock);
+  gpufs_cuda_scope_leave(clean);
   return rc;
 }
 
@@ -311,7 +394,7 @@ int gpufs_get_ref(int instance, struct gpufs_ref *ref)
 
 int gpufs_get_instance_stats(int instance, struct gpufs_stats *st)
 {
-  pthread_mutex_lock(&rt_lock);
+  const int clean = api_lock();
   int rc = -EINVAL;
   if (rt && st && instance >= 0 && (uint32_t)instance < rt->all.n) {
     struct gpufs_instance *in = rt->all.in[instance];
@@ -322,15 +405,15 @@ int gpufs_get_instance_stats(int instance, struct gpufs_stats *st)
     gpufs_instance_leave(old);
     if (rc == 0) gpufs_runtime_reg_stats(rt->daemon, rt->reg_refused, st);
   }
-  pthread_mutex_unlock(&rt_lock);
+  api_unlock(clean);
   return rc;
 }
 
 int gpufs_get_stats(struct gpufs_stats *st)
 {
-  pthread_mutex_lock(&rt_lock);
+  const int clean = api_lock();
   if (!rt || !st) {
-    pthread_mutex_unlock(&rt_lock);
+    api_unlock(clean);
     return -EINVAL;
   }
   int rc = 0;
@@ -350,13 +433,13 @@ int gpufs_get_stats(struct gpufs_stats *st)
     gpufs_runtime_reg_stats(rt->daemon, rt->reg_refused, &sum);
     *st = sum;
   }
-  pthread_mutex_unlock(&rt_lock);
+  api_unlock(clean);
   return rc;
 }
 
 int gpufs_register(const char *path)
 {
-  pthread_mutex_lock(&rt_lock);
+  const int clean = api_lock();
   int rc = -EINVAL;
   if (!rt) {
     gpufs_set_detail("libgpufs is not started");
@@ -367,13 +450,13 @@ int gpufs_register(const char *path)
     gpufs_instance_leave(old);
     if (rc) rt->reg_refused++;
   }
-  pthread_mutex_unlock(&rt_lock);
+  api_unlock(clean);
   return rc;
 }
 
 int gpufs_unregister(const char *path)
 {
-  pthread_mutex_lock(&rt_lock);
+  const int clean = api_lock();
   int rc = -EINVAL;
   if (!rt) {
     gpufs_set_detail("libgpufs is not started");
@@ -382,14 +465,14 @@ int gpufs_unregister(const char *path)
     rc = gpufs_runtime_unregister(rt->daemon, path);
     gpufs_instance_leave(old);
   }
-  pthread_mutex_unlock(&rt_lock);
+  api_unlock(clean);
   return rc;
 }
 
 ssize_t gpufs_pread(const char *path, void *buf, size_t size, int64_t offset)
 {
-  pthread_mutex_lock(&rt_lock);
+  const int clean = api_lock();
   ssize_t r = rt ? gpufs_runtime_pread(&rt->all, rt->daemon, path, buf, size, offset) : -EINVAL;
-  pthread_mutex_unlock(&rt_lock);
+  api_unlock(clean);
   return r;
 }

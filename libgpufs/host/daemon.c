@@ -327,6 +327,54 @@ static void set_states_relaxed(const struct gpufs_daemon_params *p, uint32_t sta
     gpufs_q_set_state(p->queues[i].hdr, p->queues[i].slots, p->queues[i].nslots, state);
 }
 
+/* Start the workers and wait until each worker_init answered; then open
+ * the gate: serve, or (some init failed) leave.  Every queue's host_head
+ * is 0 and no run is served yet.  0, or -errno after joining what started.
+ * Context: no worker of d runs (a start, or a resume after a pause). */
+static int start_workers(struct gpufs_daemon *d)
+{
+  const struct gpufs_daemon_params *p = &d->p;
+  d->nstarted = d->ninit = 0;
+  d->init_rc = 0;
+  d->gate = GATE_WAIT;
+  /* relaxed, all: the workers are created below (pthread_create orders
+   * these stores before them), and the GPUs are told RUNNING after that */
+  gpufs_st_relaxed_u32_dev(&d->stop, 0);
+  gpufs_st_relaxed_u32_dev(&d->uring_workers, 0);
+  for (uint32_t i = 0; i < p->nqueues; i++) gpufs_st_relaxed_u64_sys(&p->queues[i].hdr->host_head, 0);
+  for (uint32_t i = 0; i < p->nthreads; i++)
+    for (uint32_t j = 0; j < GPUFS_DAEMON_MAX_QUEUES; j++) d->workers[i].run_first[j] = UINT64_MAX;
+  int rc = 0;
+  for (uint32_t i = 0; i < p->nthreads; i++) {
+    struct worker *w = &d->workers[i];
+    w->d = d;
+    w->id = i;
+    w->next = i % p->nqueues; /* workers start spread over the queues */
+    int e = pthread_create(&w->thread, NULL, worker_main, w);
+    if (e != 0) {
+      rc = -e;
+      break;
+    }
+    d->nstarted++;
+  }
+  if (rc == 0) {
+    pthread_mutex_lock(&d->gate_lock);
+    while (d->ninit < d->nstarted) pthread_cond_wait(&d->gate_cond, &d->gate_lock);
+    rc = d->init_rc;
+    pthread_mutex_unlock(&d->gate_lock);
+  }
+  open_gate(d, rc == 0 ? GATE_SERVE : GATE_ABORT);
+  if (rc < 0) {
+    for (uint32_t i = 0; i < d->nstarted; i++) pthread_join(d->workers[i].thread, NULL);
+    d->nstarted = 0;
+    return rc;
+  }
+  /* relaxed: the GPUs' waits read the state as a plain signal; the queues
+   * they post to were made (or reset) before this call */
+  set_states_relaxed(p, GPUFS_Q_RUNNING);
+  return 0;
+}
+
 int gpufs_daemon_start(const struct gpufs_daemon_params *p, struct gpufs_daemon **out)
 {
   if (!params_valid(p) || !out) return -GPUFS_EINVAL;
@@ -374,37 +422,9 @@ int gpufs_daemon_start(const struct gpufs_daemon_params *p, struct gpufs_daemon 
     d->queues[i].fo =
         (struct gpufs_fileops){d->files, &d->io, q->staging, q->stride, i, p->read_engine,
                                p->write_behind};
-    /* relaxed: the workers are created below (pthread_create orders these
-     * stores before them), and the GPUs start after gpufs_daemon_start */
-    gpufs_st_relaxed_u64_sys(&q->hdr->host_head, 0);
   }
-  set_states_relaxed(p, GPUFS_Q_RUNNING); /* relaxed: as host_head, above */
-  /* no worker serves a run yet (pthread_create orders these stores too) */
-  for (uint32_t i = 0; i < p->nthreads; i++)
-    for (uint32_t j = 0; j < GPUFS_DAEMON_MAX_QUEUES; j++) d->workers[i].run_first[j] = UINT64_MAX;
-
-  for (uint32_t i = 0; i < p->nthreads; i++) {
-    struct worker *w = &d->workers[i];
-    w->d = d;
-    w->id = i;
-    w->next = i % p->nqueues; /* workers start spread over the queues */
-    int e = pthread_create(&w->thread, NULL, worker_main, w);
-    if (e != 0) {
-      rc = -e;
-      break;
-    }
-    d->nstarted++;
-  }
-  if (rc == 0) {
-    pthread_mutex_lock(&d->gate_lock);
-    while (d->ninit < d->nstarted) pthread_cond_wait(&d->gate_cond, &d->gate_lock);
-    rc = d->init_rc;
-    pthread_mutex_unlock(&d->gate_lock);
-  }
-  open_gate(d, rc == 0 ? GATE_SERVE : GATE_ABORT);
-  if (rc < 0) {
-    for (uint32_t i = 0; i < d->nstarted; i++) pthread_join(d->workers[i].thread, NULL);
-    /* relaxed, as above: nothing is served, so nothing is published */
+  if ((rc = start_workers(d)) < 0) {
+    /* relaxed, as in start_workers: nothing was served */
     set_states_relaxed(p, GPUFS_Q_STOPPED);
     daemon_free(d);
     return rc;
@@ -433,19 +453,20 @@ static void describe_stuck(const struct gpufs_daemon *d, const struct worker *w,
   }
 }
 
-int gpufs_daemon_stop_within(struct gpufs_daemon *d, uint32_t timeout_ms, char *why, size_t len)
+/* Tell every waiter and worker to stop, and join the workers within
+ * timeout_ms (0: no limit).  0: every worker left.  -ETIMEDOUT: the first
+ * stuck worker is described in why; the stuck ones are detached. */
+static int halt_workers(struct gpufs_daemon *d, uint32_t timeout_ms, char *why, size_t len)
 {
-  if (!d) return 0;
   /* Relaxed: waiters read the state relaxed (gpufs_q_stopped, from the
    * slots' copies), so it publishes nothing to them: they only give up with
    * -ESHUTDOWN and must not read the slot afterwards. */
   set_states_relaxed(&d->p, GPUFS_Q_STOPPED);
   /* relaxed: a plain signal to the workers; the joins below order
-   * everything they did before this thread frees their memory */
+   * everything they did before this thread reuses or frees their memory */
   gpufs_st_relaxed_u32_dev(&d->stop, 1);
   if (timeout_ms == 0) {
     for (uint32_t i = 0; i < d->nstarted; i++) pthread_join(d->workers[i].thread, NULL);
-    daemon_free(d);
     return 0;
   }
   struct timespec until;
@@ -463,7 +484,27 @@ int gpufs_daemon_stop_within(struct gpufs_daemon *d, uint32_t timeout_ms, char *
     if (stuck++ == 0 && why) describe_stuck(d, &d->workers[i], why, len);
     pthread_detach(d->workers[i].thread);
   }
-  if (stuck) return -ETIMEDOUT;
+  return stuck ? -ETIMEDOUT : 0;
+}
+
+int gpufs_daemon_pause_within(struct gpufs_daemon *d, uint32_t timeout_ms, char *why, size_t len)
+{
+  if (!d) return 0;
+  int rc = halt_workers(d, timeout_ms, why, len);
+  if (rc == 0) d->nstarted = 0;
+  return rc;
+}
+
+int gpufs_daemon_resume(struct gpufs_daemon *d)
+{
+  if (!d || d->nstarted != 0) return -GPUFS_EINVAL;
+  return start_workers(d);
+}
+
+int gpufs_daemon_stop_within(struct gpufs_daemon *d, uint32_t timeout_ms, char *why, size_t len)
+{
+  if (!d) return 0;
+  if (halt_workers(d, timeout_ms, why, len) != 0) return -ETIMEDOUT;
   daemon_free(d);
   return 0;
 }

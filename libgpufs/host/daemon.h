@@ -87,6 +87,24 @@ void gpufs_daemon_stop(struct gpufs_daemon *d);
  * completes its ticket and exits on its own once the call returns. */
 int gpufs_daemon_stop_within(struct gpufs_daemon *d, uint32_t timeout_ms, char *why, size_t len);
 
+/* Pause: gpufs_daemon_stop_within that keeps the daemon (its host file
+ * table, the files open in it, the counters) for gpufs_daemon_resume.
+ * Every queue is STOPPED (waiting GPU calls give up with -ESHUTDOWN) and
+ * the workers finish the runs they hold and leave.  0: paused.
+ * -ETIMEDOUT: as gpufs_daemon_stop_within (the daemon belongs to the stuck
+ * worker: it can no longer be resumed, stopped or freed).
+ * Context: the caller serializes pause, resume and stop. */
+int gpufs_daemon_pause_within(struct gpufs_daemon *d, uint32_t timeout_ms, char *why, size_t len);
+
+/* Serve again after a pause that returned 0.  The caller has made every
+ * queue new on the producers' side first (no producer uses it meanwhile:
+ * tail 0, free_seq[i] = i, gpufs_q_forget_tickets on the slots), since
+ * producers that gave up left tickets no one will post; this call sets
+ * host_head 0, starts the workers and sets every queue RUNNING.  0, or
+ * -errno (worker_init's or pthread_create's error: the daemon stays
+ * paused, and gpufs_daemon_stop frees it); -EINVAL when not paused. */
+int gpufs_daemon_resume(struct gpufs_daemon *d);
+
 /* The host file table's answer for the file st describes
  * (gpufs_hostfiles_ident): 0 and *id, or -ENOENT. */
 struct gpufs_hostfile_id;

@@ -62,6 +62,11 @@ int gpufs_instance_create(const struct gpufs_config *cfg, uint32_t index, int de
  * no-op. */
 void gpufs_instance_destroy(struct gpufs_instance *in);
 
+/* Make the producers' side of the instance's queue new (tail 0, free_seq,
+ * the slots' tickets forgotten) for gpufs_daemon_resume.  No kernel of the
+ * instance runs; its device is current.  0 or -errno. */
+int gpufs_instance_queue_renew(struct gpufs_instance *in);
+
 /* The instance's queue, as the daemon serves it (DMA hook included). */
 struct gpufs_daemon_queue gpufs_instance_queue(struct gpufs_instance *in);
 
@@ -109,6 +114,15 @@ ssize_t gpufs_runtime_pread(struct gpufs_instances *all, struct gpufs_daemon *da
 
 /* sum += one, field by field (chain_max: the larger). */
 void gpufs_stats_add(struct gpufs_stats *sum, const struct gpufs_stats *one);
+
+/* The CUDA runtime's last error around a public host call: a call that
+ * finds none pending leaves none behind (what its own CUDA calls caused,
+ * failed or refused, is the library's, reported by its return value); an
+ * error the program had pending before the call stays for the program.
+ * Per thread, as the runtime's last error.  Usage:
+ *   const int clean = gpufs_cuda_scope_enter(); ...; gpufs_cuda_scope_leave(clean); */
+int gpufs_cuda_scope_enter(void);
+void gpufs_cuda_scope_leave(int clean);
 
 /* A CUDA error as -errno, with the detail set. */
 int gpufs_cuda_fail(cudaError_t e, const char *what);

@@ -157,7 +157,7 @@ static int collage_gpufs_begin(const struct collage_ctx *c, uint64_t cache, doub
   cfg.page_size = 4096;
   cfg.cache_size = (cache + cfg.page_size - 1) / cfg.page_size * cfg.page_size;
   const uint64_t frames = cfg.cache_size / cfg.page_size;
-  if (frames / 256 < cfg.nrings) /* a small cache: at least 256 frames a ring */
+  if (frames / 256 < gpufs_config_rings(&cfg)) /* a small cache: at least 256 frames a ring */
     cfg.nrings = frames / 256 < 1 ? 1 : (uint32_t)(frames / 256);
   if (gpufs_config_from_env(&cfg, &bad) != 0) {
     snprintf(why, len, "%s: not a valid value", bad);

@@ -235,3 +235,44 @@ TEST_F(PeerTest, HostReadErrors)
   std::vector<uint8_t> want = file_bytes(f);
   EXPECT_EQ(0u, ndiff(b, want.data() + 4992, 8));
 }
+
+/* A host read that comes short (the file ends) writes nothing past the
+ * count it returns, as pread(2), and a read at or past the end writes
+ * nothing: pageable and pinned buffers, a file no instance holds and one
+ * an instance holds dirty and grown past the host's end (its last page in
+ * part). */
+TEST_F(PeerTest, ShortHostReadLeavesTheTailAlone)
+{
+  const uint64_t size = 10000, cap = 64u << 10, off = 100;
+  std::string never = dir.make("short-never", size, 35), grown = dir.make("short-grown", size, 36);
+  start(1);
+  std::vector<uint8_t> more = pattern(37, 3000);
+  gpu_write(0, grown, size, more, false); /* 13,000 bytes on the GPU, 10,000 on the host */
+  std::vector<uint8_t> want_grown = file_bytes(grown);
+  want_grown.insert(want_grown.end(), more.begin(), more.end());
+  const std::vector<uint8_t> want_never = file_bytes(never);
+  std::vector<uint8_t> pageable(cap);
+  uint8_t *pin = nullptr;
+  CUDA_OK(cudaHostAlloc((void **)&pin, cap, cudaHostAllocDefault));
+  const struct {
+    const std::string &path;
+    const std::vector<uint8_t> &want;
+  } files[] = {{never, want_never}, {grown, want_grown}};
+  for (const auto &f : files) {
+    for (uint8_t *buf : {pageable.data(), pin}) {
+      const char *kind = buf == pin ? "pinned" : "pageable";
+      memset(buf, 0xee, cap);
+      const ssize_t r = gpufs_pread(f.path.c_str(), buf, cap, (int64_t)off);
+      ASSERT_EQ((ssize_t)(f.want.size() - off), r) << f.path << ", " << kind;
+      EXPECT_EQ(0u, ndiff(buf, f.want.data() + off, (size_t)r)) << f.path << ", " << kind;
+      std::vector<uint8_t> tail(cap - (size_t)r, 0xee);
+      EXPECT_EQ(0u, ndiff(buf + r, tail.data(), tail.size()))
+          << "bytes past the count were written: " << f.path << ", " << kind;
+      memset(buf, 0xee, cap);
+      EXPECT_EQ(0, gpufs_pread(f.path.c_str(), buf, cap, (int64_t)f.want.size() + 5));
+      std::vector<uint8_t> all(cap, 0xee);
+      EXPECT_EQ(0u, ndiff(buf, all.data(), cap)) << "a read past the end wrote: " << kind;
+    }
+  }
+  cudaFreeHost(pin);
+}

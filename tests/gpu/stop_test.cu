@@ -7,13 +7,14 @@
  * kernel to end: it returns 0 and the file holds every byte.  Run with one
  * block, with one block per SM, and with one block on a stream of its own.
  *
- * stop_timeout_ms is 1 s, shorter than the spin: a stop whose write-back
- * can only happen once the kernel has ended gives up on it with -EIO
- * instead of passing after the kernel's end.  The stop's own duration is
- * bounded by the spin plus that timeout.
- * Today (issue 14): the one-block run fails at gpufs_stop's result (-EIO:
- * the dirty pages were not written back) and at the file check (the 64 KiB
- * never reach the file); the issue saw the every-SM run pass.
+ * And with a block of 1024 threads on every SM that holds all the SM's
+ * shared memory: then gpufs_sync's kernel cannot start beside it, and the
+ * stop must write the pages back once the kernel has ended (it waits for
+ * the kernels anyway), still returning 0 with every byte in the file.
+ *
+ * stop_timeout_ms is 1 s, shorter than the spin: the write-back beside the
+ * kernel is given up after it, and the stop's own duration is bounded by
+ * the spin plus that timeout.
  */
 #include <chrono>
 #include <cuda/atomic>
@@ -63,8 +64,9 @@ static __global__ void st_write_and_spin(const char *path, const uint8_t *src, u
 }
 
 /* How the spinning kernel runs. */
-enum st_kind { ST_ONE_BLOCK, ST_EVERY_SM, ST_ONE_BLOCK_OWN_STREAM, ST_NKINDS };
-static const char *const st_kind_names[ST_NKINDS] = {"OneBlock", "EverySm", "OneBlockOwnStream"};
+enum st_kind { ST_ONE_BLOCK, ST_EVERY_SM, ST_ONE_BLOCK_OWN_STREAM, ST_FILLS_EVERY_SM, ST_NKINDS };
+static const char *const st_kind_names[ST_NKINDS] = {"OneBlock", "EverySm", "OneBlockOwnStream",
+                                                     "FillsEverySm"};
 
 class StopDuringKernelTest : public ::testing::TestWithParam<int> {
 protected:
@@ -102,7 +104,20 @@ TEST_P(StopDuringKernelTest, WritesBackFilesLeftOpen)
   int dev = 0, sms = 0;
   CUDA_OK(cudaGetDevice(&dev));
   CUDA_OK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-  const unsigned blocks = GetParam() == ST_EVERY_SM ? (unsigned)sms : 1u;
+  /* FillsEverySm: a block of 1024 threads on every SM holding all its
+   * shared memory, so that no other block (gpufs_sync's kernel) can start
+   * on any SM until the kernel ends: the write-back must wait for it */
+  const bool fill = GetParam() == ST_FILLS_EVERY_SM;
+  const unsigned blocks = GetParam() == ST_EVERY_SM || fill ? (unsigned)sms : 1u;
+  const unsigned threads = fill ? 1024u : 128u;
+  int smem = 0;
+  if (fill) {
+    CUDA_OK(cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+    CUDA_OK(cudaFuncSetAttribute(st_write_and_spin, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    int per_sm = 0;
+    CUDA_OK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, st_write_and_spin, (int)threads, (size_t)smem));
+    ASSERT_EQ(1, per_sm) << "one block fills an SM";
+  }
   const std::string path = dir.path + "/left-open";
   dir.files.push_back(path);
   wt_src src(ST_BYTES, ST_SEED);
@@ -111,7 +126,7 @@ TEST_P(StopDuringKernelTest, WritesBackFilesLeftOpen)
   unsigned *dready = nullptr;
   CUDA_OK(cudaHostGetDevicePointer((void **)&dready, ready, 0));
 
-  st_write_and_spin<<<blocks, 128, 0, stream>>>(dp.d, src.p, dready, ST_SPIN_NS, r.p);
+  st_write_and_spin<<<blocks, threads, (size_t)smem, stream>>>(dp.d, src.p, dready, ST_SPIN_NS, r.p);
   CUDA_OK(cudaGetLastError());
   CUDA_OK(cudaEventRecord(done, stream));
   /* relaxed: a count; the kernel's results are read after it ended */

@@ -44,6 +44,51 @@ TEST(ConfigHostTest, ReadaheadDefaultEnvironmentAndLimit)
   EXPECT_EQ(0, gpufs_config_check(&c, &bad, &why));
 }
 
+/* Fields left at their default adapt to the ones set: rings and staging
+ * to the cache's frames (a small cache starts with default rings); an
+ * explicit value that breaks a rule is still refused, naming it. */
+TEST(ConfigHostTest, DefaultsFitTheCache)
+{
+  struct gpufs_config c;
+  const char *bad = NULL, *why = NULL;
+  gpufs_config_default(&c);
+  EXPECT_EQ(0u, c.nrings) << "0: chosen by the cache";
+  EXPECT_EQ(64u, gpufs_config_rings(&c)) << "2 GiB of 64 KiB pages";
+  EXPECT_EQ(1ull << 30, gpufs_config_staging(&c));
+  c.cache_size = 8ull << 20; /* 128 frames */
+  EXPECT_EQ(0, gpufs_config_check(&c, &bad, &why)) << (bad ? bad : "") << ": " << (why ? why : "");
+  EXPECT_EQ(32u, gpufs_config_rings(&c)) << "4 frames a ring";
+  EXPECT_EQ(256ull << 16, gpufs_config_staging(&c)) << "two slots a frame";
+  c.cache_size = 4ull << 16; /* 4 frames: one ring, the fewest slots */
+  EXPECT_EQ(0, gpufs_config_check(&c, &bad, &why));
+  EXPECT_EQ(1u, gpufs_config_rings(&c));
+  EXPECT_EQ((uint64_t)GPUFS_MIN_SLOTS << 16, gpufs_config_staging(&c));
+  c.page_size = 4096;
+  c.cache_size = 1ull << 30; /* 262,144 frames: the usual choices */
+  EXPECT_EQ(64u, gpufs_config_rings(&c));
+  EXPECT_EQ(256ull << 20, gpufs_config_staging(&c));
+
+  gpufs_config_default(&c);
+  c.cache_size = 8ull << 20;
+  c.nrings = 64; /* asked for: 2 frames a ring */
+  EXPECT_EQ(-EINVAL, gpufs_config_check(&c, &bad, &why));
+  ASSERT_NE(nullptr, bad);
+  EXPECT_STREQ("nrings", bad);
+  EXPECT_NE(nullptr, strstr(why, "4 frames"));
+  c.nrings = 32;
+  EXPECT_EQ(0, gpufs_config_check(&c, &bad, &why));
+  EXPECT_EQ(32u, gpufs_config_rings(&c));
+  c.staging_size = 64ull << 16; /* asked for: fewer than 128 slots */
+  EXPECT_EQ(-EINVAL, gpufs_config_check(&c, &bad, &why));
+  EXPECT_STREQ("staging_size", bad);
+
+  setenv("GPUFS_RINGS", "0", 1);
+  c.nrings = 7;
+  EXPECT_EQ(0, gpufs_config_from_env(&c, &bad));
+  EXPECT_EQ(0u, c.nrings) << "GPUFS_RINGS=0: chosen by the cache";
+  unsetenv("GPUFS_RINGS");
+}
+
 /* dirty_grain: 0 (64) by default, 1..64 powers of two, GPUFS_DIRTY_GRAIN;
  * anything else names the field. */
 TEST(ConfigHostTest, DirtyGrainDefaultEnvironmentAndChecks)

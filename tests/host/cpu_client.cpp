@@ -75,6 +75,13 @@ CpuQueue::~CpuQueue()
   free(dev_staging);
 }
 
+void CpuQueue::renew()
+{
+  *tail = 0;
+  for (uint32_t i = 0; i < nslots; i++) free_seq[i] = i;
+  gpufs_q_forget_tickets(slots, nslots);
+}
+
 gpufs_daemon_queue CpuQueue::queue() const
 {
   gpufs_daemon_queue q;

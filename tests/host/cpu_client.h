@@ -31,6 +31,11 @@ struct CpuQueue {
    * when dma. */
   gpufs_daemon_queue queue() const;
 
+  /* Make the producers' side new, as an instance does before
+   * gpufs_daemon_resume: tail 0, free_seq[i] = i, no ticket in any slot.
+   * No client may use the queue meanwhile. */
+  void renew();
+
   /* Daemon parameters that serve this queue alone (queue 0). */
   gpufs_daemon_params params(uint32_t nthreads, uint32_t max_batch,
                              uint32_t max_open_files) const;

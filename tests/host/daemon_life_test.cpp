@@ -182,6 +182,56 @@ void post_fifo_open(CpuQueue &q, const std::string &fifo, int64_t *first)
   ASSERT_GT(gpufs_ld_relaxed_u64_sys(&q.hdr->host_head), (uint64_t)*first) << "never claimed";
 }
 
+/* A pause makes waiting clients give up (-ESHUTDOWN) and joins the
+ * workers, keeping the host file table; after the queue is made new, a
+ * resume serves it again with the files still open.  The client that
+ * waits sits behind a ticket that was taken and never posted (a producer
+ * that gave up): only a new queue gets past it. */
+TEST(DaemonLife, PauseReleasesWaitersAndResumeServesANewQueue)
+{
+  TempDir dir;
+  const std::string path = dir.file("paused");
+  ASSERT_EQ(0, write_pattern_file(path, 64 * kStride, 51));
+  g_inits = g_finis = 0;
+  CpuQueue q(kSlots, kStride, false);
+  gpufs_daemon_params p = q.params(2, 16, 8);
+  p.worker_init = count_init_ok;
+  p.worker_fini = count_fini;
+  gpufs_daemon *d = nullptr;
+  ASSERT_EQ(0, gpufs_daemon_start(&p, &d));
+  EXPECT_EQ(-GPUFS_EINVAL, gpufs_daemon_resume(d)) << "not paused";
+  uint64_t out[4] = {0, 0, 0, 0};
+  const int64_t hfid = client_open(q, path, O_RDONLY, out);
+  ASSERT_GE(hfid, 0);
+
+  (void)gpufs_q_reserve(&q.ref, 1); /* a ticket no one will post */
+  std::vector<Request> reqs{read_req((int32_t)hfid, 0, kStride)};
+  const int64_t t = client_post(q, reqs.data(), 1);
+  ASSERT_GE(t, 0);
+  int rc = 0;
+  std::thread client([&] { rc = client_finish(q, (uint64_t)t, reqs.data(), 1); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(0, gpufs_daemon_pause_within(d, 5000, nullptr, 0));
+  client.join();
+  EXPECT_EQ(-GPUFS_ESHUTDOWN, rc) << "the waiting client gives up";
+  EXPECT_EQ(2, g_finis.load()) << "both workers left";
+  EXPECT_EQ((uint32_t)GPUFS_Q_STOPPED, gpufs_ld_relaxed_u32_sys(&q.hdr->state));
+
+  q.renew();
+  ASSERT_EQ(0, gpufs_daemon_resume(d));
+  EXPECT_EQ(4, g_inits.load()) << "the workers started again";
+  EXPECT_EQ((uint32_t)GPUFS_Q_RUNNING, gpufs_ld_relaxed_u32_sys(&q.slots[0].stop));
+  for (uint64_t page = 0; page < 64; page += 7) {
+    std::vector<uint8_t> data;
+    ASSERT_EQ((int64_t)kStride, client_read(q, (int32_t)hfid, page * kStride, kStride, &data))
+        << "the file opened before the pause is still open";
+    EXPECT_EQ(-1, first_mismatch(data.data(), kStride, 51, page * kStride)) << "page " << page;
+  }
+  EXPECT_EQ(0, client_close(q, (int32_t)hfid));
+  gpufs_daemon_stop(d);
+  EXPECT_EQ(4, g_finis.load());
+}
+
 /* A client waits for a request no worker can finish (the only worker is
  * blocked opening a FIFO that has no writer): stopping the daemon makes the
  * wait give up with -ESHUTDOWN.  The FIFO is opened for writing only after

@@ -145,7 +145,7 @@ static int mpi_gpufs_config(struct mpi_ctx *c)
   }
   cfg->cache_size = c->r.cache;
   const uint64_t frames = cfg->cache_size / cfg->page_size;
-  if (frames / 256 < cfg->nrings) /* a small cache: at least 256 frames a ring (as collage) */
+  if (frames / 256 < gpufs_config_rings(cfg)) /* a small cache: at least 256 frames a ring (as collage) */
     cfg->nrings = frames / 256 < 1 ? 1 : (uint32_t)(frames / 256);
   return 0;
 }

@@ -104,19 +104,23 @@ TEST_P(StopDuringKernelTest, WritesBackFilesLeftOpen)
   int dev = 0, sms = 0;
   CUDA_OK(cudaGetDevice(&dev));
   CUDA_OK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-  /* FillsEverySm: a block of 1024 threads on every SM holding all its
-   * shared memory, so that no other block (gpufs_sync's kernel) can start
-   * on any SM until the kernel ends: the write-back must wait for it */
+  /* FillsEverySm: on every SM a block as large as the kernel allows
+   * (its registers: 1024 threads or fewer) holding all the SM's shared
+   * memory, so that no other block (gpufs_sync's kernel) can start on any
+   * SM until the kernel ends: the write-back must wait for it */
   const bool fill = GetParam() == ST_FILLS_EVERY_SM;
   const unsigned blocks = GetParam() == ST_EVERY_SM || fill ? (unsigned)sms : 1u;
-  const unsigned threads = fill ? 1024u : 128u;
+  struct cudaFuncAttributes fa;
+  CUDA_OK(cudaFuncGetAttributes(&fa, st_write_and_spin));
+  const unsigned threads = fill ? (unsigned)fa.maxThreadsPerBlock / 32 * 32 : 128u;
   int smem = 0;
   if (fill) {
     CUDA_OK(cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+    smem -= (int)fa.sharedSizeBytes; /* the library's own scratch is static */
     CUDA_OK(cudaFuncSetAttribute(st_write_and_spin, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     int per_sm = 0;
     CUDA_OK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, st_write_and_spin, (int)threads, (size_t)smem));
-    ASSERT_EQ(1, per_sm) << "one block fills an SM";
+    ASSERT_EQ(1, per_sm) << "one block fills an SM (" << threads << " threads)";
   }
   const std::string path = dir.path + "/left-open";
   dir.files.push_back(path);

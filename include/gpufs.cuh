@@ -120,16 +120,22 @@ struct gpufs_stats {
  * staging cannot be allocated (then nothing stays started). */
 int gpufs_start(const struct gpufs_config *cfg);
 
-/* Stop every instance: first writes back the dirty pages of files still
- * open (as gpufs_sync, beside the kernels that still run: it does not wait
- * for them; given up to stop_timeout_ms, 10 s by default); then GPU calls still waiting on the host return
- * -ESHUTDOWN; joins the daemon (a worker stuck in a host call, such as
- * open(2) of a FIFO, is given up on after stop_timeout_ms: -EIO, the
- * detail names the call, and what it uses stays allocated), waits for
- * running kernels on the instances' GPUs, frees everything.  Returns 0;
- * -EIO when dirty bytes could not be written back (gpufs_error_detail says
- * how many pages: nothing is dropped silently) or a worker was given up
- * on.  Safe to call twice and without a start (returns 0). */
+/* Stop every instance, in this order (docs/api.md, "gpufs_stop"): write
+ * back the dirty pages of files still open beside the kernels that still
+ * run (as gpufs_sync, for at most stop_timeout_ms, 10 s by default); GPU
+ * calls still waiting on the host return -ESHUTDOWN; wait for every kernel
+ * on the instances' GPUs; write back what is still dirty then (pages the
+ * first write-back could not reach while kernels filled every SM, or
+ * written after it); close the host files and free everything.  A daemon
+ * worker stuck in a host call (open(2) of a FIFO) is given up on after
+ * stop_timeout_ms: -EIO, the detail names the call, and what it uses
+ * stays allocated.  Returns 0; -EIO when dirty bytes could not be written
+ * (write errors: gpufs_error_detail says how many pages: nothing is
+ * dropped silently), a worker was given up on, or a GPU reported an
+ * error.  Safe to call twice and without a start (returns 0).
+ * Every host call of this header leaves no CUDA error of its own behind
+ * (an error the program had pending stays the program's), and writes
+ * nothing into caller memory past what it reports. */
 int gpufs_stop(void);
 
 /* Write back every dirty page of every file open on any instance and fsync
@@ -156,9 +162,10 @@ int gpufs_get_instance_stats(int instance, struct gpufs_stats *st);
  * from that GPU's cache, the rest is read from the file.  buf may be any
  * host memory; pinned memory (cudaHostAlloc, cudaHostRegister) is written
  * by the GPU directly, pageable memory through a pinned bounce buffer.
- * Returns the bytes read: size, fewer at the end of the file (its size is
- * the larger of the host file's and what open GPU descriptors of it say),
- * 0 at or past it; or -ENOENT, -EACCES, -EISDIR, ... as open(2) and
+ * Returns the bytes read: size, fewer at the end of the file (its size,
+ * taken when the call starts, is the larger of the host file's and what
+ * open GPU descriptors of it say; nothing past the count is written into
+ * buf), 0 at or past it; or -ENOENT, -EACCES, -EISDIR, ... as open(2) and
  * pread(2), -EINVAL (offset < 0, or libgpufs not started), -EFAULT (path
  * or buf NULL), -ENOMEM, -EIO.
  * Consistency: a page is read as the GPU holds it when the call looks

@@ -123,23 +123,27 @@ static void alt_stack_on(void)
   me.alt_len = len;
 }
 
-/* At a noted thread's exit: its slot freed, its alternate stack off and
- * unmapped (it runs on its own stack here). */
+/* At a noted thread's exit: its slot freed (hi 0: a reader skips it; lo
+ * is written anew before hi by the next owner), its alternate stack off,
+ * unless the program set another since, and unmapped (the thread runs on
+ * its own stack here). */
 static void thread_gone(void *unused)
 {
   (void)unused;
   if (me.slot >= 0) {
     __atomic_store_n(&stack_hi[me.slot], 0, __ATOMIC_RELAXED);
-    __atomic_store_n(&stack_lo[me.slot], 0, __ATOMIC_RELAXED);
     __atomic_store_n(&taken[me.slot], 0, __ATOMIC_RELEASE);
     me.slot = -1;
   }
-  if (me.alt) {
-    stack_t off;
-    memset(&off, 0, sizeof(off));
-    off.ss_flags = SS_DISABLE;
-    sigaltstack(&off, NULL);
-    munmap(me.alt, me.alt_len);
+  stack_t now;
+  if (me.alt && sigaltstack(NULL, &now) == 0) {
+    if (now.ss_sp == me.alt + me.alt_len - SC_ALT_BYTES) {
+      stack_t off;
+      memset(&off, 0, sizeof(off));
+      off.ss_flags = SS_DISABLE;
+      sigaltstack(&off, NULL);
+    }
+    if (!(now.ss_flags & SS_ONSTACK)) munmap(me.alt, me.alt_len);
     me.alt = NULL;
   }
 }

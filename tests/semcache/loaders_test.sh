@@ -15,12 +15,13 @@
 #   - numpy (Debian's python3-numpy, whose modules load its BLAS with
 #     RTLD_LOCAL): imports, and numpy_check.py's results through the
 #     drop-in equal those without it; skipped with a line where no python3
-#     has numpy.
+#     has numpy.  SEMCACHE_NUMPY_SUITE=1 also runs numpy's own linalg tests
+#     (python3-pytest) in each mode: the same summary as without the drop-in.
 # Prints one closing line.
 #
 # Usage: loaders_test.sh LIBSEMCACHE DLOPEN LOCAL_MODULE STACK
 set -u
-lib=$1 dl=$2 mod=$3 stack=$4
+lib=$(cd "$(dirname "$1")" && pwd)/$(basename "$1") dl=$2 mod=$3 stack=$4 # lib: absolute (runs below cd)
 here=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -85,6 +86,19 @@ else
     out=$("$py" "$here/numpy_check.py" compare "$tmp/dropin.npz" "$tmp/alone.npz") || fail "$m: $out"
   done
   numpy="equal to numpy alone (${out#numpy: })"
+  # numpy's own linalg tests (python3-pytest; about 7x their time alone on
+  # the host device): only when asked, SEMCACHE_NUMPY_SUITE=1
+  if [ "${SEMCACHE_NUMPY_SUITE:-0}" = 1 ]; then
+    suite() { (cd "$tmp" && "$@" -m pytest -q -p no:cacheprovider --pyargs numpy.linalg 2>&1 |
+               grep -E "^[0-9]+ passed" | sed 's/ in [0-9.]*s.*//'); }
+    want=$(suite "$py")
+    [ -n "$want" ] || fail "numpy's linalg tests alone: no summary (python3-pytest?)"
+    for m in "${modes[@]}"; do
+      got=$(LD_PRELOAD="$lib" suite env $m "$py")
+      [ "$got" = "$want" ] || fail "$m: numpy's linalg tests: '$got', alone '$want'"
+    done
+    numpy="$numpy; numpy.linalg's tests as alone: $want"
+  fi
 fi
 echo "semcache: loaders: a BLAS dlopen'ed locally or globally after the drop-in started is found;" \
      "a missing routine ends the program with its name; stack operands then deep calls pass;" \

@@ -64,9 +64,6 @@ SCB_PROGS := $(SCB_DIR)/chain $(SCB_DIR)/structdyn
 SCB_CBLAS := $(SCB_DIR)/libcblas_f77.so
 LAPACKE_A := $(shell $(CC) -print-file-name=liblapacke.a)
 LIB      := $(BUILD)/libgpufs.a
-# liburing (Debian's liburing-dev) goes inside libgpufs.a: programs link
-# -lgpufs as before, and GPU machines without liburing run them.
-URING_A  := $(shell $(CC) -print-file-name=liburing.a)
 
 HOST_TEST_SRC := $(wildcard tests/host/*.cpp)
 HOST_TEST_OBJ := $(patsubst %.cpp,$(BUILD)/tsan/%.o,$(HOST_TEST_SRC))
@@ -187,14 +184,12 @@ $(BUILD)/tsan/%.o: %.cpp $(HEADERS) $(RIO_HEADERS) $(wildcard tests/host/*.h)
 	$(Q)$(CXX) $(HOSTCXX) $(TSAN) -c $< -o $@
 
 $(LIB): $(LIB_OBJ)
-	$(call say,AR,$@)rm -f $@ && rm -rf $(BUILD)/obj/liburing && mkdir -p $(BUILD)/obj/liburing
-	$(Q)test -f $(URING_A) || { echo "liburing.a not found: apt-get install liburing-dev" >&2; exit 1; }
-	$(Q)cd $(BUILD)/obj/liburing && ar x $(URING_A)
-	$(Q)ar rcs $@ $^ $(BUILD)/obj/liburing/*
+	$(call say,AR,$@)rm -f $@
+	$(Q)ar rcs $@ $^
 
 $(HOST_TESTS): $(HOST_TEST_OBJ) $(TSAN_OBJ) $(RIO_TSAN) $(COLLAGE_TSAN) $(SEMCACHE_TSAN)
 	$(call say,LINK,$@)mkdir -p $(dir $@)
-	$(Q)$(CXX) $(TSAN) $^ -o $@ $(GTEST_LIB) $(IMAGE_LIBS) $(URING_A) -llapack -lblas
+	$(Q)$(CXX) $(TSAN) $^ -o $@ $(GTEST_LIB) $(IMAGE_LIBS) -llapack -lblas
 
 $(BUILD)/pic/%.o: %.c $(wildcard libgpufs/semcache/*.h) libgpufs/common/sigchain.h
 	$(call say,CC-PIC,$<)mkdir -p $(dir $@)
@@ -414,8 +409,8 @@ test-gpu: $(GPU_TESTS)
 
 # compute-sanitizer over the GPU tests (needs a GPU): memcheck on the small
 # configurations, racecheck and synccheck on the block/warp collectives.
-SAN_SMALL := Pages/ReadTest.*/4K_pull:Pages/ReadaheadTest.*/4K_pull:Pages/ReadaheadTest.*/4K_pull_posted:Pages/AsyncReadaheadTest.*/4K_pull:Pages/ReadTest.OddOffsets*:Mmap*:ErrorsTest.*:ConfigTest.*:Pages/WriteTest.*/4K_pull:WriteErrorsTest.*:WriteFaultTest.*:InstancesTest.*:PeerTest.*:ScratchTest.*:Names/IdentityTest.*:OTruncTest.*:Kinds/ReadOnlyMappingTest.*:WritableMappingTest.*:ContractTest.*:Pages/RegisterRead.*/4K_pull:Pages/RegisterWrite.*/4K_pull:RegisterLife.*:Registered/ReadTest.*/4K_pull:Mapped/ReadTest.*/4K_pull:MultiGpuTest.*:OpenChurnTest.EveryBlock*:OpenChurnTest.FewWarps*
-SAN_SYNC  := Pages/ReadTest.OddOffsets*/4K_pull:Pages/ReadaheadTest.SmallCallsBlocks*/4K_pull:Pages/ReadaheadTest.SmallCallsWarps*/4K_pull:Pages/ReadaheadTest.CacheSmallerThanData*/4K_pull:Pages/ReadaheadTest.SmallCallsWarps*/4K_pull_posted:Pages/ReadaheadTest.CacheSmallerThanData*/4K_pull_posted:Pages/AsyncReadaheadTest.*/4K_pull:Pages/ReadTest.SharedDescriptor/4K_pull:Pages/ReadTest.CacheSmallerThanData*/4K_pull:MmapTest.*Cases:MmapTest.AllFrames*:Pages/WriteTest.DisjointRanges*/4K_pull:Pages/WriteTest.FileGrowsPastTheCache/4K_pull:Pages/WriteTest.MmapWrite*/4K_pull:Pages/WriteTest.TruncateShrinksAndGrows/4K_pull:InstancesTest.*:PeerTest.*:Names/IdentityTest.*:OTruncTest.*:Kinds/ReadOnlyMappingTest.*:WritableMappingTest.*:ContractTest.*:Pages/RegisterRead.SameBytes*/4K_pull:Pages/RegisterWrite.GpuWrites*/4K_pull:RegisterLife.TwoInstances*:Registered/ReadTest.OddOffsets*/4K_pull:Registered/ReadTest.CacheSmallerThanData*/4K_pull:Mapped/ReadTest.OddOffsets*/4K_pull:MultiGpuTest.*
+SAN_SMALL := Pages/ReadTest.*/4K:Pages/ReadaheadTest.*/4K:Pages/ReadaheadTest.*/4K_posted:Pages/AsyncReadaheadTest.*/4K:Pages/ReadTest.OddOffsets*:Mmap*:ErrorsTest.*:ConfigTest.*:Pages/WriteTest.*/4K:WriteErrorsTest.*:WriteFaultTest.*:InstancesTest.*:PeerTest.*:ScratchTest.*:Names/IdentityTest.*:OTruncTest.*:Kinds/ReadOnlyMappingTest.*:WritableMappingTest.*:ContractTest.*:Pages/RegisterRead.*/4K:Pages/RegisterWrite.*/4K:RegisterLife.*:Registered/ReadTest.*/4K:MultiGpuTest.*:OpenChurnTest.EveryBlock*:OpenChurnTest.FewWarps*
+SAN_SYNC  := Pages/ReadTest.OddOffsets*/4K:Pages/ReadaheadTest.SmallCallsBlocks*/4K:Pages/ReadaheadTest.SmallCallsWarps*/4K:Pages/ReadaheadTest.CacheSmallerThanData*/4K:Pages/ReadaheadTest.SmallCallsWarps*/4K_posted:Pages/ReadaheadTest.CacheSmallerThanData*/4K_posted:Pages/AsyncReadaheadTest.*/4K:Pages/ReadTest.SharedDescriptor/4K:Pages/ReadTest.CacheSmallerThanData*/4K:MmapTest.*Cases:MmapTest.AllFrames*:Pages/WriteTest.DisjointRanges*/4K:Pages/WriteTest.FileGrowsPastTheCache/4K:Pages/WriteTest.MmapWrite*/4K:Pages/WriteTest.TruncateShrinksAndGrows/4K:InstancesTest.*:PeerTest.*:Names/IdentityTest.*:OTruncTest.*:Kinds/ReadOnlyMappingTest.*:WritableMappingTest.*:ContractTest.*:Pages/RegisterRead.SameBytes*/4K:Pages/RegisterWrite.GpuWrites*/4K:RegisterLife.TwoInstances*:Registered/ReadTest.OddOffsets*/4K:Registered/ReadTest.CacheSmallerThanData*/4K:MultiGpuTest.*
 sanitize: $(GPU_TESTS)
 	compute-sanitizer --tool memcheck --error-exitcode 1 $(GPU_TESTS) --gtest_filter='$(SAN_SMALL)'
 	compute-sanitizer --tool racecheck --error-exitcode 1 $(GPU_TESTS) --gtest_filter='$(SAN_SYNC)'

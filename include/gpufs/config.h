@@ -17,22 +17,6 @@
 extern "C" {
 #endif
 
-/* How a worker moves file bytes from host staging into the GPU. */
-enum gpufs_xfer {
-  GPUFS_XFER_PULL = 0, /* the waiting group copies from mapped pinned staging */
-  GPUFS_XFER_DMA = 1   /* the worker cudaMemcpyAsyncs a batch to device staging */
-};
-
-/* How daemon workers read host files for the GPU (read_engine). */
-enum gpufs_read_engine {
-  GPUFS_READ_PREAD = 0, /* one pread per merged run of pages */
-  GPUFS_READ_URING = 1, /* the runs of a claimed batch in one io_uring
-                           submission (pread where the kernel refuses io_uring) */
-  GPUFS_READ_MAP = 2    /* a copy from a read-only mapping of the file (the
-                           host page cache) per run; pread where a file
-                           cannot be mapped or shrank under the mapping */
-};
-
 /* Instances one process may run at once (entries of devices[]). */
 #define GPUFS_MAX_INSTANCES 8u
 
@@ -47,7 +31,6 @@ struct gpufs_config {
                                0: gpufs_config_staging's choice */
   uint32_t max_open_files;  /* distinct open files at once         GPUFS_MAX_OPEN_FILES */
   uint32_t max_batch;       /* requests one worker takes at once   GPUFS_MAX_BATCH */
-  uint32_t xfer;            /* enum gpufs_xfer                     GPUFS_XFER (pull|dma) */
   uint32_t alloc_timeout_ms;/* wait for a free frame, then -ENOMEM GPUFS_ALLOC_TIMEOUT_MS */
   uint32_t poll_max_ns;     /* longest pause between a waiting    GPUFS_POLL_MAX_NS
                                group's polls of the host (ns) */
@@ -67,9 +50,6 @@ struct gpufs_config {
                                write-back writes at least; 1
                                (byte-exact) to 64, a power of two;
                                0: GPUFS_DIRTY_GRAIN (64) */
-  uint32_t read_engine;     /* enum gpufs_read_engine: how       GPUFS_READ_ENGINE
-                               workers read (pread | uring |
-                               map); default map */
   uint64_t register_max;    /* bytes the files gpufs_register    GPUFS_REGISTER_MAX
                                pins together, at most (0: half
                                of the host's physical memory) */

@@ -153,8 +153,7 @@ struct gpufs_queue_ref {
   struct gpufs_queue_hdr *hdr; /* mapped host header */
   uint64_t *tail;              /* next ticket (device memory) */
   uint64_t *free_seq;          /* per slot: the ticket it is free for (device memory) */
-  uint8_t *staging_in;         /* where served bytes are read: mapped host or device staging */
-  uint8_t *staging_host;       /* mapped host staging (request payloads: paths) */
+  uint8_t *staging;            /* mapped host staging: served bytes, request payloads (paths) */
   uint32_t nslots;
   uint32_t stride;
   uint32_t poll_max_ns;        /* longest pause between two polls of the host (device) */
@@ -327,7 +326,7 @@ GPUFS_HD int64_t gpufs_q_call_owned(const struct gpufs_queue_ref *q, uint64_t t,
 {
   int rc;
   struct gpufs_slot *s = gpufs_q_slot(q, t);
-  uint8_t *stage = q->staging_host + (uint64_t)gpufs_q_index(q, t) * q->stride;
+  uint8_t *stage = q->staging + (uint64_t)gpufs_q_index(q, t) * q->stride;
   const uint8_t *p = (const uint8_t *)payload;
   for (uint32_t i = 0; i < payload_len; i++) stage[i] = p[i];
   gpufs_q_fill(s, r);
@@ -442,8 +441,7 @@ GPUFS_HD void gpufs_q_put_reply(struct gpufs_slot *s, const struct gpufs_reply *
 /* Finish ticket t: its result fields and staging bytes are in place. */
 GPUFS_HD void gpufs_q_complete(struct gpufs_slot *s, uint64_t t)
 {
-  /* release, system scope: publishes result, out[] and the staging bytes
-   * (for the DMA path, after the copy to device staging has completed);
+  /* release, system scope: publishes result, out[] and the staging bytes;
    * pairs with the acquire in gpufs_q_wait_done */
   gpufs_st_release_u64_sys(&s->done_seq, t + 1);
 }

@@ -85,7 +85,7 @@ __device__ void gpufs_post_finish(const struct gpufs_dev *d, uint64_t t, uint32_
   if (!stopped) res = gpufs_ld_relaxed_i64_sys(&gpufs_q_slot(&d->q, t)->result);
   if (res >= 0) {
     const uint32_t n = res > (int64_t)S ? S : (uint32_t)res;
-    const uint8_t *from = d->q.staging_in + (uint64_t)gpufs_q_index(&d->q, t) * S;
+    const uint8_t *from = d->q.staging + (uint64_t)gpufs_q_index(&d->q, t) * S;
     uint8_t *to = gpufs_frame_data(c, f);
     gpufs_group_copy(to, from, n, 0, 1);
     for (uint32_t k = n; k < S; k++) to[k] = 0;

@@ -18,9 +18,9 @@
  *             frames and claims the pages posted loads bring; the group
  *             copies and publishes those (post.cuh); A2 takes tickets.
  *   C  group: copy each loaded page into its frame from its source: the
- *             peer's frame, the registered mapping, or its slot's staging (host-mapped staging on
- *             the pull path, device staging on DMA); zero the rest of a
- *             page the file ends in.
+ *             peer's frame, the registered mapping, or its slot's
+ *             (host-mapped) staging; zero the rest of a page the file
+ *             ends in.
  *   D  meta:  release the slots and peer frames, publish loaded frames
  *             VALID (or failed), wait for pages other groups are loading.
  *
@@ -312,11 +312,11 @@ __device__ __forceinline__ void gpufs_round_load(G g, const struct gpufs_fdinfo 
      * it waits for newer tickets (post.cuh).  One barrier more, in rounds
      * of readahead_async only. */
     if (g.meta()) {
-      src = (uint64_t)(uintptr_t)(d->q.staging_in + (uint64_t)gpufs_q_index(&d->q, r->ticket) * S);
+      src = (uint64_t)(uintptr_t)(d->q.staging + (uint64_t)gpufs_q_index(&d->q, r->ticket) * S);
       g.put32(GPUFS_V32_FRAME, r->frame);
       g.put64(GPUFS_V64_SRC, src);
       g.put64(GPUFS_V64_STATUS, (uint64_t)r->status);
-      if (G::pull_gated && d->q.staging_in == d->q.staging_host) from_host = claimed;
+      if (G::pull_gated) from_host = claimed;
       g.put_mask(claimed, 1); /* slot 1: A2 puts its loads in 0 while others read this */
     }
     g.sync();
@@ -338,20 +338,18 @@ __device__ __forceinline__ void gpufs_round_load(G g, const struct gpufs_fdinfo 
     src = r->reg_src ? r->reg_src
                      : (uint64_t)(uintptr_t)(r->peer_frame != GPUFS_NIL
                                                  ? gpufs_frame_data(&r->peer->cache, r->peer_frame)
-                                                 : d->q.staging_in +
+                                                 : d->q.staging +
                                                        (uint64_t)gpufs_q_index(&d->q, r->ticket) * S);
     g.put32(GPUFS_V32_FRAME, r->frame);
     g.put32(GPUFS_V32_KIND, (uint32_t)r->kind);
     g.put64(GPUFS_V64_SRC, src);
     g.put64(GPUFS_V64_STATUS, (uint64_t)r->status);
     loads = __ballot_sync(GPUFS_FULL_MASK, r->kind == GPUFS_GET_LOAD);
-    /* pages copied from host memory: a registered mapping's, or pull
-     * staging's (staging_in is the mapped host staging on the pull path) */
+    /* pages copied from host memory: a registered mapping's, or staging's */
     if (G::pull_gated)
       from_host = __ballot_sync(GPUFS_FULL_MASK,
                                 r->kind == GPUFS_GET_LOAD &&
-                                    (r->reg_src != 0 || (r->peer_frame == GPUFS_NIL &&
-                                                         d->q.staging_in == d->q.staging_host)));
+                                    (r->reg_src != 0 || r->peer_frame == GPUFS_NIL));
     g.put_mask(loads);
   }
   g.sync();

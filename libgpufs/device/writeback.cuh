@@ -143,7 +143,7 @@ __device__ int64_t gpufs_wb_list(G g, const struct gpufs_dev *d, uint32_t node, 
         uint32_t a = g.get32(GPUFS_V32_KIND, w.a, j);
         uint64_t t = g.get64(GPUFS_V64_TICKET, w.ticket, j);
         if (len == 0) continue;
-        gpufs_group_copy(d->q.staging_host + (uint64_t)gpufs_q_index(&d->q, t) * S,
+        gpufs_group_copy(d->q.staging + (uint64_t)gpufs_q_index(&d->q, t) * S,
                          gpufs_frame_data(&d->cache, f) + a, (size_t)len, g.rank(), g.size());
       }
       /* each thread's stores to host staging are visible system-wide before

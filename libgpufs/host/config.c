@@ -42,14 +42,12 @@ void gpufs_config_default(struct gpufs_config *cfg)
   cfg->staging_size = 0; /* gpufs_config_staging chooses by page size */
   cfg->max_open_files = 128;
   cfg->max_batch = 16;
-  cfg->xfer = GPUFS_XFER_PULL;
   cfg->alloc_timeout_ms = 2000;
   cfg->poll_max_ns = 32768;
   cfg->readahead_max = 128u << 10;
-  cfg->read_engine = GPUFS_READ_MAP; /* 2x pread on random 4 KiB misses (docs/config.md) */
-  cfg->write_behind = 32ull << 20;   /* write + gfsync (docs/config.md) */
-  cfg->pull_warps = 4;               /* warps' host pulls (docs/config.md) */
-  cfg->readahead_async = 0;          /* posted windows (docs/config.md) */
+  cfg->write_behind = 32ull << 20; /* write + gfsync (docs/config.md) */
+  cfg->pull_warps = 4;             /* warps' host pulls (docs/config.md) */
+  cfg->readahead_async = 0;        /* posted windows (docs/config.md) */
   cfg->ndevices = 0; /* one instance, on `device` */
 }
 
@@ -153,23 +151,6 @@ int gpufs_config_from_env(struct gpufs_config *cfg, const char **bad_field)
     bad = "GPUFS_DEVICES";
     rc = -EINVAL;
   }
-  if (rc == 0) {
-    const char *x = getenv("GPUFS_XFER");
-    if (x != NULL) {
-      if (strcmp(x, "pull") == 0) cfg->xfer = GPUFS_XFER_PULL;
-      else if (strcmp(x, "dma") == 0) cfg->xfer = GPUFS_XFER_DMA;
-      else { bad = "GPUFS_XFER"; rc = -EINVAL; }
-    }
-  }
-  if (rc == 0) {
-    const char *x = getenv("GPUFS_READ_ENGINE");
-    if (x != NULL) {
-      if (strcmp(x, "pread") == 0) cfg->read_engine = GPUFS_READ_PREAD;
-      else if (strcmp(x, "uring") == 0) cfg->read_engine = GPUFS_READ_URING;
-      else if (strcmp(x, "map") == 0) cfg->read_engine = GPUFS_READ_MAP;
-      else { bad = "GPUFS_READ_ENGINE"; rc = -EINVAL; }
-    }
-  }
   if (rc == 0 && dev > INT32_MAX) { bad = "GPUFS_DEVICE"; rc = -EINVAL; }
   if (rc == 0) cfg->device = (int)dev;
   if (bad_field) *bad_field = bad;
@@ -207,10 +188,6 @@ int gpufs_config_check(const struct gpufs_config *cfg, const char **bad_field, c
     f = "max_open_files"; w = "must be between 1 and 4096";
   } else if (cfg->max_batch == 0 || cfg->max_batch > gpufs_config_staging(cfg) / cfg->page_size) {
     f = "max_batch"; w = "must be between 1 and the number of staging pages";
-  } else if (cfg->xfer != GPUFS_XFER_PULL && cfg->xfer != GPUFS_XFER_DMA) {
-    f = "xfer"; w = "must be GPUFS_XFER_PULL or GPUFS_XFER_DMA";
-  } else if (cfg->read_engine > GPUFS_READ_MAP) {
-    f = "read_engine"; w = "must be GPUFS_READ_PREAD, GPUFS_READ_URING or GPUFS_READ_MAP";
   } else if (cfg->alloc_timeout_ms == 0 || cfg->alloc_timeout_ms > 3600u * 1000u) {
     f = "alloc_timeout_ms"; w = "must be between 1 ms and one hour";
   } else if (cfg->poll_max_ns < 128 || cfg->poll_max_ns > 1000000u) {

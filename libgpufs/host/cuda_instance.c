@@ -1,14 +1,13 @@
 /*
  * cuda_instance.c - one libgpufs instance: one GPU's page cache, request
- * queue, file table and readahead state, its pinned queue memory, and the
- * DMA transfer hook of the daemon for it (instance.h).
+ * queue, file table and readahead state, and its pinned queue memory
+ * (instance.h).
  *
  *   device memory          page frames, frame table, hash heads + locks,
- *                          rings, file table, queue tail + free_seq,
- *                          device staging (DMA path)
+ *                          rings, file table, queue tail + free_seq
  *   pinned mapped host     queue slots + header, host staging (portable:
  *                          the daemon's workers touch it with any device
- *                          current)
+ *                          current; the GPU copies served pages from it)
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -47,44 +46,6 @@ void gpufs_instance_leave(int old)
   if (old >= 0 && (cudaGetDevice(&cur) != cudaSuccess || cur != old)) cudaSetDevice(old);
 }
 
-/* DMA hook: worker w copies with its own stream of this instance. */
-static int dma_to_device(void *ctx, uint32_t w, uint64_t off, uint64_t len)
-{
-  struct gpufs_instance *in = ctx;
-  /* the worker may have served another GPU's queue last */
-  int old = gpufs_instance_enter(in);
-  (void)old;
-  if (cudaMemcpyAsync(in->dev_staging + off, in->staging + off, len, cudaMemcpyHostToDevice,
-                      in->streams[w]) != cudaSuccess)
-    return -EIO;
-  return cudaStreamSynchronize(in->streams[w]) == cudaSuccess ? 0 : -EIO;
-}
-
-int gpufs_instances_worker_init(void *ctx, uint32_t w)
-{
-  struct gpufs_instances *all = ctx;
-  for (uint32_t i = 0; i < all->n; i++) {
-    struct gpufs_instance *in = all->in[i];
-    if (cudaSetDevice(in->device) != cudaSuccess) return -EIO;
-    if (in->streams == NULL) continue;
-    if (cudaStreamCreateWithFlags(&in->streams[w], cudaStreamNonBlocking) != cudaSuccess)
-      return -EIO;
-  }
-  return 0;
-}
-
-void gpufs_instances_worker_fini(void *ctx, uint32_t w)
-{
-  struct gpufs_instances *all = ctx;
-  for (uint32_t i = 0; i < all->n; i++) {
-    struct gpufs_instance *in = all->in[i];
-    if (in->streams && in->streams[w]) {
-      cudaSetDevice(in->device);
-      cudaStreamDestroy(in->streams[w]);
-    }
-  }
-}
-
 struct gpufs_daemon_queue gpufs_instance_queue(struct gpufs_instance *in)
 {
   struct gpufs_daemon_queue q = {
@@ -93,8 +54,6 @@ struct gpufs_daemon_queue gpufs_instance_queue(struct gpufs_instance *in)
       .staging = in->staging,
       .nslots = in->dev.q.nslots,
       .stride = in->dev.q.stride,
-      .to_device = in->cfg.xfer == GPUFS_XFER_DMA ? dma_to_device : NULL,
-      .ctx = in,
   };
   return q;
 }
@@ -133,12 +92,10 @@ void gpufs_instance_destroy(struct gpufs_instance *in)
   cudaFree(d->ra.nposted);
   cudaFree(d->q.tail);
   cudaFree(d->q.free_seq);
-  cudaFree(in->dev_staging);
   cudaFreeHost(in->hdr);
   cudaFreeHost(in->slots);
   cudaFreeHost(in->staging);
   if (in->stats_stream) cudaStreamDestroy(in->stats_stream);
-  free(in->streams);
   free(in);
   gpufs_instance_leave(old);
 }
@@ -225,12 +182,7 @@ static int queue_init(struct gpufs_instance *in)
   in->hdr->stride = q->stride;
   CU(cudaHostGetDevicePointer((void **)&q->hdr, in->hdr, 0));
   CU(cudaHostGetDevicePointer((void **)&q->slots, in->slots, 0));
-  CU(cudaHostGetDevicePointer((void **)&q->staging_host, in->staging, 0));
-  q->staging_in = q->staging_host;
-  if (in->cfg.xfer == GPUFS_XFER_DMA) {
-    CU(cudaMalloc((void **)&in->dev_staging, stage_bytes));
-    q->staging_in = in->dev_staging;
-  }
+  CU(cudaHostGetDevicePointer((void **)&q->staging, in->staging, 0));
   CU(cudaMalloc((void **)&q->tail, sizeof(uint64_t)));
   CU(cudaMalloc((void **)&q->free_seq, (size_t)q->nslots * sizeof(uint64_t)));
   rc = gpufs_instance_queue_renew(in);
@@ -328,13 +280,6 @@ int gpufs_instance_create(const struct gpufs_config *cfg, uint32_t index, int de
   if ((rc = ftab_init(in)) != 0) goto fail;
   if ((rc = wmaps_init(in)) != 0) goto fail;
   if ((rc = ra_init(in)) != 0) goto fail;
-  if (cfg->xfer == GPUFS_XFER_DMA) {
-    in->streams = calloc(cfg->daemon_threads, sizeof(cudaStream_t));
-    if (!in->streams) {
-      rc = -ENOMEM;
-      goto fail;
-    }
-  }
   CU(cudaDeviceSynchronize());
   gpufs_instance_leave(old);
   *out = in;

@@ -25,7 +25,7 @@ _Static_assert(GPUFS_MAX_INSTANCES == GPUFS_DAEMON_MAX_QUEUES,
                "one daemon queue per instance");
 
 struct gpufs_runtime {
-  struct gpufs_instances all; /* the worker hooks' ctx too */
+  struct gpufs_instances all;
   struct gpufs_daemon *daemon;
   uint64_t reg_refused; /* gpufs_register calls that failed; under rt_lock */
 };
@@ -156,11 +156,7 @@ static int start(const struct gpufs_config *user_cfg)
       .nthreads = cfg.daemon_threads,
       .max_batch = cfg.max_batch,
       .max_open_files = cfg.max_open_files * n,
-      .worker_init = gpufs_instances_worker_init,
-      .worker_fini = gpufs_instances_worker_fini,
-      .ctx = &r->all,
       .io = test_io,
-      .read_engine = cfg.read_engine,
       .write_behind = cfg.write_behind,
   };
   for (uint32_t i = 0; i < r->all.n; i++) p.queues[i] = gpufs_instance_queue(r->all.in[i]);
@@ -347,9 +343,8 @@ int gpufs_stop(void)
     rc = -EIO;
   }
   if (stuck) {
-    /* the stuck worker uses the daemon, the queues' memory and, when it
-     * leaves, the instances (worker_fini): all of it stays; kernels
-     * launched later find no instance */
+    /* the stuck worker uses the daemon and the queues' memory: all of it
+     * stays; kernels launched later find no instance */
     gpufs_set_detail("%s after %u ms; its memory stays allocated", why, limit);
     int dev[GPUFS_MAX_INSTANCES];
     for (uint32_t i = 0; i < r->all.n; i++) dev[i] = r->all.in[i]->device;

@@ -106,14 +106,12 @@ int gpufs_instance_stats(const struct gpufs_instance *in, const struct gpufs_dae
   st->preads = ds->preads;
   st->merged = ds->merged;
   st->bytes_read = ds->bytes_read;
-  st->transfers = ds->transfers;
   st->opens = ds->opens;
   st->errors = ds->errors;
   st->daemon_io_ns = ds->io_ns;
   st->daemon_busy_ns = ds->busy_ns;
   st->pwrites = ds->pwrites;
   st->bytes_written = ds->bytes_written;
-  st->uring_batches = ds->uring_batches;
   st->map_copies = ds->map_copies;
   st->map_faults = ds->map_faults;
   st->write_starts = ds->write_starts;

@@ -8,14 +8,12 @@
  * never starves the others, and it idles only when no queue had work.  A
  * claim hands it a run of consecutive posted tickets of one queue that never
  * wraps around the slot array, so the run's staging is one contiguous span.
- * A run is served in three steps, and only the last one touches a slot the
+ * A run is served in two steps, and only the second one touches a slot the
  * GPU may reuse:
  *
  *   slots[s..s+k)  --gpufs_q_read_req-->  tickets[0..k)   (the worker's own memory)
  *       serve them, each by its op's row of op_table: reads and writes
  *       merged where they are contiguous (fileops.c), opens, closes, stats
- *   DMA path: one to_device call (the queue's) for the span the run's
- *   READs filled
  *   then, per ticket: gpufs_q_put_reply into the slot, gpufs_q_complete
  *
  * Batching is opportunistic: a worker takes what is posted and never waits
@@ -58,7 +56,7 @@ typedef void (*serve_fn)(const struct gpufs_fileops *fo, struct gpufs_ticket *t,
                          uint32_t s, struct gpufs_daemon_stats *acc);
 
 /* Every operation the daemon serves but READ (serve_run gives READ runs to
- * gpufs_serve_read_run or _batch, with the batch's pin): a new one is one
+ * gpufs_serve_read_run, with the batch's pin): a new one is one
  * row.  merges: the op's consecutive page tickets are served together
  * (gpufs_merge_len).  An op without a row (or GPUFS_OP_NONE) gets
  * -ENOSYS. */
@@ -88,31 +86,6 @@ static uint32_t serve_op(const struct gpufs_fileops *fo, struct gpufs_ticket *t,
   const uint32_t n = op_table[op].merges ? gpufs_merge_len(t, avail, fo->stride) : 1;
   op_table[op].serve(fo, t, n, s, acc);
   return n;
-}
-
-/* DMA path: one copy for the span from the first READ with bytes to the end
- * of the last one's.  Slots in between belong to this run too, so copying
- * their bytes is harmless, and one call costs less than several. */
-static void transfer_run(const struct worker *w, const struct served *sv, struct gpufs_ticket *t,
-                         uint32_t k, uint32_t s, struct gpufs_daemon_stats *acc)
-{
-  const struct gpufs_daemon_queue *q = sv->q;
-  uint32_t lo = k, hi = 0;
-  for (uint32_t r = 0; r < k; r++) {
-    if (t[r].req.op == GPUFS_OP_READ && t[r].reply.result > 0) {
-      if (lo == k) lo = r;
-      hi = r;
-    }
-  }
-  if (lo == k) return;
-  uint64_t off = (uint64_t)(s + lo) * q->stride;
-  uint64_t end = (uint64_t)(s + hi) * q->stride + (uint64_t)t[hi].reply.result;
-  int rc = q->to_device(q->ctx, w->id, off, end - off);
-  acc->transfers++;
-  if (rc == 0) return;
-  for (uint32_t r = lo; r <= hi; r++)
-    if (t[r].req.op == GPUFS_OP_READ && t[r].reply.result > 0)
-      t[r].reply.result = rc < 0 ? rc : -GPUFS_EIO;
 }
 
 /* Publish the results of tickets [from, to) of a run of queue qi; returns
@@ -185,9 +158,8 @@ static void serve_run(struct worker *w, uint32_t qi, uint64_t first, uint32_t k)
     gpufs_q_read_req(&slots[s + r], &t[r].req);
     t[r].reply = (struct gpufs_reply){0};
   }
-  /* Pull path: a ticket is completed as soon as its own pread is done, so
-   * the GPU starts copying while the worker preads the rest of the run.
-   * DMA path: only after the run's one copy to the device. */
+  /* A ticket is completed as soon as its own read is done, so the GPU
+   * starts copying while the worker reads the rest of the run. */
   uint32_t done = 0;
   struct gpufs_pin pin = GPUFS_PIN_NONE;
   for (uint32_t r = 0; r < k;) {
@@ -198,19 +170,13 @@ static void serve_run(struct worker *w, uint32_t qi, uint64_t first, uint32_t k)
       gpufs_pin_drop(fo, &pin); /* fileops.h: no READ pin across other ops */
       if (t[r].req.op == GPUFS_OP_CLOSE) close_after_earlier(w, qi, first + r);
       r += serve_op(fo, &t[r], k - r, s + r, &acc);
-    } else if (w->uring) {
-      r += gpufs_serve_read_batch(fo, w->uring, &t[r], k - r, s + r, &acc, &pin);
     } else {
       r += gpufs_serve_read_run(fo, &t[r], k - r, s + r, &acc, &pin);
     }
     gpufs_st_relaxed_u32_dev(&w->busy_op, GPUFS_OP_NONE);
-    if (!sv->q->to_device) done = complete_tickets(w, qi, t, s, first, done, r, &acc);
+    done = complete_tickets(w, qi, t, s, first, done, r, &acc);
   }
   gpufs_pin_drop(fo, &pin);
-  if (sv->q->to_device) {
-    transfer_run(w, sv, t, k, s, &acc);
-    complete_tickets(w, qi, t, s, first, 0, k, &acc);
-  }
   struct gpufs_daemon_stats busy = {0};
   busy.busy_ns = gpufs_daemon_now_ns() - t0;
   gpufs_daemon_stats_flush(w, qi, &busy);
@@ -268,10 +234,6 @@ static void *worker_main(void *arg)
   struct worker *w = arg;
   struct gpufs_daemon *d = w->d;
   int rc = d->p.worker_init ? d->p.worker_init(d->p.ctx, w->id) : 0;
-  /* a kernel without io_uring (or a filter that forbids it) leaves this
-   * worker on pread: gpufs_daemon_uring_workers tells how many have one */
-  if (rc == 0 && d->p.read_engine == GPUFS_READ_URING && gpufs_uring_create(d->p.max_batch, &w->uring) == 0)
-    gpufs_add_relaxed_u32_dev(&d->uring_workers, 1u);
 
   pthread_mutex_lock(&d->gate_lock);
   if (rc < 0 && d->init_rc == 0) d->init_rc = rc;
@@ -283,8 +245,6 @@ static void *worker_main(void *arg)
 
   if (rc < 0) return NULL;
   if (gate == GATE_SERVE) serve_loop(w);
-  gpufs_uring_destroy(w->uring);
-  w->uring = NULL;
   if (d->p.worker_fini) d->p.worker_fini(d->p.ctx, w->id);
   return NULL;
 }
@@ -340,7 +300,6 @@ static int start_workers(struct gpufs_daemon *d)
   /* relaxed, all: the workers are created below (pthread_create orders
    * these stores before them), and the GPUs are told RUNNING after that */
   gpufs_st_relaxed_u32_dev(&d->stop, 0);
-  gpufs_st_relaxed_u32_dev(&d->uring_workers, 0);
   for (uint32_t i = 0; i < p->nqueues; i++) gpufs_st_relaxed_u64_sys(&p->queues[i].hdr->host_head, 0);
   for (uint32_t i = 0; i < p->nthreads; i++)
     for (uint32_t j = 0; j < GPUFS_DAEMON_MAX_QUEUES; j++) d->workers[i].run_first[j] = UINT64_MAX;
@@ -420,8 +379,7 @@ int gpufs_daemon_start(const struct gpufs_daemon_params *p, struct gpufs_daemon 
   for (uint32_t i = 0; i < p->nqueues; i++) {
     const struct gpufs_daemon_queue *q = &p->queues[i];
     d->queues[i].fo =
-        (struct gpufs_fileops){d->files, &d->io, q->staging, q->stride, i, p->read_engine,
-                               p->write_behind};
+        (struct gpufs_fileops){d->files, &d->io, q->staging, q->stride, i, p->write_behind};
   }
   if ((rc = start_workers(d)) < 0) {
     /* relaxed, as in start_workers: nothing was served */

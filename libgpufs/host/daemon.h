@@ -1,10 +1,10 @@
 /*
  * daemon.h - the host daemon: worker threads that serve the request queue.
  *
- * Internal to libgpufs (the public API is include/gpufs.cuh).  Plain C11; the
- * CUDA transfer is reached only through the hooks in gpufs_daemon_params, so
- * the daemon is served in CI by a CPU test client over the real queue layout
- * with a host-memory transport (tests/host/).
+ * Internal to libgpufs (the public API is include/gpufs.cuh).  Plain C11
+ * without CUDA: the GPU reads the bytes the daemon leaves in pinned host
+ * staging itself, so the daemon is served in CI by a CPU test client over
+ * the real queue layout in host memory (tests/host/).
  */
 #ifndef GPUFS_HOST_DAEMON_H
 #define GPUFS_HOST_DAEMON_H
@@ -15,7 +15,6 @@
 #include <sys/types.h>
 #include "../common/queue.h"
 #include "io.h" /* gpufs_io_ops, gpufs_daemon_stats */
-#include "gpufs/config.h" /* enum gpufs_read_engine */
 
 /* Queues one daemon serves at most: GPUFS_MAX_INSTANCES (config.h). */
 #define GPUFS_DAEMON_MAX_QUEUES 8u
@@ -34,12 +33,6 @@ struct gpufs_daemon_queue {
   uint8_t *staging;              /* nslots * stride bytes of pinned host staging */
   uint32_t nslots;
   uint32_t stride;               /* == the instance's page size */
-  /* DMA path: copy staging bytes [off, off+len) to the same offsets of the
-   * queue's device staging and wait for the copy; 0 or -errno.  Called by
-   * worker `worker` with this queue's ctx.  NULL: pull path (the GPU reads
-   * host staging itself). */
-  int (*to_device)(void *ctx, uint32_t worker, uint64_t off, uint64_t len);
-  void *ctx;
 };
 
 struct gpufs_daemon_params {
@@ -49,19 +42,12 @@ struct gpufs_daemon_params {
   uint32_t max_batch;            /* tickets one worker claims at once */
   uint32_t max_open_files;       /* host file table size, all queues together
                                     (-EMFILE beyond) */
-  /* Called once in each worker thread before it serves (e.g. to create its
-   * CUDA streams) and after; either may be NULL. */
+  /* Called once in each worker thread before it serves and after; either
+   * may be NULL. */
   int (*worker_init)(void *ctx, uint32_t worker);
   void (*worker_fini)(void *ctx, uint32_t worker);
   void *ctx;                     /* of worker_init and worker_fini */
   const struct gpufs_io_ops *io; /* NULL: the C library's open/pread/close */
-  uint32_t read_engine;          /* enum gpufs_read_engine (gpufs/config.h):
-                                    GPUFS_READ_URING gives each worker an
-                                    io_uring of max_batch entries for its
-                                    READ runs (uring.h); pread where the
-                                    kernel refuses one.  GPUFS_READ_MAP
-                                    copies READ runs from the file's
-                                    mapping (filemap.h) */
   uint64_t write_behind;         /* bytes written to a file between starts
                                     of its write-out (gpufs_config); 0 off */
 };
@@ -110,10 +96,6 @@ int gpufs_daemon_resume(struct gpufs_daemon *d);
 struct gpufs_hostfile_id;
 int gpufs_daemon_file_ident(struct gpufs_daemon *d, const struct stat *st,
                             struct gpufs_hostfile_id *id);
-
-/* Workers that serve READs through their own io_uring (read_engine
- * uring): 0 with pread, nthreads when every ring was made. */
-uint32_t gpufs_daemon_uring_workers(struct gpufs_daemon *d);
 
 /* The daemon's host file table (registrations: cuda_register.c). */
 struct gpufs_hostfiles;

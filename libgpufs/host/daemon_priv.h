@@ -27,7 +27,6 @@ struct worker {
   _Alignas(64) struct gpufs_daemon_stats stats[GPUFS_DAEMON_MAX_QUEUES];
   struct gpufs_daemon *d;
   struct gpufs_ticket *tickets; /* room for the largest run of any queue */
-  struct gpufs_uring *uring;    /* read_engine uring: this thread's ring; NULL: pread */
   pthread_t thread;
   uint32_t id;
   uint32_t next; /* the queue this worker tries first next time */
@@ -55,7 +54,6 @@ struct gpufs_daemon {
   uint32_t ninit; /* workers whose worker_init answered; under gate_lock */
   int init_rc;    /* first worker_init error; under gate_lock */
   int gate;       /* enum gate; under gate_lock */
-  uint32_t uring_workers; /* workers that made their io_uring; atomics only */
 };
 
 /* Add a run's counters to worker w's counters of queue qi (daemon_stats.c).

@@ -22,14 +22,12 @@ void gpufs_daemon_stats_flush(struct worker *w, uint32_t qi, const struct gpufs_
   stat_add(&c->preads, a->preads);
   stat_add(&c->merged, a->merged);
   stat_add(&c->bytes_read, a->bytes_read);
-  stat_add(&c->transfers, a->transfers);
   stat_add(&c->opens, a->opens);
   stat_add(&c->pwrites, a->pwrites);
   stat_add(&c->bytes_written, a->bytes_written);
   stat_add(&c->errors, a->errors);
   stat_add(&c->io_ns, a->io_ns);
   stat_add(&c->busy_ns, a->busy_ns);
-  stat_add(&c->uring_batches, a->uring_batches);
   stat_add(&c->map_copies, a->map_copies);
   stat_add(&c->map_faults, a->map_faults);
   stat_add(&c->write_starts, a->write_starts);
@@ -53,14 +51,12 @@ static void stats_sum(struct gpufs_daemon *d, uint32_t qi, struct gpufs_daemon_s
     s->preads += gpufs_ld_relaxed_u64_dev(&c->preads);
     s->merged += gpufs_ld_relaxed_u64_dev(&c->merged);
     s->bytes_read += gpufs_ld_relaxed_u64_dev(&c->bytes_read);
-    s->transfers += gpufs_ld_relaxed_u64_dev(&c->transfers);
     s->opens += gpufs_ld_relaxed_u64_dev(&c->opens);
     s->pwrites += gpufs_ld_relaxed_u64_dev(&c->pwrites);
     s->bytes_written += gpufs_ld_relaxed_u64_dev(&c->bytes_written);
     s->errors += gpufs_ld_relaxed_u64_dev(&c->errors);
     s->io_ns += gpufs_ld_relaxed_u64_dev(&c->io_ns);
     s->busy_ns += gpufs_ld_relaxed_u64_dev(&c->busy_ns);
-    s->uring_batches += gpufs_ld_relaxed_u64_dev(&c->uring_batches);
     s->map_copies += gpufs_ld_relaxed_u64_dev(&c->map_copies);
     s->map_faults += gpufs_ld_relaxed_u64_dev(&c->map_faults);
     s->write_starts += gpufs_ld_relaxed_u64_dev(&c->write_starts);
@@ -77,12 +73,6 @@ int gpufs_daemon_file_ident(struct gpufs_daemon *d, const struct stat *st,
                             struct gpufs_hostfile_id *id)
 {
   return gpufs_hostfiles_ident(d->files, st, id);
-}
-
-uint32_t gpufs_daemon_uring_workers(struct gpufs_daemon *d)
-{
-  /* relaxed: a count for the stats, final once the workers started */
-  return gpufs_ld_relaxed_u32_dev(&d->uring_workers);
 }
 
 struct gpufs_hostfiles *gpufs_daemon_files(struct gpufs_daemon *d)

@@ -1,5 +1,5 @@
 /*
- * filemap.c - mappings for read_engine map, and the copy that catches
+ * filemap.c - the daemon's file mappings for READs, and the copy that catches
  * SIGBUS (filemap.h).
  *
  * The guard: a thread about to copy from a mapping stores the address of

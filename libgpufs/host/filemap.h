@@ -1,5 +1,5 @@
 /*
- * filemap.h - read_engine map: a daemon worker copies a READ run from a
+ * filemap.h - how the daemon reads: a worker copies a READ run from a
  * read-only shared mapping of the file (the host page cache itself) into
  * staging, instead of one pread system call per run (docs/config.md).
  *

@@ -152,21 +152,14 @@ static int move_begin(const struct gpufs_fileops *fo, int write, struct gpufs_ti
   return 0;
 }
 
-/* The run's first call moved got bytes, then failed with err (0: none):
- * finish it (with resume, a call that stopped short is continued as
- * move_full would: io_uring's), answer each ticket, unpin. */
+/* The run's first move brought got bytes, then failed with err (0: none):
+ * answer each ticket, unpin. */
 static void move_finish(const struct gpufs_fileops *fo, struct move *m, struct gpufs_ticket *t,
-                        uint32_t n, uint32_t s, uint64_t got, int err, int resume,
+                        uint32_t n, uint32_t s, uint64_t got, int err,
                         struct gpufs_daemon_stats *acc)
 {
   const int write = m->write, fd = m->fd;
   uint8_t *base = fo->staging + (uint64_t)s * fo->stride;
-  if (resume && err == 0 && got < m->total && got > 0) {
-    /* a short first call (io_uring may stop early): go on as pread would */
-    int e2 = 0;
-    got += move_full(fo, write, fd, base + got, m->total - got, t[0].req.offset + got, acc, &e2);
-    err = e2;
-  }
   /* Each ticket gets what an unmerged call would have: its bytes (fewer at
    * EOF for a read, none past it), or the error if the failure hit them.
    * A merged call that failed is tried again ticket by ticket from the
@@ -203,9 +196,10 @@ static void move_finish(const struct gpufs_fileops *fo, struct move *m, struct g
   else acc->bytes_read += got;
 }
 
-/* read_engine map: copy the run of m (pinned) from the file's mapping into
- * buf.  1 when it did (every byte), 0 when the caller must pread it (no
- * mapping, a run past its end, or SIGBUS). */
+/* Copy the run of m (pinned) from the file's mapping into buf: a random
+ * 4 KiB miss costs half a pread (docs/config.md, "Retired modes").  1 when
+ * it did (every byte), 0 when the caller must pread it (no mapping, a run
+ * past its end, or SIGBUS). */
 static int map_copy(const struct gpufs_fileops *fo, const struct move *m, int32_t hfid,
                     uint8_t *buf, uint64_t off, struct gpufs_daemon_stats *acc)
 {
@@ -219,7 +213,7 @@ static int map_copy(const struct gpufs_fileops *fo, const struct move *m, int32_
     acc->map_faults++;
     return 0;
   }
-  acc->preads++; /* a host read of the run, as uring's are */
+  acc->preads++; /* a host read of the run, as a pread is */
   acc->map_copies++;
   return 1;
 }
@@ -232,59 +226,11 @@ static void serve_moves(const struct gpufs_fileops *fo, int write, struct gpufs_
   int err = 0;
   uint64_t got = 0;
   uint8_t *buf = fo->staging + (uint64_t)s * fo->stride;
-  if (!write && m.total > 0 && fo->read_engine == GPUFS_READ_MAP &&
-      map_copy(fo, &m, t[0].req.hfid, buf, t[0].req.offset, acc))
+  if (!write && m.total > 0 && map_copy(fo, &m, t[0].req.hfid, buf, t[0].req.offset, acc))
     got = m.total;
   else if (m.total > 0)
     got = move_full(fo, write, m.fd, buf, m.total, t[0].req.offset, acc, &err);
-  move_finish(fo, &m, t, n, s, got, err, 0, acc);
-}
-
-uint32_t gpufs_serve_read_batch(const struct gpufs_fileops *fo, struct gpufs_uring *u,
-                                struct gpufs_ticket *t, uint32_t avail, uint32_t s,
-                                struct gpufs_daemon_stats *acc, struct gpufs_pin *pc)
-{
-  enum { MAX_RUNS = 64 };
-  struct gpufs_uring_read rd[MAX_RUNS];
-  struct move mv[MAX_RUNS];
-  uint32_t at[MAX_RUNS], len[MAX_RUNS];
-  int64_t res[MAX_RUNS];
-  const uint32_t cap = gpufs_uring_depth(u) < MAX_RUNS ? gpufs_uring_depth(u) : MAX_RUNS;
-  uint32_t runs = 0, used = 0;
-  /* the READ runs at the head of the batch, up to the first other op:
-   * requests keep their order relative to writes, truncations, ... */
-  while (used < avail && runs < cap && t[used].req.op == GPUFS_OP_READ) {
-    const uint32_t n = gpufs_merge_len(&t[used], avail - used, fo->stride);
-    at[runs] = used;
-    len[runs] = n;
-    if (move_begin(fo, 0, &t[used], n, &mv[runs], pc) == 0 && mv[runs].total > 0) {
-      rd[runs] = (struct gpufs_uring_read){mv[runs].fd,
-                                           fo->staging + (uint64_t)(s + used) * fo->stride,
-                                           mv[runs].total, t[used].req.offset};
-      runs++;
-    } else if (mv[runs].fd >= 0) { /* nothing to read: answered by finish */
-      move_finish(fo, &mv[runs], &t[used], n, s + used, 0, 0, 0, acc);
-    }
-    used += n;
-  }
-  if (runs == 0) return used;
-  const uint64_t t0 = gpufs_daemon_now_ns();
-  const int rc = gpufs_uring_read_all(u, rd, runs, res);
-  acc->io_ns += gpufs_daemon_now_ns() - t0;
-  acc->preads += runs;
-  acc->uring_batches++;
-  for (uint32_t i = 0; i < runs; i++) {
-    const uint32_t j = at[i];
-    if (rc < 0) { /* the ring failed: pread, as without it */
-      int err = 0;
-      const uint64_t got = move_full(fo, 0, mv[i].fd, rd[i].buf, rd[i].len, rd[i].off, acc, &err);
-      move_finish(fo, &mv[i], &t[j], len[i], s + j, got, err, 0, acc);
-    } else {
-      move_finish(fo, &mv[i], &t[j], len[i], s + j, res[i] > 0 ? (uint64_t)res[i] : 0,
-                  res[i] < 0 ? (int)res[i] : 0, 1, acc);
-    }
-  }
-  return used;
+  move_finish(fo, &m, t, n, s, got, err, acc);
 }
 
 uint32_t gpufs_serve_read_run(const struct gpufs_fileops *fo, struct gpufs_ticket *t,

@@ -11,10 +11,8 @@
 
 #include <stdint.h>
 #include "../common/queue.h"
-#include "gpufs/config.h" /* enum gpufs_read_engine */
 #include "hostfiles.h"
 #include "io.h"
-#include "uring.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -36,8 +34,6 @@ struct gpufs_fileops {
   uint8_t *staging;
   uint32_t stride;
   uint32_t queue; /* the queue's index: whose write hostfiles refreshes */
-  uint32_t read_engine; /* enum gpufs_read_engine: GPUFS_READ_MAP copies READ
-                           runs from the file's mapping (filemap.h) */
   uint64_t write_behind; /* bytes written to a file between starts of its
                             write-out to disk (sync_file_range); 0: never */
 };
@@ -70,23 +66,14 @@ struct gpufs_pin {
 
 /* Serve the merged READ run at t[0] (a READ; the run is gpufs_merge_len
  * of avail), pinning its file through pc (when it is pc's file or pc
- * holds none): one pread, or with read_engine map one copy from the file's
- * mapping when the run lies wholly inside it (map_copies; a copy that hits
- * SIGBUS, map_faults, is preread).  Each ticket gets what an unmerged
+ * holds none): one copy from the file's mapping (filemap.h) when the run
+ * lies wholly inside it (map_copies; a copy that hits SIGBUS, map_faults,
+ * is preread), else one pread (a file that cannot be mapped, a run past
+ * the mapping's end).  Each ticket gets what an unmerged
  * pread would have given it.  Returns the tickets served. */
 uint32_t gpufs_serve_read_run(const struct gpufs_fileops *fo, struct gpufs_ticket *t,
                               uint32_t avail, uint32_t s, struct gpufs_daemon_stats *acc,
                               struct gpufs_pin *pc);
-
-/* read_engine uring: serve the READ runs at the head of t[0..avail) (up to
- * the first other op, at most the ring's depth of runs) with one io_uring
- * submission, each run as gpufs_serve_read_run would (a short or failed read
- * is finished or retried with pread), pinning through pc as
- * gpufs_serve_read_run.  Returns the tickets served (>= 1: t[0] is a
- * READ). */
-uint32_t gpufs_serve_read_batch(const struct gpufs_fileops *fo, struct gpufs_uring *u,
-                                struct gpufs_ticket *t, uint32_t avail, uint32_t s,
-                                struct gpufs_daemon_stats *acc, struct gpufs_pin *pc);
 
 /* Unpin pc's file, if it holds one, and empty it. */
 void gpufs_pin_drop(const struct gpufs_fileops *fo, struct gpufs_pin *pc);

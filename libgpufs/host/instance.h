@@ -7,7 +7,7 @@
  *   instance (cuda_instance.c) one GPU's page cache, request queue, file
  *                             table and readahead state (device memory),
  *                             its queue slots and staging (pinned, mapped),
- *                             its side stream and the DMA transfer hook
+ *                             its side stream
  *   stats (cuda_stats.c)      counters per instance and in total
  *   host reads (cuda_pread.c) gpufs_pread: host code reads through the
  *                             instances' caches
@@ -41,8 +41,6 @@ struct gpufs_instance {
   struct gpufs_queue_hdr *hdr;/* host pointers of the mapped memory */
   struct gpufs_slot *slots;
   uint8_t *staging;
-  uint8_t *dev_staging;       /* DMA path only */
-  cudaStream_t *streams;      /* DMA path: one per daemon worker */
   cudaStream_t stats_stream;  /* stats copies and gpufs_sync's kernel */
   int *sync_results;          /* gpufs_sync: one per file-table entry (device) */
 };
@@ -67,11 +65,10 @@ void gpufs_instance_destroy(struct gpufs_instance *in);
  * instance runs; its device is current.  0 or -errno. */
 int gpufs_instance_queue_renew(struct gpufs_instance *in);
 
-/* The instance's queue, as the daemon serves it (DMA hook included). */
+/* The instance's queue, as the daemon serves it. */
 struct gpufs_daemon_queue gpufs_instance_queue(struct gpufs_instance *in);
 
-/* Daemon worker hooks for the DMA path: per worker, one stream on each
- * instance that uses DMA.  ctx: the runtime's instance array (below). */
+/* The runtime's instances. */
 struct gpufs_instances {
   struct gpufs_instance *in[GPUFS_MAX_INSTANCES];
   uint32_t n;
@@ -83,8 +80,6 @@ struct gpufs_instances {
   } peer_on[GPUFS_MAX_INSTANCES * GPUFS_MAX_INSTANCES];
   uint32_t npeer_on;
 };
-int gpufs_instances_worker_init(void *ctx, uint32_t worker);
-void gpufs_instances_worker_fini(void *ctx, uint32_t worker);
 
 /* Link every instance to its peers (instances on the same GPU; instances
  * on another GPU this one reaches with peer access and native peer

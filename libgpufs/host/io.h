@@ -18,7 +18,7 @@ extern "C" {
 /* File operations the daemon performs; replaceable for fault injection.
  * They behave as the C library's (-1 and errno on failure).  A NULL member
  * is the C library's own, except mmap when pread is replaced: then no file
- * is mapped (read_engine map reads through the caller's pread). */
+ * is mapped (every READ goes through the caller's pread). */
 struct gpufs_io_ops {
   int (*open)(const char *path, int flags, mode_t mode);
   ssize_t (*pread)(int fd, void *buf, size_t len, off_t off);
@@ -35,19 +35,17 @@ struct gpufs_io_ops {
 struct gpufs_daemon_stats {
   uint64_t requests; /* tickets served */
   uint64_t batches;  /* claims that returned at least one ticket */
-  uint64_t preads;   /* host reads of merged runs: pread calls, io_uring reads,
-                        copies from a mapping */
+  uint64_t preads;   /* host reads of merged runs: pread calls and copies
+                        from a mapping */
   uint64_t merged;   /* READ tickets served by a pread of an earlier ticket */
   uint64_t bytes_read;
-  uint64_t transfers; /* to_device calls */
   uint64_t opens;
   uint64_t pwrites;   /* pwrite calls (after merging) */
   uint64_t bytes_written;
   uint64_t errors;    /* tickets completed with a negative result */
   uint64_t io_ns;     /* time inside pread and pwrite */
   uint64_t busy_ns;   /* time serving claimed runs, from claim to last completion */
-  uint64_t uring_batches; /* io_uring submissions of READ runs (read_engine uring) */
-  uint64_t map_copies; /* of preads, runs copied from the file's mapping (read_engine map) */
+  uint64_t map_copies; /* of preads, runs copied from the file's mapping */
   uint64_t map_faults; /* of those, copies that hit SIGBUS and were preread */
   uint64_t write_starts; /* write-outs started (write_behind) */
 };

@@ -188,39 +188,18 @@ TEST(ConfigHostTest, ReadaheadAsync)
   unsetenv("GPUFS_READAHEAD_ASYNC");
 }
 
-/* read_engine: pread by default, GPUFS_READ_ENGINE=pread|uring, nothing
- * else; register_max: 0 by default, GPUFS_REGISTER_MAX in bytes. */
-TEST(ConfigHostTest, ReadEngineAndRegisterMax)
+/* register_max: 0 by default, GPUFS_REGISTER_MAX in bytes. */
+TEST(ConfigHostTest, RegisterMax)
 {
   struct gpufs_config c;
   const char *bad = NULL, *why = NULL;
   gpufs_config_default(&c);
-  EXPECT_EQ((uint32_t)GPUFS_READ_MAP, c.read_engine) << "the default (docs/config.md)";
   EXPECT_EQ(0u, c.register_max);
-  setenv("GPUFS_READ_ENGINE", "uring", 1);
   setenv("GPUFS_REGISTER_MAX", "1048576", 1);
   EXPECT_EQ(0, gpufs_config_from_env(&c, &bad));
-  EXPECT_EQ((uint32_t)GPUFS_READ_URING, c.read_engine);
   EXPECT_EQ(1048576u, c.register_max);
   EXPECT_EQ(0, gpufs_config_check(&c, &bad, &why));
-  setenv("GPUFS_READ_ENGINE", "aio", 1);
-  EXPECT_EQ(-EINVAL, gpufs_config_from_env(&c, &bad));
-  ASSERT_NE(nullptr, bad);
-  EXPECT_STREQ("GPUFS_READ_ENGINE", bad);
-  setenv("GPUFS_READ_ENGINE", "pread", 1);
-  EXPECT_EQ(0, gpufs_config_from_env(&c, &bad));
-  EXPECT_EQ((uint32_t)GPUFS_READ_PREAD, c.read_engine);
-  EXPECT_EQ(0, gpufs_config_check(&c, &bad, &why));
-  setenv("GPUFS_READ_ENGINE", "map", 1);
-  EXPECT_EQ(0, gpufs_config_from_env(&c, &bad));
-  EXPECT_EQ((uint32_t)GPUFS_READ_MAP, c.read_engine);
-  EXPECT_EQ(0, gpufs_config_check(&c, &bad, &why));
-  unsetenv("GPUFS_READ_ENGINE");
   unsetenv("GPUFS_REGISTER_MAX");
-  c.read_engine = 3;
-  EXPECT_EQ(-EINVAL, gpufs_config_check(&c, &bad, &why));
-  ASSERT_NE(nullptr, bad);
-  EXPECT_STREQ("read_engine", bad);
 }
 
 /* GPUFS_DEVICES lists the instances' devices; a bad list names the

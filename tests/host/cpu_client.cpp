@@ -16,20 +16,6 @@
 
 namespace gpufs_test {
 
-static int dma_hook(void *ctx, uint32_t, uint64_t off, uint64_t len)
-{
-  CpuQueue *q = static_cast<CpuQueue *>(ctx);
-  uint64_t size = (uint64_t)q->nslots * q->stride;
-  if (len == 0 || off > size || len > size - off) {
-    q->dma_bad.fetch_add(1);
-    return -EINVAL;
-  }
-  memcpy(q->dev_staging + off, q->staging + off, len);
-  q->dma_calls.fetch_add(1);
-  q->dma_bytes.fetch_add(len);
-  return 0;
-}
-
 static void *zalloc(size_t align, size_t size)
 {
   size = (size + align - 1) / align * align;
@@ -39,8 +25,7 @@ static void *zalloc(size_t align, size_t size)
   return p;
 }
 
-CpuQueue::CpuQueue(uint32_t nslots_, uint32_t stride_, bool dma_)
-    : nslots(nslots_), stride(stride_), dma(dma_)
+CpuQueue::CpuQueue(uint32_t nslots_, uint32_t stride_) : nslots(nslots_), stride(stride_)
 {
   hdr = static_cast<gpufs_queue_hdr *>(zalloc(64, sizeof(gpufs_queue_hdr)));
   slots = static_cast<gpufs_slot *>(zalloc(128, sizeof(gpufs_slot) * nslots));
@@ -48,19 +33,13 @@ CpuQueue::CpuQueue(uint32_t nslots_, uint32_t stride_, bool dma_)
   free_seq = static_cast<uint64_t *>(zalloc(64, sizeof(uint64_t) * nslots));
   for (uint32_t i = 0; i < nslots; i++) free_seq[i] = i; /* ticket i owns slot i first */
   staging = static_cast<uint8_t *>(zalloc(4096, (size_t)nslots * stride));
-  dev_staging = nullptr;
-  if (dma) {
-    dev_staging = static_cast<uint8_t *>(zalloc(4096, (size_t)nslots * stride));
-    memset(dev_staging, 0xab, (size_t)nslots * stride);
-  }
   hdr->nslots = nslots;
   hdr->stride = stride;
   ref.slots = slots;
   ref.hdr = hdr;
   ref.tail = tail;
   ref.free_seq = free_seq;
-  ref.staging_in = dma ? dev_staging : staging;
-  ref.staging_host = staging;
+  ref.staging = staging;
   ref.nslots = nslots;
   ref.stride = stride;
 }
@@ -72,7 +51,6 @@ CpuQueue::~CpuQueue()
   free(tail);
   free(free_seq);
   free(staging);
-  free(dev_staging);
 }
 
 void CpuQueue::renew()
@@ -91,8 +69,6 @@ gpufs_daemon_queue CpuQueue::queue() const
   q.staging = staging;
   q.nslots = nslots;
   q.stride = stride;
-  q.to_device = dma ? dma_hook : nullptr;
-  q.ctx = const_cast<CpuQueue *>(this);
   return q;
 }
 
@@ -174,7 +150,7 @@ int client_finish(CpuQueue &q, uint64_t first, Request *reqs, uint32_t n)
     if (r.op == GPUFS_OP_READ) {
       r.data.clear();
       if (r.result > 0) {
-        const uint8_t *in = q.ref.staging_in + (size_t)gpufs_q_index(&q.ref, t) * q.stride;
+        const uint8_t *in = q.ref.staging + (size_t)gpufs_q_index(&q.ref, t) * q.stride;
         r.data.assign(in, in + std::min<int64_t>(r.result, q.stride));
       }
     }

@@ -5,14 +5,11 @@
  * it out in pinned memory (header, slots, staging; `tail` and `free_seq`,
  * which live in device memory on a GPU, are host words here) and drives it
  * with the producer helpers of queue.h, so the daemon is tested over the real
- * protocol.  With dma=true it also provides the to_device hook: a memcpy of
- * staging bytes into a separate "device staging" buffer, from which the
- * client then reads served bytes, as a GPU would.
+ * protocol.
  */
 #ifndef GPUFS_TESTS_HOST_CPU_CLIENT_H
 #define GPUFS_TESTS_HOST_CPU_CLIENT_H
 
-#include <atomic>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -22,13 +19,12 @@
 namespace gpufs_test {
 
 struct CpuQueue {
-  CpuQueue(uint32_t nslots, uint32_t stride, bool dma);
+  CpuQueue(uint32_t nslots, uint32_t stride);
   ~CpuQueue();
   CpuQueue(const CpuQueue &) = delete;
   CpuQueue &operator=(const CpuQueue &) = delete;
 
-  /* This queue as the daemon serves it; to_device (ctx: this queue) is set
-   * when dma. */
+  /* This queue as the daemon serves it. */
   gpufs_daemon_queue queue() const;
 
   /* Make the producers' side new, as an instance does before
@@ -41,18 +37,12 @@ struct CpuQueue {
                              uint32_t max_open_files) const;
 
   uint32_t nslots, stride;
-  bool dma;
   gpufs_queue_hdr *hdr;
   gpufs_slot *slots;
   uint64_t *tail;
   uint64_t *free_seq;
-  uint8_t *staging;     /* host staging: payloads, and served bytes (pull) */
-  uint8_t *dev_staging; /* the DMA hook's target (dma only) */
+  uint8_t *staging; /* host staging: payloads and served bytes */
   gpufs_queue_ref ref;
-
-  std::atomic<uint64_t> dma_calls{0};
-  std::atomic<uint64_t> dma_bytes{0};
-  std::atomic<uint64_t> dma_bad{0}; /* calls outside the staging area */
 };
 
 /* One request (the fields a GPU producer fills: gpufs_req; OPEN and UNLINK

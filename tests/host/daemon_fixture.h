@@ -86,18 +86,16 @@ protected:
   TempDir dir;
   std::unique_ptr<CpuQueue> q;
   gpufs_daemon *d = nullptr;
-  uint32_t read_engine = GPUFS_READ_PREAD; /* what start() gives the daemon */
-  uint64_t write_behind = 0;               /* likewise (0: off) */
+  uint64_t write_behind = 0; /* what start() gives the daemon (0: off) */
 
   ~DaemonFixture() { gpufs_daemon_stop(d); }
 
-  void start(bool dma, uint32_t nthreads = 2, uint32_t max_batch = 64,
-             uint32_t max_open = 64, const gpufs_io_ops *io = nullptr)
+  void start(uint32_t nthreads = 2, uint32_t max_batch = 64, uint32_t max_open = 64,
+             const gpufs_io_ops *io = nullptr)
   {
-    q = std::make_unique<CpuQueue>(kSlots, kStride, dma);
+    q = std::make_unique<CpuQueue>(kSlots, kStride);
     gpufs_daemon_params p = q->params(nthreads, max_batch, max_open);
     p.io = io;
-    p.read_engine = read_engine;
     p.write_behind = write_behind;
     ASSERT_EQ(0, gpufs_daemon_start(&p, &d));
   }

@@ -43,7 +43,7 @@ void count_fini(void *, uint32_t) { g_finis++; }
 TEST(DaemonLife, StopWithoutRequests)
 {
   g_inits = g_finis = 0;
-  CpuQueue q(kSlots, kStride, true);
+  CpuQueue q(kSlots, kStride);
   gpufs_daemon_params p = q.params(4, 16, 8);
   p.worker_init = count_init_ok;
   p.worker_fini = count_fini;
@@ -66,7 +66,7 @@ TEST(DaemonLife, StopWithoutRequests)
 TEST(DaemonLife, FailingWorkerInitFailsStart)
 {
   g_inits = g_finis = 0;
-  CpuQueue q(kSlots, kStride, false);
+  CpuQueue q(kSlots, kStride);
   gpufs_daemon_params p = q.params(4, 16, 8);
   p.worker_init = count_init;
   p.worker_fini = count_fini;
@@ -80,7 +80,7 @@ TEST(DaemonLife, FailingWorkerInitFailsStart)
 
 TEST(DaemonLife, BadParamsAreEinval)
 {
-  CpuQueue q(kSlots, kStride, false);
+  CpuQueue q(kSlots, kStride);
   gpufs_daemon *d = nullptr;
   EXPECT_EQ(-EINVAL, gpufs_daemon_start(nullptr, &d));
   gpufs_daemon_params p = q.params(1, 16, 8);
@@ -105,7 +105,7 @@ TEST(DaemonLife, BadParamsAreEinval)
 TEST(DaemonLife, ServesWhatWasPostedBeforeStart)
 {
   TempDir dir;
-  CpuQueue q(kSlots, kStride, false);
+  CpuQueue q(kSlots, kStride);
   std::string path = dir.file("early");
   ASSERT_EQ(0, write_pattern_file(path, 3 * kStride, 23));
   Request r;
@@ -132,7 +132,7 @@ TEST(DaemonLife, StopUnderLoad)
   std::string path = dir.file("load");
   constexpr uint64_t kSize = 32 * kStride;
   ASSERT_EQ(0, write_pattern_file(path, kSize, 24));
-  CpuQueue q(kSlots, kStride, true);
+  CpuQueue q(kSlots, kStride);
   gpufs_daemon_params p = q.params(3, 16, 8);
   gpufs_daemon *d = nullptr;
   ASSERT_EQ(0, gpufs_daemon_start(&p, &d));
@@ -193,7 +193,7 @@ TEST(DaemonLife, PauseReleasesWaitersAndResumeServesANewQueue)
   const std::string path = dir.file("paused");
   ASSERT_EQ(0, write_pattern_file(path, 64 * kStride, 51));
   g_inits = g_finis = 0;
-  CpuQueue q(kSlots, kStride, false);
+  CpuQueue q(kSlots, kStride);
   gpufs_daemon_params p = q.params(2, 16, 8);
   p.worker_init = count_init_ok;
   p.worker_fini = count_fini;
@@ -241,7 +241,7 @@ TEST(DaemonLife, StopReleasesAWaitingClient)
   TempDir dir;
   std::string fifo = dir.file("fifo");
   ASSERT_EQ(0, mkfifo(fifo.c_str(), 0600));
-  CpuQueue q(kSlots, kStride, false);
+  CpuQueue q(kSlots, kStride);
   gpufs_daemon_params p = q.params(1, 16, 8);
   gpufs_daemon *d = nullptr;
   ASSERT_EQ(0, gpufs_daemon_start(&p, &d));
@@ -288,7 +288,7 @@ TEST(DaemonLife, StopWithinGivesUpOnAStuckWorker)
   TempDir dir;
   std::string fifo = dir.file("stuck-fifo");
   ASSERT_EQ(0, mkfifo(fifo.c_str(), 0600));
-  CpuQueue q(kSlots, kStride, false);
+  CpuQueue q(kSlots, kStride);
   gpufs_daemon_params p = q.params(2, 16, 8);
   g_finis = 0;
   p.worker_fini = count_fini;

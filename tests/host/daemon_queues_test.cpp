@@ -28,7 +28,6 @@ namespace {
 
 struct QueueShape {
   uint32_t nslots, stride;
-  bool dma;
 };
 
 /* A daemon over several fresh CPU queues, stopped at the end of a test. */
@@ -45,7 +44,7 @@ protected:
   {
     std::vector<CpuQueue *> raw;
     for (const QueueShape &s : shapes) {
-      qs.push_back(std::make_unique<CpuQueue>(s.nslots, s.stride, s.dma));
+      qs.push_back(std::make_unique<CpuQueue>(s.nslots, s.stride));
       raw.push_back(qs.back().get());
     }
     gpufs_daemon_params p = multi_params(raw, nthreads, max_batch, max_open);
@@ -123,17 +122,14 @@ void expect_same_counts(const gpufs_daemon_stats &a, const gpufs_daemon_stats &b
   EXPECT_EQ(a.preads, b.preads);
   EXPECT_EQ(a.merged, b.merged);
   EXPECT_EQ(a.bytes_read, b.bytes_read);
-  EXPECT_EQ(a.transfers, b.transfers);
   EXPECT_EQ(a.opens, b.opens);
   EXPECT_EQ(a.errors, b.errors);
 }
 
-/* Four queues of different sizes and page sizes (pull and DMA), two client
- * threads each, all at once; per-queue counters add up to the total. */
+/* Four queues of different sizes and page sizes, two client threads each, all at once; per-queue counters add up to the total. */
 TEST_F(DaemonQueues, SeveralQueuesServedAtOnce)
 {
-  const std::vector<QueueShape> shapes = {
-      {128, 4096, false}, {16, 8192, true}, {64, 16384, false}, {8, 4096, true}};
+  const std::vector<QueueShape> shapes = {{128, 4096}, {16, 8192}, {64, 16384}, {8, 4096}};
   start(shapes, 3, 32);
   const uint64_t size = 40 * 16384 + 123;
   std::string path = pattern_file("shared", size, 77);
@@ -171,19 +167,11 @@ TEST_F(DaemonQueues, SeveralQueuesServedAtOnce)
     EXPECT_EQ(bytes, s.bytes_read) << "queue " << q;
     EXPECT_EQ(0u, s.errors) << "queue " << q;
     EXPECT_GE(s.batches, 1u);
-    if (shapes[q].dma) {
-      EXPECT_EQ(qs[q]->dma_calls.load(), s.transfers) << "queue " << q;
-      EXPECT_GE(qs[q]->dma_bytes.load(), bytes) << "queue " << q;
-      EXPECT_EQ(0u, qs[q]->dma_bad.load());
-    } else {
-      EXPECT_EQ(0u, s.transfers) << "queue " << q << " is pull";
-    }
     sum.requests += s.requests;
     sum.batches += s.batches;
     sum.preads += s.preads;
     sum.merged += s.merged;
     sum.bytes_read += s.bytes_read;
-    sum.transfers += s.transfers;
     sum.opens += s.opens;
     sum.errors += s.errors;
   }
@@ -211,7 +199,7 @@ const gpufs_io_ops kSlowReads = {nullptr, slow_pread, nullptr, nullptr,
  * daemon is stopped at the deadline, which releases every waiter). */
 TEST_F(DaemonQueues, BusyQueueDoesNotStarveAnother)
 {
-  start({{128, 4096, false}, {16, 4096, false}}, 2, 4, 64, &kSlowReads);
+  start({{128, 4096}, {16, 4096}}, 2, 4, 64, &kSlowReads);
   const uint64_t size = 64 * 4096 + 9;
   std::string path = pattern_file("flood", size, 5);
   int64_t h0 = client_open(*qs[0], path, O_RDONLY, nullptr);
@@ -267,47 +255,11 @@ TEST_F(DaemonQueues, BusyQueueDoesNotStarveAnother)
   EXPECT_EQ(flood_tickets.load() + 1, qstats(0).requests);
 }
 
-/* DMA with two queues, each its own hook and context: each queue's bytes
- * land in its own device staging (the client reads them from there), and
- * each hook is called only for its own queue. */
-TEST_F(DaemonQueues, DmaLandsInEachQueuesDeviceStaging)
-{
-  start({{32, 4096, true}, {32, 8192, true}, {32, 4096, false}}, 3, 16);
-  const uint64_t size = 30 * 8192 + 17;
-  const uint64_t seeds[3] = {31, 32, 33}; /* each queue reads its own file */
-  std::vector<int32_t> hfid(3);
-  for (uint32_t q = 0; q < 3; q++) {
-    std::string path = pattern_file("dma" + std::to_string(q), size, seeds[q]);
-    int64_t h = client_open(*qs[q], path, O_RDONLY, nullptr);
-    ASSERT_GE(h, 0);
-    hfid[q] = (int32_t)h;
-  }
-  std::vector<Tally> tally(3);
-  std::vector<std::thread> th;
-  for (uint32_t q = 0; q < 3; q++)
-    th.emplace_back(read_client, std::ref(*qs[q]), hfid[q], size, seeds[q], 150, 50 + q, &tally[q]);
-  for (auto &t : th) t.join();
-  for (uint32_t q = 0; q < 3; q++) {
-    EXPECT_EQ(0u, tally[q].bad) << "queue " << q;
-    EXPECT_GT(tally[q].bytes, 0u);
-    gpufs_daemon_stats s = qstats(q);
-    EXPECT_EQ(tally[q].bytes, s.bytes_read) << "queue " << q;
-    EXPECT_EQ(qs[q]->dma_calls.load(), s.transfers) << "queue " << q;
-    EXPECT_EQ(0u, qs[q]->dma_bad.load()) << "queue " << q;
-    if (q < 2) {
-      EXPECT_GT(s.transfers, 0u) << "queue " << q;
-      EXPECT_GE(qs[q]->dma_bytes.load(), tally[q].bytes) << "queue " << q;
-    }
-  }
-  EXPECT_EQ(0u, qs[2]->dma_calls.load()) << "the pull queue has no hook";
-  EXPECT_EQ(0u, qstats(2).transfers);
-}
-
 /* The same file through two queues: one cid, one version while nobody
  * writes, and either queue's hfid names the same host file. */
 TEST_F(DaemonQueues, SameFileSameCidThroughEveryQueue)
 {
-  start({{16, 4096, false}, {16, 4096, true}});
+  start({{16, 4096}, {16, 4096}});
   const uint64_t size = 3 * 4096 + 5;
   std::string a = pattern_file("a", size, 41);
   std::string b = pattern_file("b", size, 42);
@@ -362,7 +314,7 @@ uint64_t version_at_open(CpuQueue &q, const std::string &path)
  * for every queue. */
 TEST_F(DaemonQueues, CloseToOpenBetweenQueues)
 {
-  start({{16, 4096, false}, {16, 4096, false}, {16, 4096, true}});
+  start({{16, 4096}, {16, 4096}, {16, 4096}});
   const uint64_t size = 2 * 4096;
   std::string path = pattern_file("c2o", size, 61);
   const uint64_t v0 = version_at_open(*qs[1], path);
@@ -409,7 +361,7 @@ TEST_F(DaemonQueues, CloseToOpenBetweenQueues)
  * made after the stop gives up on every queue. */
 TEST_F(DaemonQueues, StopWithSeveralQueues)
 {
-  start({{32, 4096, false}, {16, 8192, true}, {64, 4096, true}}, 2, 16);
+  start({{32, 4096}, {16, 8192}, {64, 4096}}, 2, 16);
   const uint64_t size = 24 * 8192;
   std::string path = pattern_file("stop", size, 71);
   std::vector<int32_t> hfid;
@@ -459,7 +411,7 @@ TEST_F(DaemonQueues, StopWithSeveralQueues)
 
 TEST_F(DaemonQueues, BadParamsAreEinval)
 {
-  CpuQueue a(16, 4096, false), b(16, 4096, true);
+  CpuQueue a(16, 4096), b(16, 4096);
   gpufs_daemon *bad = nullptr;
   gpufs_daemon_params p = multi_params({&a, &b}, 2, 16, 8);
   p.nqueues = 0;
@@ -486,7 +438,7 @@ TEST_F(DaemonQueues, BadParamsAreEinval)
   std::vector<std::unique_ptr<CpuQueue>> many;
   std::vector<CpuQueue *> raw;
   for (uint32_t i = 0; i < GPUFS_DAEMON_MAX_QUEUES; i++) {
-    many.push_back(std::make_unique<CpuQueue>(4, 4096, i % 2 == 1));
+    many.push_back(std::make_unique<CpuQueue>(4, 4096));
     raw.push_back(many.back().get());
   }
   p = multi_params(raw, 2, 16, 8);

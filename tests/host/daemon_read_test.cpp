@@ -1,7 +1,7 @@
 /*
- * daemon_read_test.cpp - READs served by the host daemon, over both
- * transports (pull: the client reads host staging; DMA: the client reads the
- * copy the to_device hook made).  Every byte is checked against the file.
+ * daemon_read_test.cpp - READs served by the host daemon, from the files'
+ * mappings and, where a file cannot be mapped, with pread.  Every byte is
+ * checked against the file.
  */
 #include <gtest/gtest.h>
 
@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <random>
 #include <string>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <thread>
 #include <unistd.h>
@@ -24,27 +25,34 @@ using namespace gpufs_test;
 
 namespace {
 
-/* Param: bit 0 the DMA transport, bit 1 read_engine uring, bit 2
- * read_engine map. */
-class DaemonRead : public DaemonFixture, public ::testing::TestWithParam<int> {
+/* A mapping that is always refused (ENODEV, as for a file that cannot be
+ * mapped): every READ takes the daemon's pread fallback. */
+static void *refuse_mmap(void *, size_t, int, int, int, off_t)
+{
+  errno = ENODEV;
+  return MAP_FAILED;
+}
+const gpufs_io_ops kNoMap = [] {
+  gpufs_io_ops io{};
+  io.mmap = refuse_mmap;
+  return io;
+}();
+
+/* Param: the files can be mapped (else every run is preread). */
+class DaemonRead : public DaemonFixture, public ::testing::TestWithParam<bool> {
 protected:
-  bool dma() const { return (GetParam() & 1) != 0; }
-  bool uring() const { return (GetParam() & 2) != 0; }
-  bool map() const { return (GetParam() & 4) != 0; }
-  void SetUp() override
-  {
-    read_engine = uring() ? GPUFS_READ_URING : map() ? GPUFS_READ_MAP : GPUFS_READ_PREAD;
-    start(dma());
-  }
+  bool map() const { return GetParam(); }
+  const gpufs_io_ops *io() const { return map() ? nullptr : &kNoMap; }
+  void SetUp() override { start(2, 64, 64, io()); }
   void TearDown() override
   {
-    /* the uring runs read through the ring; only map copies from the
-     * mapping (and not every run: those that cross the end of a file are
-     * preread) */
+    /* not every run is copied from a mapping: those that cross the end of
+     * a file are preread */
     if (!d) return;
     gpufs_daemon_stats s = stats();
-    EXPECT_EQ(uring(), s.uring_batches > 0);
-    if (!map()) EXPECT_EQ(0u, s.map_copies);
+    if (!map()) {
+      EXPECT_EQ(0u, s.map_copies);
+    }
     EXPECT_EQ(0u, s.map_faults);
   }
 };
@@ -92,7 +100,7 @@ TEST_P(DaemonRead, ShortAtEofAndZeroPastIt)
 }
 
 /* 64 consecutive pages posted as one run (head posted last, so one worker
- * claims them all at once): one pread, 63 merged tickets, one transfer. */
+ * claims them all at once): one host read, 63 merged tickets. */
 TEST_P(DaemonRead, ConsecutivePagesAreMerged)
 {
   TestFile f = make_file("merge", 64 * kStride, 5);
@@ -107,17 +115,10 @@ TEST_P(DaemonRead, ConsecutivePagesAreMerged)
   EXPECT_EQ(map() ? 1u : 0u, after.map_copies - before.map_copies);
   EXPECT_EQ(1u, after.batches - before.batches);
   EXPECT_EQ(64u * kStride, after.bytes_read - before.bytes_read);
-  if (dma()) {
-    EXPECT_EQ(1u, after.transfers - before.transfers);
-    EXPECT_EQ(1u, q->dma_calls.load());
-    EXPECT_EQ(64u * kStride, q->dma_bytes.load());
-  } else {
-    EXPECT_EQ(0u, after.transfers - before.transfers);
-  }
 }
 
 /* The file ends inside the merged run: the page at EOF is short, the pages
- * after it get 0, and the DMA copy stops at the last byte read. */
+ * after it get 0. */
 TEST_P(DaemonRead, MergedRunAcrossEof)
 {
   TestFile f = make_file("merge-eof", 40 * kStride + 2048, 6);
@@ -131,10 +132,6 @@ TEST_P(DaemonRead, MergedRunAcrossEof)
   EXPECT_EQ(0, reqs[41].result);
   EXPECT_EQ(63u, after.merged - before.merged);
   EXPECT_LE(after.preads - before.preads, 2u);
-  if (dma()) {
-    EXPECT_EQ(1u, q->dma_calls.load());
-    EXPECT_EQ(f.size, q->dma_bytes.load());
-  }
 }
 
 /* One run mixing two files, a partial page (ends a merge), an odd offset
@@ -171,9 +168,6 @@ TEST_P(DaemonRead, RunMixingTwoFiles)
   EXPECT_EQ(7u, merges);
   EXPECT_EQ(merges, after.merged - before.merged);
   EXPECT_EQ(1u, after.batches - before.batches);
-  if (dma()) {
-    EXPECT_EQ(1u, q->dma_calls.load());
-  }
 }
 
 /* Hundreds of files, opened in runs of OPENs, read in runs that touch a
@@ -182,7 +176,7 @@ TEST_P(DaemonRead, ManyFiles)
 {
   gpufs_daemon_stop(d);
   d = nullptr;
-  start(dma(), 2, 64, 512);
+  start(2, 64, 512, io());
   constexpr uint32_t kFiles = 300, kRun = 16;
   std::vector<TestFile> files;
   std::vector<uint64_t> cids;
@@ -233,7 +227,7 @@ TEST_P(DaemonRead, ConcurrentClients)
 {
   gpufs_daemon_stop(d);
   d = nullptr;
-  start(dma(), 4, 32, 64);
+  start(4, 32, 64, io());
   std::vector<TestFile> shared;
   for (uint32_t i = 0; i < 6; i++)
     shared.push_back(make_file("shared" + std::to_string(i), i * 61 * kStride + i * 999, 200 + i));
@@ -290,11 +284,6 @@ TEST_P(DaemonRead, ConcurrentClients)
   gpufs_daemon_stats s = stats();
   EXPECT_EQ(0u, s.errors);
   EXPECT_GT(s.requests, (uint64_t)kThreads * kIters);
-  if (dma()) {
-    EXPECT_EQ(0u, q->dma_bad.load());
-    EXPECT_EQ(s.transfers, q->dma_calls.load());
-    EXPECT_GT(s.transfers, 0u);
-  }
 }
 
 /* One claimed batch: reads of a file, its CLOSE, then reads of it again
@@ -325,10 +314,9 @@ TEST_P(DaemonRead, ReadsAfterACloseInOneBatchFindItClosed)
   EXPECT_EQ(0, client_close(*q, b.hfid));
 }
 
-INSTANTIATE_TEST_SUITE_P(Transport, DaemonRead, ::testing::Values(0, 1, 2, 3, 4, 5),
-                         [](const ::testing::TestParamInfo<int> &i) {
-                           return std::string(i.param & 1 ? "Dma" : "Pull") +
-                                  (i.param & 2 ? "Uring" : i.param & 4 ? "Map" : "");
+INSTANTIATE_TEST_SUITE_P(Source, DaemonRead, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool> &i) {
+                           return std::string(i.param ? "Map" : "Pread");
                          });
 
 } // namespace

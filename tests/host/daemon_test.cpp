@@ -26,7 +26,7 @@ namespace {
 
 class DaemonMeta : public DaemonFixture, public ::testing::Test {
 protected:
-  void SetUp() override { start(false); }
+  void SetUp() override { start(); }
 };
 
 TEST_F(DaemonMeta, FstatReportsTheHostFile)
@@ -96,7 +96,7 @@ class DaemonErrors : public DaemonFixture, public ::testing::Test {};
 
 TEST_F(DaemonErrors, BadHfid)
 {
-  start(false, 2, 64, 8);
+  start(2, 64, 8);
   TestFile f = make_file("bad", 100, 12);
   for (int32_t h : {-1, 8, 12345, INT32_MAX}) {
     EXPECT_EQ(-EBADF, client_read(*q, h, 0, 10, nullptr)) << h;
@@ -114,7 +114,7 @@ TEST_F(DaemonErrors, BadHfid)
 
 TEST_F(DaemonErrors, BadRequests)
 {
-  start(false);
+  start();
   TestFile f = make_file("req", 3 * kStride, 13);
   EXPECT_EQ(-EINVAL, client_read(*q, f.hfid, 0, kStride + 1, nullptr)) << "len > stride";
   EXPECT_EQ(-EINVAL, client_read(*q, f.hfid, UINT64_MAX - 5, 10, nullptr)) << "offset overflow";
@@ -138,7 +138,7 @@ TEST_F(DaemonErrors, BadRequests)
 
 TEST_F(DaemonErrors, MissingFile)
 {
-  start(false);
+  start();
   EXPECT_EQ(-ENOENT, client_open(*q, dir.file("no-such-file"), O_RDONLY, nullptr));
   EXPECT_EQ(-ENOENT, client_open(*q, "", O_RDONLY, nullptr));
   EXPECT_EQ(-ENOTDIR, client_open(*q, make_file("plain", 1, 1, false).path + "/x", O_RDONLY, nullptr));
@@ -147,7 +147,7 @@ TEST_F(DaemonErrors, MissingFile)
 
 TEST_F(DaemonErrors, NoPermission)
 {
-  start(false);
+  start();
   std::string secret = make_file("secret", 100, 14, false).path;
   std::string open_one = make_file("open", 100, 15, false).path;
   ASSERT_EQ(0, chmod(secret.c_str(), 0));
@@ -168,7 +168,7 @@ TEST_F(DaemonErrors, NoPermission)
 
 TEST_F(DaemonErrors, TooManyOpenFiles)
 {
-  start(false, 2, 64, 2);
+  start(2, 64, 2);
   TestFile a = make_file("m1", 10, 16), b = make_file("m2", 20, 17);
   ASSERT_GE(a.hfid, 0);
   ASSERT_GE(b.hfid, 0);
@@ -272,7 +272,7 @@ protected:
 
 TEST_F(DaemonHooks, FailingPreadIsEio)
 {
-  start(false, 2, 64, 8, &kHookIo);
+  start(2, 64, 8, &kHookIo);
   TestFile f = make_file("eio", 10 * kStride, 18);
   g_fail_from = 0;
   EXPECT_EQ(-EIO, client_read(*q, f.hfid, 0, kStride, nullptr));
@@ -286,12 +286,10 @@ TEST_F(DaemonHooks, FailingPreadIsEio)
 /* A merged pread that fails part way (short reads up to the bad byte). */
 TEST_F(DaemonHooks, FailureInsideAMergedRun)
 {
-  start(true, 2, 64, 8, &kHookIo);
+  start(2, 64, 8, &kHookIo);
   TestFile f = make_file("eio-mid", 16 * kStride, 19);
   g_fail_from = 8 * kStride + 100;
   run_past_a_bad_page(f);
-  EXPECT_EQ(1u, q->dma_calls.load());
-  EXPECT_EQ(8u * kStride, q->dma_bytes.load());
 }
 
 /* A disk that fails every call touching a bad byte, good bytes before it
@@ -299,7 +297,7 @@ TEST_F(DaemonHooks, FailureInsideAMergedRun)
  * readahead pages past a bad page must not fail the page it asked for). */
 TEST_F(DaemonHooks, WholeCallFailureServesThePagesBeforeIt)
 {
-  start(false, 2, 64, 8, &kHookIo);
+  start(2, 64, 8, &kHookIo);
   TestFile f = make_file("eio-whole", 16 * kStride, 23);
   g_fail_whole_from = 8 * kStride + 100;
   run_past_a_bad_page(f);
@@ -311,7 +309,7 @@ TEST_F(DaemonHooks, WholeCallFailureServesThePagesBeforeIt)
  * advice the GPU gave first (gfadvise) is never overridden. */
 TEST_F(DaemonHooks, LongRunsAdviseHostReadaheadOnce)
 {
-  start(false, 1, 8, 8, &kHookIo);
+  start(1, 8, 8, &kHookIo);
   TestFile a = make_file("seq-a", 32 * kStride, 24), b = make_file("seq-b", 32 * kStride, 25),
            c = make_file("seq-c", 32 * kStride, 26);
   std::vector<Request> reqs = page_reads(b.hfid, 4, 4);
@@ -335,7 +333,7 @@ TEST_F(DaemonHooks, LongRunsAdviseHostReadaheadOnce)
 
 TEST_F(DaemonHooks, ShortPreadsAreRetried)
 {
-  start(false, 2, 64, 8, &kHookIo);
+  start(2, 64, 8, &kHookIo);
   TestFile f = make_file("short", 8 * kStride + 10, 20);
   g_max_chunk = 1000;
   std::vector<Request> reqs;
@@ -346,22 +344,6 @@ TEST_F(DaemonHooks, ShortPreadsAreRetried)
   EXPECT_GE(stats().preads, f.size / 1000);
 }
 
-TEST_F(DaemonHooks, FailingTransferFailsTheReads)
-{
-  q = std::make_unique<CpuQueue>(kSlots, kStride, true);
-  gpufs_daemon_params p = q->params(1, 64, 8);
-  p.queues[0].to_device = [](void *, uint32_t, uint64_t, uint64_t) { return -EIO; };
-  ASSERT_EQ(0, gpufs_daemon_start(&p, &d));
-  TestFile f = make_file("xfer", 2 * kStride, 21);
-  std::vector<Request> reqs = {read_req(f.hfid, 0, kStride), read_req(f.hfid, kStride, kStride),
-                               read_req(f.hfid, f.size, kStride)};
-  ASSERT_EQ(0, client_run(*q, reqs.data(), 3, true));
-  EXPECT_EQ(-EIO, reqs[0].result);
-  EXPECT_EQ(-EIO, reqs[1].result);
-  EXPECT_EQ(0, reqs[2].result) << "nothing to transfer, nothing failed";
-  EXPECT_EQ(1u, stats().transfers);
-}
-
 /* CLOSE while another worker still serves a READ of the file claimed
  * before it (a GPU group's posted readahead does not wait for its READs
  * before the file's last gclose): the CLOSE is served after the READ, the
@@ -369,7 +351,7 @@ TEST_F(DaemonHooks, FailingTransferFailsTheReads)
  * requests see -EBADF. */
 TEST_F(DaemonHooks, CloseWaitsForTheReadsClaimedBeforeIt)
 {
-  start(false, 2, 64, 8, &kHookIo);
+  start(2, 64, 8, &kHookIo);
   TestFile f = make_file("busy", 2 * kStride, 22);
   g_block_next = true;
   Request slow = read_req(f.hfid, 100, kStride);

@@ -62,12 +62,12 @@ ssize_t hook_pwrite(int fd, const void *buf, size_t len, off_t off)
 const gpufs_io_ops kFailingWrites = {nullptr, nullptr, nullptr, hook_pwrite, nullptr, nullptr,
                                      nullptr, nullptr};
 
-class DaemonWrite : public DaemonFixture, public ::testing::TestWithParam<bool> {
+class DaemonWrite : public DaemonFixture, public ::testing::Test {
 protected:
   void SetUp() override
   {
     g_fail_errno = 0;
-    start(GetParam(), 2, 64, 16, &kFailingWrites);
+    start(2, 64, 16, &kFailingWrites);
   }
   int32_t open_rw(const std::string &path, uint32_t extra = 0, uint64_t out[4] = nullptr)
   {
@@ -77,7 +77,7 @@ protected:
   }
 };
 
-TEST_P(DaemonWrite, PagesMergeIntoOnePwriteAndLandExactly)
+TEST_F(DaemonWrite, PagesMergeIntoOnePwriteAndLandExactly)
 {
   std::string path = dir.file("w");
   int32_t h = open_rw(path, O_CREAT);
@@ -96,7 +96,7 @@ TEST_P(DaemonWrite, PagesMergeIntoOnePwriteAndLandExactly)
   EXPECT_EQ(0, client_close(*q, h));
 }
 
-TEST_P(DaemonWrite, OnlyTheNamedBytesChange)
+TEST_F(DaemonWrite, OnlyTheNamedBytesChange)
 {
   TestFile f = make_file("part", 3 * kStride, 42, false);
   int32_t h = open_rw(f.path);
@@ -115,7 +115,7 @@ TEST_P(DaemonWrite, OnlyTheNamedBytesChange)
 
 /* The GPU writes even 64-byte pieces of two pages through the daemon while
  * the CPU writes the odd ones itself: both sets survive. */
-TEST_P(DaemonWrite, DisjointWritersOfOnePageBothSurvive)
+TEST_F(DaemonWrite, DisjointWritersOfOnePageBothSurvive)
 {
   TestFile f = make_file("mixed", 2 * kStride, 43, false);
   int32_t h = open_rw(f.path);
@@ -135,7 +135,7 @@ TEST_P(DaemonWrite, DisjointWritersOfOnePageBothSurvive)
   for (uint64_t i = 0; i < b.size(); i++) ASSERT_EQ((i / 64) % 2 ? 0x11 : 0xee, b[i]) << i;
 }
 
-TEST_P(DaemonWrite, WritesExtendTruncateShrinksAndGrows)
+TEST_F(DaemonWrite, WritesExtendTruncateShrinksAndGrows)
 {
   std::string path = dir.file("grow");
   int32_t h = open_rw(path, O_CREAT | O_TRUNC);
@@ -161,7 +161,7 @@ TEST_P(DaemonWrite, WritesExtendTruncateShrinksAndGrows)
   EXPECT_EQ(0, s.result);
 }
 
-TEST_P(DaemonWrite, CreateExclTruncUnlink)
+TEST_F(DaemonWrite, CreateExclTruncUnlink)
 {
   std::string path = dir.file("new");
   uint64_t out[4];
@@ -190,7 +190,7 @@ TEST_P(DaemonWrite, CreateExclTruncUnlink)
   EXPECT_EQ(-ENAMETOOLONG, u.result);
 }
 
-TEST_P(DaemonWrite, WriteOnAReadOnlyDescriptorIsEbadf)
+TEST_F(DaemonWrite, WriteOnAReadOnlyDescriptorIsEbadf)
 {
   TestFile f = make_file("ro", kStride, 46);
   Request w = write_req(f.hfid, 0, std::vector<uint8_t>(10, 1));
@@ -202,7 +202,7 @@ TEST_P(DaemonWrite, WriteOnAReadOnlyDescriptorIsEbadf)
 
 /* A failing disk: the error reaches the caller, nothing is written; once the
  * disk works again the same write lands. */
-TEST_P(DaemonWrite, FailuresReachTheCallerAndTheRetryLands)
+TEST_F(DaemonWrite, FailuresReachTheCallerAndTheRetryLands)
 {
   TestFile f = make_file("full", 2 * kStride, 47, false);
   int32_t h = open_rw(f.path);
@@ -231,7 +231,7 @@ TEST_P(DaemonWrite, FailuresReachTheCallerAndTheRetryLands)
 /* Close-to-open: the daemon's own writes do not make the GPU's pages stale;
  * its truncation renews the version once (the GPU drops the file's pages);
  * a change made by someone else bumps it. */
-TEST_P(DaemonWrite, OwnWritesKeepTheVersionOthersBumpIt)
+TEST_F(DaemonWrite, OwnWritesKeepTheVersionOthersBumpIt)
 {
   TestFile f = make_file("ver", kStride, 48, false);
   uint64_t out[4];
@@ -265,7 +265,7 @@ TEST_P(DaemonWrite, OwnWritesKeepTheVersionOthersBumpIt)
 
 /* FADVISE reaches posix_fadvise on the daemon's descriptor: every advice
  * is taken, an unknown one is -EINVAL, a closed file -EBADF. */
-TEST_P(DaemonWrite, FadviseReachesTheHost)
+TEST_F(DaemonWrite, FadviseReachesTheHost)
 {
   TestFile f = make_file("adv", 4 * kStride, 51, false);
   uint64_t out[4];
@@ -298,7 +298,7 @@ TEST_P(DaemonWrite, FadviseReachesTheHost)
 /* The GPU reads a page before it writes part of it, also through a
  * write-only descriptor: the daemon opens such files for reading too where
  * the permissions allow it, and as asked where they do not. */
-TEST_P(DaemonWrite, WriteOnlyFilesServeReadsWherePermitted)
+TEST_F(DaemonWrite, WriteOnlyFilesServeReadsWherePermitted)
 {
   TestFile f = make_file("wo", kStride, 50, false);
   uint64_t out[4];
@@ -321,7 +321,7 @@ TEST_P(DaemonWrite, WriteOnlyFilesServeReadsWherePermitted)
 
 /* Unlink and re-create of a path is a new file, even when the file system
  * hands out the same inode number and the same times and size. */
-TEST_P(DaemonWrite, UnlinkedThenRecreatedIsNew)
+TEST_F(DaemonWrite, UnlinkedThenRecreatedIsNew)
 {
   std::string path = dir.file("again");
   uint64_t out[4];
@@ -348,7 +348,7 @@ namespace {
 /* The CPU changes the file while the GPU has it open, then the daemon
  * writes too: the CPU's change must still bump the version at the next
  * open (the daemon's refresh may not hide it). */
-TEST_P(DaemonWrite, OthersChangesStayVisibleAfterOwnWrites)
+TEST_F(DaemonWrite, OthersChangesStayVisibleAfterOwnWrites)
 {
   TestFile f = make_file("ver2", kStride, 49, false);
   uint64_t out[4];
@@ -397,7 +397,7 @@ protected:
     g_start_fail = 0;
     g_start_flags = 0;
     write_behind = GetParam();
-    start(false, 2, 64, 16, &kCountedStarts);
+    start(2, 64, 16, &kCountedStarts);
   }
   /* n one-page WRITEs of pages 0, 2, 4 ... (never merged), one at a time;
    * the file then compared byte for byte */
@@ -452,11 +452,6 @@ INSTANTIATE_TEST_SUITE_P(Every, DaemonWriteBehind,
                                   : i.param >= (1ull << 40)
                                       ? std::string("never_reached")
                                       : std::to_string(i.param / kStride) + "_pages";
-                         });
-
-INSTANTIATE_TEST_SUITE_P(Transfer, DaemonWrite, ::testing::Values(false, true),
-                         [](const ::testing::TestParamInfo<bool> &i) {
-                           return i.param ? "dma" : "pull";
                          });
 
 } // namespace

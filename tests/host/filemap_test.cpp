@@ -1,12 +1,13 @@
 /*
- * filemap_test.cpp - read_engine map (libgpufs/host/filemap.h and the host
- * file table's mappings): the guarded copy survives a file shrunk under
+ * filemap_test.cpp - the daemon's reads from file mappings
+ * (libgpufs/host/filemap.h and the host file table's mappings) and their
+ * pread fallback: the guarded copy survives a file shrunk under
  * its mapping, and through the daemon every such case gets the bytes or
  * the end of file that pread gives: a file shrunk by another process, a
  * truncation by the daemon, a file that grew or was empty at the first
  * READ, a mapping the kernel refuses, and many workers making the mapping
  * of a file at once.  The DaemonRead suite (daemon_read_test.cpp) runs
- * every read case with map too.
+ * every read case mapped and with the mapping refused.
  */
 #include <gtest/gtest.h>
 
@@ -65,8 +66,6 @@ TEST(Filemap, CopyCatchesThePagesOfAShrunkFile)
 
 class DaemonMap : public DaemonFixture, public ::testing::Test {
 protected:
-  void SetUp() override { read_engine = GPUFS_READ_MAP; }
-
   Request read_one(int32_t hfid, uint64_t off, uint32_t len = kStride)
   {
     Request r = read_req(hfid, off, len);
@@ -81,7 +80,7 @@ protected:
  * the mapping. */
 TEST_F(DaemonMap, FileShrunkByAnotherProcessReadsAsEof)
 {
-  start(false);
+  start();
   TestFile f = make_file("cut", 16 * kStride, 3);
   expect_read_ok(read_one(f.hfid, 10 * kStride), f.size, f.seed);
   EXPECT_EQ(1u, stats().map_copies);
@@ -98,7 +97,7 @@ TEST_F(DaemonMap, FileShrunkByAnotherProcessReadsAsEof)
  * opened again. */
 TEST_F(DaemonMap, TruncateByTheDaemonRetiresTheMapping)
 {
-  start(false);
+  start();
   TestFile f = make_file("trunc", 16 * kStride, 4, false);
   uint64_t out[4];
   const int32_t h = (int32_t)client_open(*q, f.path, O_RDWR, out);
@@ -123,7 +122,7 @@ TEST_F(DaemonMap, TruncateByTheDaemonRetiresTheMapping)
  * gained later are preread, with their bytes. */
 TEST_F(DaemonMap, BytesPastTheMappingArePreread)
 {
-  start(false);
+  start();
   TestFile f = make_file("grow", 4 * kStride, 5);
   expect_read_ok(read_one(f.hfid, kStride), f.size, f.seed);
   grow_pattern_file(f.path, f.size, 8 * kStride + 10, f.seed);
@@ -141,7 +140,7 @@ TEST_F(DaemonMap, BytesPastTheMappingArePreread)
 /* An empty file is not mapped; once it has bytes, a later READ maps it. */
 TEST_F(DaemonMap, EmptyFileIsMappedOnceItHasBytes)
 {
-  start(false);
+  start();
   TestFile f = make_file("empty", 0, 6);
   EXPECT_EQ(0, read_one(f.hfid, 0).result);
   grow_pattern_file(f.path, 0, 3 * kStride, f.seed);
@@ -163,7 +162,7 @@ TEST_F(DaemonMap, RefusedMappingReadsWithPread)
   static gpufs_io_ops io = {};
   io.mmap = refuse_mmap;
   refuse_mmap_calls = 0;
-  start(false, 2, 64, 64, &io);
+  start(2, 64, 64, &io);
   TestFile f = make_file("refused", 8 * kStride + 5, 8);
   for (uint64_t p = 0; p < 9; p++) expect_read_ok(read_one(f.hfid, p * kStride), f.size, f.seed);
   EXPECT_EQ(0u, stats().map_copies);
@@ -185,7 +184,7 @@ TEST_F(DaemonMap, ReplacedPreadSeesEveryRead)
   static gpufs_io_ops io = {};
   io.pread = counting_pread;
   hooked_preads = 0;
-  start(false, 2, 64, 64, &io);
+  start(2, 64, 64, &io);
   TestFile f = make_file("hooked", 6 * kStride, 10);
   for (uint64_t p = 0; p < 6; p++) expect_read_ok(read_one(f.hfid, p * kStride), f.size, f.seed);
   EXPECT_EQ(0u, stats().map_copies);
@@ -198,7 +197,7 @@ TEST_F(DaemonMap, ReplacedPreadSeesEveryRead)
  * the mapping's publication). */
 TEST_F(DaemonMap, WorkersRaceToMapAFile)
 {
-  start(false, 4);
+  start(4);
   TestFile f = make_file("race", 64 * kStride, 9, false);
   for (int round = 0; round < 20; round++) {
     uint64_t out[4];

@@ -514,7 +514,7 @@ class DaemonReg : public DaemonFixture, public ::testing::Test {};
 
 TEST_F(DaemonReg, OpenRepliesCarryTheWordUntilATruncation)
 {
-  start(false);
+  start();
   TestFile f = make_file("r", 5 * kPage + 17, 41, false);
   gpufs_hostfiles *hf = gpufs_daemon_files(d);
   ASSERT_NE(nullptr, hf);

@@ -357,7 +357,7 @@ TEST(QueueReq, CallIsAnsweredByTheDaemonAndGivesUpAfterStop)
   ASSERT_EQ(0, write_pattern_file(path, size, 3));
   struct stat st;
   ASSERT_EQ(0, stat(path.c_str(), &st));
-  CpuQueue q(8, 4096, false);
+  CpuQueue q(8, 4096);
   gpufs_daemon_params p = q.params(2, 8, 8);
   gpufs_daemon *d = nullptr;
   ASSERT_EQ(0, gpufs_daemon_start(&p, &d));

@@ -37,8 +37,7 @@ struct host_queue {
     q.hdr = &hdr;
     q.tail = &tail;
     q.free_seq = free_seq.data();
-    q.staging_in = staging.data();
-    q.staging_host = staging.data();
+    q.staging = staging.data();
     q.nslots = nslots;
     q.stride = stride;
   }

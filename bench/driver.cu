@@ -60,7 +60,6 @@ static const struct bench_stat_field bench_stat_fields[] = {
     {"map_copies", offsetof(struct gpufs_stats, map_copies)},
     {"merged", offsetof(struct gpufs_stats, merged)},
     {"bytes_read", offsetof(struct gpufs_stats, bytes_read)},
-    {"transfers", offsetof(struct gpufs_stats, transfers)},
     {"opens", offsetof(struct gpufs_stats, opens)},
     {"stat_errors", offsetof(struct gpufs_stats, errors)},
     {"alloc_ns", offsetof(struct gpufs_stats, alloc_ns)},
@@ -87,7 +86,6 @@ static const struct bench_stat_field bench_write_stat_fields[] = {
     {"batches", offsetof(struct gpufs_stats, batches)},
     {"preads", offsetof(struct gpufs_stats, preads)},
     {"bytes_read", offsetof(struct gpufs_stats, bytes_read)},
-    {"transfers", offsetof(struct gpufs_stats, transfers)},
     {"opens", offsetof(struct gpufs_stats, opens)},
     {"stat_errors", offsetof(struct gpufs_stats, errors)},
     {"alloc_ns", offsetof(struct gpufs_stats, alloc_ns)},
@@ -114,9 +112,6 @@ static uint64_t bench_stat(const struct gpufs_stats *s, int i)
 {
   return bench_stat_at(s, &bench_stat_fields[i]);
 }
-
-static const char *bench_xfer_name(uint32_t x)
-{ return x == GPUFS_XFER_PULL ? "pull" : x == GPUFS_XFER_DMA ? "dma" : "?"; }
 
 /* Status and note of a row from the kernel's outcome; value NaN unless
  * the data was complete and right (capped: right as far as it got).
@@ -174,7 +169,6 @@ static void bench_run_extras(struct bench_row *row, const struct bench_job *j,
 {
   bench_row_u64(row, "page_size", cfg->page_size);
   bench_row_u64(row, "cache_size", cfg->cache_size);
-  bench_row_str(row, "xfer", bench_xfer_name(cfg->xfer));
   bench_row_u64(row, "io_size", j->io);
   bench_row_u64(row, "blocks", (uint64_t)j->blocks);
   bench_row_u64(row, "threads", BENCH_THREADS);
@@ -349,28 +343,20 @@ static void bench_run_job(const struct bench_job *j, double cap)
   cfg.device = g_bench.opt.device;
   cfg.page_size = j->page;
   cfg.cache_size = j->cache;
-  if (j->xfer >= 0)
-    cfg.xfer = (uint32_t)j->xfer;
   if (j->ra != BENCH_RA_DEFAULT)
     cfg.readahead_max = j->ra;
-  if (j->engine >= 0)
-    cfg.read_engine = (uint32_t)j->engine;
   if (j->async >= 0)
     cfg.readahead_async = (uint32_t)j->async;
   if (j->write_behind >= 0)
     cfg.write_behind = (uint64_t)j->write_behind;
   if (cfg.staging_size && cfg.staging_size < (uint64_t)GPUFS_MIN_SLOTS * j->page)
     cfg.staging_size = (uint64_t)GPUFS_MIN_SLOTS * j->page;
-  snprintf(config, sizeof(config), "page=%s cache=%s xfer=%s io=%s grid=%dx%d",
+  snprintf(config, sizeof(config), "page=%s cache=%s io=%s grid=%dx%d",
            bench_fmt_size(j->page, a, sizeof(a)), bench_fmt_size(j->cache, b, sizeof(b)),
-           bench_xfer_name(cfg.xfer), bench_fmt_size(j->io, c, sizeof(c)), j->blocks,
-           BENCH_THREADS);
+           bench_fmt_size(j->io, c, sizeof(c)), j->blocks, BENCH_THREADS);
   if (j->access == BENCH_RAND_WARP)
     snprintf(config + strlen(config), sizeof(config) - strlen(config), " reads=%llu",
              (unsigned long long)j->rand_reads);
-  static const char *const engines[] = {"pread", "uring", "map"}; /* enum gpufs_read_engine */
-  snprintf(config + strlen(config), sizeof(config) - strlen(config), " engine=%s",
-           cfg.read_engine <= GPUFS_READ_MAP ? engines[cfg.read_engine] : "?");
   /* the window in force, from the job or libgpufs (default or environment) */
   snprintf(config + strlen(config), sizeof(config) - strlen(config), " ra=%s",
            cfg.readahead_max ? bench_fmt_size(cfg.readahead_max, d, sizeof(d)) : "0");
@@ -445,7 +431,7 @@ static void bench_run_job(const struct bench_job *j, double cap)
     bench_judge(&row, rc, &r, cap, 0);
     bench_extras(&row, j, &cfg, &r, &st, cap);
     bench_reg_row(&row, &reg, &st);
-    bench_engine_check(&row, &cfg, &st);
+    bench_map_check(&row, &st);
     bench_reg_twin(j, &row);
     bench_emit(&row, NULL, NULL, 0);
     bench_row_init(&row, j->workload, config, r.gbps, "GB/s");

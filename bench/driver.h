@@ -67,7 +67,7 @@ void bench_print_outcome(const char *what, const struct bench_row *row,
  * already measured are in the --out file. */
 void bench_watch(const char *step, double seconds);
 
-/* Is workload group name (seq, seq_warp, xfer, rand, big, ra, write, cold,
+/* Is workload group name (seq, seq_warp, rand, big, ra, write, cold,
  * or reg: the registered jobs of seq and rand) selected by --only?  Without
  * --only every group is, but cold under --quick (bench/plan.c). */
 int bench_selected(const char *name);

@@ -57,8 +57,7 @@ static void bench_usage(FILE *f)
           "  --size GiB      data file size (default 4; --quick: 1)\n"
           "  --quick         small file, fewer configurations, shorter caps\n"
           "  --only LIST     comma-separated: baselines, seq (with hit and seq/reg), seq_warp,\n"
-          "                  xfer, rand (with rand/reg, rand/uring, rand/pread and their rand20\n"
-          "                  twins; seq has seq/pread),\n"
+          "                  rand (with rand/reg and their rand20 twins),\n"
           "                  big, ra, write, peer, cold (expert_cold, seq/cold, seq/cold/reg: the\n"
           "                  file dropped from the page cache first; needs --dir on a disk file\n"
           "                  system; not run by --quick unless named), reg (the registered rows\n"
@@ -126,7 +125,7 @@ static int bench_parse(int argc, char **argv, struct bench_options *o)
       o->device = atoi(v);
   }
   if (o->only) {
-    static const char *known = ",baselines,seq,hit,seq_warp,xfer,rand,big,ra,write,peer,cold,reg,mgpu,";
+    static const char *known = ",baselines,seq,hit,seq_warp,rand,big,ra,write,peer,cold,reg,mgpu,";
     const char *p = o->only;
     while (*p) {
       size_t n = strcspn(p, ",");

@@ -3,7 +3,7 @@
  * GPU, every GPU reading at once, beside what the host gives N GPUs at once.
  * Runs when the process sees two GPUs or more (--gpus N: the first N); on
  * one GPU it adds a single n/a row.  --quick runs a subset: seq with own
- * files at 4 KiB pages (both worker counts, default engine), registered,
+ * files at 4 KiB pages (both worker counts), registered,
  * peer, rand with the most workers.  N is at most GPUFS_MAX_INSTANCES.
  *
  * Files: GPU k reads its own pattern file (GPU 0 the data file, GPU k > 0
@@ -182,7 +182,6 @@ struct mg_seq_cfg {
   int active;       /* GPUs reading (0..active-1; 0: all); the others idle */
   uint32_t page;    /* cache page size */
   uint32_t workers; /* daemon threads, 0: the default */
-  int engine;       /* read_engine, -1: the default */
   int reg;          /* the files registered first */
 };
 
@@ -198,7 +197,7 @@ static void mg_seq(const struct mg_seq_cfg *c)
   const uint64_t cache = 2 * g_bench.size;
   uint32_t w = c->workers;
 
-  if (mg_start(n, c->page, cache, w, c->engine, note, sizeof(note)) != 0) {
+  if (mg_start(n, c->page, cache, w, note, sizeof(note)) != 0) {
     mg_row("mgpu_seq", "start", NAN, "GB/s", NULL, NAN, 0, note);
     return;
   }
@@ -211,9 +210,8 @@ static void mg_seq(const struct mg_seq_cfg *c)
   if (a < n)
     snprintf(config + strlen(config), sizeof(config) - strlen(config), " active=%d", a);
   snprintf(config + strlen(config), sizeof(config) - strlen(config),
-           " %s page=%s io=1M workers=%u engine=%s%s", c->own ? "own files" : "one shared file",
-           bench_fmt_size(c->page, pg, sizeof(pg)), w,
-           c->engine == GPUFS_READ_PREAD ? "pread" : "map", c->reg ? " registered" : "");
+           " %s page=%s io=1M workers=%u%s", c->own ? "own files" : "one shared file",
+           bench_fmt_size(c->page, pg, sizeof(pg)), w, c->reg ? " registered" : "");
   int ok = 1;
   for (int k = 0; c->reg && k < (c->own ? a : 1); k++) {
     int rc = gpufs_register(g_mg.paths[k]);
@@ -280,7 +278,7 @@ static void mg_peer(void)
   char config[160], note[512] = "", a[32];
   const int n = g_mg.n, b = n - 1;
 
-  if (mg_start(n, 65536, g_bench.size + (256ull << 20), 0, -1, note, sizeof(note)) != 0) {
+  if (mg_start(n, 65536, g_bench.size + (256ull << 20), 0, note, sizeof(note)) != 0) {
     mg_row("mgpu_peer", "start", NAN, "GB/s", NULL, NAN, 0, note);
     return;
   }
@@ -364,7 +362,7 @@ static void mg_peer(void)
 }
 
 /* rand: GPU 0 alone, then every GPU at once (own files, cold caches). */
-static void mg_rand(uint32_t workers, int engine)
+static void mg_rand(uint32_t workers)
 {
   struct mg_read m[MG_MAX];
   struct gpufs_stats all;
@@ -381,7 +379,7 @@ static void mg_rand(uint32_t workers, int engine)
     if (alone && !isnan(g_mg.rand_alone))
       continue;
     note[0] = 0;
-    if (mg_start(n, 4096, cache, w, engine, note, sizeof(note)) != 0) {
+    if (mg_start(n, 4096, cache, w, note, sizeof(note)) != 0) {
       mg_row("mgpu_rand", "start", NAN, "M pages/s", NULL, NAN, 0, note);
       return;
     }
@@ -398,9 +396,9 @@ static void mg_rand(uint32_t workers, int engine)
     gpufs_get_stats(&all);
     gpufs_stop();
     const double v = worst > 0 ? calls / worst / 1e6 : NAN;
-    snprintf(config, sizeof(config), "gpus=%d%s page=4K reads=%llu per GPU workers=%u "
-             "engine=%s", alone ? 1 : n, alone ? " (GPU 0 alone)" : " at once, own files",
-             (unsigned long long)reads, w, engine == GPUFS_READ_PREAD ? "pread" : "map");
+    snprintf(config, sizeof(config), "gpus=%d%s page=4K reads=%llu per GPU workers=%u",
+             alone ? 1 : n, alone ? " (GPU 0 alone)" : " at once, own files",
+             (unsigned long long)reads, w);
     struct bench_row row;
     bench_row_init(&row, alone ? "mgpu_rand_alone" : "mgpu_rand", config, ok ? v : NAN,
                    "M pages/s");
@@ -475,39 +473,36 @@ void bench_multigpu(void)
   struct mg_seq_cfg c;
   /* --quick: own files at 4 KiB (both worker counts), registered, peer,
    * rand with the most workers */
-  for (int e = 0; e < (quick ? 1 : 2); e++)
-    for (int i = 0; i < 2; i++) {
-      const int engine = e == 0 ? -1 : GPUFS_READ_PREAD;
-      bench_watch("mgpu: seq", 600);
-      c = (struct mg_seq_cfg){1, 0, 4096, workers[i], engine, 0};
+  for (int i = 0; i < 2; i++) {
+    bench_watch("mgpu: seq", 600);
+    c = (struct mg_seq_cfg){1, 0, 4096, workers[i], 0};
+    mg_seq(&c);
+    if (!quick) {
+      c.own = 0;
       mg_seq(&c);
-      if (e == 0 && !quick) {
-        c.own = 0;
-        mg_seq(&c);
-      }
     }
+  }
   /* 64 KiB pages: a sixteenth of the requests for the same bytes */
   for (int i = 0; i < (quick ? 0 : 2); i++) {
     bench_watch("mgpu: seq 64K", 600);
-    c = (struct mg_seq_cfg){1, 0, 65536, workers[i], -1, 0};
+    c = (struct mg_seq_cfg){1, 0, 65536, workers[i], 0};
     mg_seq(&c);
   }
   /* scaling: 1 .. N-1 GPUs at once, the most workers */
   for (int a = 1; a < (quick ? 1 : g_mg.n); a++) {
     bench_watch("mgpu: seq scaling", 600);
-    c = (struct mg_seq_cfg){1, a, 4096, many, -1, 0};
+    c = (struct mg_seq_cfg){1, a, 4096, many, 0};
     mg_seq(&c);
   }
   bench_watch("mgpu: seq registered", 600);
-  c = (struct mg_seq_cfg){1, 0, 4096, 0, -1, 1};
+  c = (struct mg_seq_cfg){1, 0, 4096, 0, 1};
   mg_seq(&c);
   bench_watch("mgpu: peer", 600);
   mg_peer();
-  for (int e = 0; e < (quick ? 1 : 2); e++)
-    for (int i = quick ? 1 : 0; i < 2; i++) {
-      bench_watch("mgpu: rand", 600);
-      mg_rand(workers[i], e == 0 ? -1 : GPUFS_READ_PREAD);
-    }
+  for (int i = quick ? 1 : 0; i < 2; i++) {
+    bench_watch("mgpu: rand", 600);
+    mg_rand(workers[i]);
+  }
   bench_watch("", 0);
   cudaSetDevice(g_bench.opt.device);
 }

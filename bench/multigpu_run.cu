@@ -102,10 +102,8 @@ int mg_read_ok(const struct mg_read *m, char *note, size_t len)
   return ok;
 }
 
-/* Start one instance per GPU (0..n-1); workers 0: the default; engine
- * -1: the default (or the environment's). */
-int mg_start(int n, uint32_t page, uint64_t cache, uint32_t workers, int engine,
-                    char *note, size_t len)
+/* Start one instance per GPU (0..n-1); workers 0: the default. */
+int mg_start(int n, uint32_t page, uint64_t cache, uint32_t workers, char *note, size_t len)
 {
   struct gpufs_config cfg;
   const char *bad = NULL;
@@ -116,8 +114,6 @@ int mg_start(int n, uint32_t page, uint64_t cache, uint32_t workers, int engine,
   cfg.cache_size = cache;
   if (workers)
     cfg.daemon_threads = workers;
-  if (engine >= 0)
-    cfg.read_engine = (uint32_t)engine;
   cfg.ndevices = (uint32_t)n;
   for (int k = 0; k < n; k++)
     cfg.devices[k] = k;

@@ -59,10 +59,9 @@ void *mg_read_main(void *a);
 /* Whether one read came out whole and right; its outcome appended to note. */
 int mg_read_ok(const struct mg_read *m, char *note, size_t len);
 
-/* Start one instance per GPU (0..n-1); workers 0: the default; engine
- * -1: the default (or the environment's).  0, or the error with note. */
-int mg_start(int n, uint32_t page, uint64_t cache, uint32_t workers, int engine, char *note,
-             size_t len);
+/* Start one instance per GPU (0..n-1); workers 0: the default.  0, or
+ * the error with note. */
+int mg_start(int n, uint32_t page, uint64_t cache, uint32_t workers, char *note, size_t len);
 
 /* Fill m[k] for GPU k reading its own file (own) or the data file. */
 void mg_reads(struct mg_read *m, int n, int own, enum bench_access access, uint64_t io,

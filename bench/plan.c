@@ -7,9 +7,7 @@
  * bench_job.reg), so that the two rows sit side by side: "seq/reg" after
  * "seq" (and its "hit"), "rand/reg" after "rand", "rand20/reg" after
  * "rand20".  They belong to the groups of their twins (--only seq, --only
- * rand); --only reg selects the registered jobs alone.  "rand/uring" and
- * "rand20/uring" follow the registered twins: the same jobs on the daemon
- * path with read_engine uring (bench_job.engine), against the same twin.
+ * rand); --only reg selects the registered jobs alone.
  *
  * Cold files, last: "seq/cold" at 4 and 64 KiB pages, then "seq/cold/reg"
  * (64 KiB, registered), each with the data file dropped from the host page
@@ -32,7 +30,7 @@
 #include "bench/driver.h"
 #include "benchlib/util.h"
 
-/* Append a job with the defaults (libgpufs's transfer path and readahead, no
+/* Append a job with the defaults (libgpufs's readahead, no
  * random reads, no hit run) and return it for the caller to adjust.  A plan
  * that outgrows BENCH_MAX_JOBS is a bug here: stop rather than overrun. */
 static struct bench_job *bench_add(struct bench_job *jobs, int *n, const char *group,
@@ -51,14 +49,12 @@ static struct bench_job *bench_add(struct bench_job *jobs, int *n, const char *g
   j->access = access;
   j->page = page;
   j->cache = cache;
-  j->xfer = -1;
   j->io = io;
   j->blocks = blocks;
   j->rand_reads = 0;
   j->hit = 0;
   j->ra = BENCH_RA_DEFAULT;
   j->reg = 0;
-  j->engine = -1;
   j->write_behind = -1;
   j->async = -1;
   j->cold = 0;
@@ -74,19 +70,6 @@ static void bench_add_reg(struct bench_job *jobs, int *n, const char *workload)
   j->workload = workload;
   j->hit = 0;
   j->reg = 1;
-}
-
-/* The job `back` places before, on the daemon path, with the workers'
- * reads through another read_engine than the default (map): a "/uring" or
- * "/pread" row. */
-static void bench_add_engine(struct bench_job *jobs, int *n, const char *workload, int back,
-                             int engine)
-{
-  struct bench_job *j = bench_add(jobs, n, "", "", BENCH_SEQ_BLOCK, 0, 0, 0, 0);
-  *j = j[-1 - back];
-  j->workload = workload;
-  j->hit = 0;
-  j->engine = engine;
 }
 
 int bench_job_selected(const struct bench_job *j)
@@ -116,28 +99,18 @@ int bench_plan(struct bench_job *jobs)
     bench_add(jobs, &n, "seq", "seq", BENCH_SEQ_BLOCK, seq_pages[i], 2 * size, BENCH_MIB,
               seq_blocks)->hit = 1;
     bench_add_reg(jobs, &n, "seq/reg");
-    if (seq_pages[i] == 4096 || seq_pages[i] == 65536)
-      bench_add_engine(jobs, &n, "seq/pread", 1, GPUFS_READ_PREAD);
   }
   for (i = 0; i < 2; i++)
     bench_add(jobs, &n, "seq_warp", "seq_warp", BENCH_SEQ_WARP, two[i], 2 * size,
               256 * BENCH_KIB, seq_blocks);
-  for (x = 0; x < 2; x++)
-    for (i = 0; i < 2; i++)
-      bench_add(jobs, &n, "xfer", x == 0 ? "seq/pull" : "seq/dma", BENCH_SEQ_BLOCK, two[i],
-                2 * size, BENCH_MIB, seq_blocks)->xfer = x == 0 ? GPUFS_XFER_PULL : GPUFS_XFER_DMA;
   /* each piece is read once: the cache stays cold; then registered */
   bench_add(jobs, &n, "rand", "rand", BENCH_RAND_WARP, 4096, 2 * size, 4096,
             rand_blocks)->rand_reads = rand_reads;
   bench_add_reg(jobs, &n, "rand/reg");
-  bench_add_engine(jobs, &n, "rand/uring", 1, GPUFS_READ_URING);
-  bench_add_engine(jobs, &n, "rand/pread", 2, GPUFS_READ_PREAD);
   /* the same with a cache 1/20 of the file: nearly every read evicts */
   bench_add(jobs, &n, "rand", "rand20", BENCH_RAND_WARP, 4096, size / 20 / 4096 * 4096, 4096,
             rand_blocks)->rand_reads = rand_reads;
   bench_add_reg(jobs, &n, "rand20/reg");
-  bench_add_engine(jobs, &n, "rand20/uring", 1, GPUFS_READ_URING);
-  bench_add_engine(jobs, &n, "rand20/pread", 2, GPUFS_READ_PREAD);
   /* the file is twice the cache */
   bench_add(jobs, &n, "big", "big", BENCH_SEQ_BLOCK, 65536, size / 2, BENCH_MIB, seq_blocks);
   /* readahead: small sequential greads (one page each), which without it

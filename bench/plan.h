@@ -26,7 +26,6 @@ struct bench_job {
   enum bench_access access;
   uint32_t page;
   uint64_t cache;
-  int xfer; /* enum gpufs_xfer, or -1: libgpufs's default */
   uint64_t io;
   int blocks;
   uint64_t rand_reads;
@@ -35,8 +34,6 @@ struct bench_job {
   int reg;     /* gpufs_register the data file after gpufs_start, before the
                   kernel (untimed; its time is the rows' register_s), and
                   gpufs_unregister it after: a "/reg" row (bench/registered.h) */
-  int engine;  /* enum gpufs_read_engine, or -1: libgpufs's default; a
-                  "/uring" or "/pread" row */
   int64_t write_behind; /* write_behind in bytes (0: off), or -1: libgpufs's
                            default; a "/nobehind" row */
   int async;   /* readahead_async (1: posted windows), or -1: libgpufs's

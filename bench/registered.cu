@@ -120,21 +120,14 @@ void bench_reg_row(struct bench_row *row, const struct bench_reg *reg,
   }
 }
 
-void bench_engine_check(struct bench_row *row, const struct gpufs_config *cfg,
-                        const struct gpufs_stats *st)
+void bench_map_check(struct bench_row *row, const struct gpufs_stats *st)
 {
   if (row->status == BENCH_FAILED)
     return;
-  if (cfg->read_engine == GPUFS_READ_URING && st->uring_batches == 0) {
+  if (st->map_copies == 0 && st->reg_pages == 0 && st->preads > 0) {
     bench_row_status(row, BENCH_FAILED,
-                     "invalid: read_engine uring, but no io_uring submission (the kernel "
-                     "refused io_uring: the workers read with pread)");
-    row->value = NAN;
-  } else if (cfg->read_engine == GPUFS_READ_MAP && st->map_copies == 0 && st->reg_pages == 0 &&
-             st->preads > 0) {
-    bench_row_status(row, BENCH_FAILED,
-                     "invalid: read_engine map, but no run copied from a mapping (mmap "
-                     "refused: the workers read with pread)");
+                     "invalid: no run copied from a mapping (mmap refused: the workers "
+                     "read with pread)");
     row->value = NAN;
   }
 }
@@ -188,7 +181,7 @@ void bench_reg_twin(const struct bench_job *j, struct bench_row *row)
   const int n = (int)strcspn(j->workload, "/");
   char twin[32];
 
-  if (!j->reg && j->engine < 0) {
+  if (!j->reg) {
     snprintf(g_reg_twin.workload, sizeof(g_reg_twin.workload), "%s", j->workload);
     g_reg_twin.mpps = row->status == BENCH_FAILED ? NAN : row->value;
     return;

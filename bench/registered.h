@@ -40,12 +40,10 @@ int bench_reg_begin(const struct bench_job *j, const char *config, struct bench_
 void bench_reg_row(struct bench_row *row, const struct bench_reg *reg,
                    const struct gpufs_stats *st);
 
-/* A row of a job with read_engine uring (map) fails when no worker read
- * through io_uring (the daemon read runs, but copied none from a mapping):
- * the kernel refused it, and the figure would be pread's. */
-struct gpufs_config;
-void bench_engine_check(struct bench_row *row, const struct gpufs_config *cfg,
-                        const struct gpufs_stats *st);
+/* A row fails when the daemon read runs but copied none from a file's
+ * mapping: the kernel refused the mappings, and the figure would be
+ * pread's. */
+void bench_map_check(struct bench_row *row, const struct gpufs_stats *st);
 
 /* After the job's rows (last one: row), unregister the data file: a failure
  * adds a failed row.  st: the kernel's counters; remembered, with row's
@@ -53,10 +51,9 @@ void bench_engine_check(struct bench_row *row, const struct gpufs_config *cfg,
 void bench_reg_end(const struct bench_job *j, const char *config, struct bench_reg *reg,
                    const struct gpufs_stats *st, const struct bench_row *row);
 
-/* The M pages/s row of a rand job: remember it (a job on the default
- * path), or give it its twin's as baseline (a registered or io_uring job:
- * "rand" for "rand/reg" and "rand/uring", NaN when the twin did not run or
- * failed). */
+/* The M pages/s row of a rand job: remember it (a job on the daemon
+ * path), or give it its twin's as baseline (a registered job: "rand" for
+ * "rand/reg", NaN when the twin did not run or failed). */
 void bench_reg_twin(const struct bench_job *j, struct bench_row *row);
 
 /* The registered jobs of this run, one line each: the share of their misses

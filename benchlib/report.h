@@ -42,7 +42,7 @@ struct bench_extra {
 
 struct bench_row {
   char workload[32];     /* seq, rand, ceiling, ... */
-  char config[160];      /* "page=4K xfer=pull cache=8G ..." */
+  char config[160];      /* "page=4K cache=8G ..." */
   double value;          /* NaN when not measured */
   char unit[16];         /* GB/s, Mpages/s */
   char baseline[32];     /* "" when none */

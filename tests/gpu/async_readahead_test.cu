@@ -32,8 +32,8 @@ __global__ void one_warp_pages(int fd, uint64_t seed, uint32_t page, uint32_t np
   }
 }
 
-/* (page size, transfer path) */
-class AsyncReadaheadTest : public ::testing::TestWithParam<std::tuple<uint32_t, uint32_t>> {
+/* (page size) */
+class AsyncReadaheadTest : public ::testing::TestWithParam<uint32_t> {
 protected:
   tdir dir;
   uint32_t page = 0;
@@ -42,7 +42,7 @@ protected:
   void SetUp() override
   {
     REQUIRE_GPU();
-    page = std::get<0>(GetParam());
+    page = GetParam();
     CUDA_OK(cudaMalloc(&buf, 64ull * page));
     CUDA_OK(cudaMalloc(&cnt, 2 * sizeof(unsigned long long)));
   }
@@ -57,7 +57,6 @@ protected:
   void start(uint64_t cache_pages, uint32_t slots)
   {
     struct gpufs_config c = small_config(page, cache_pages * page);
-    c.xfer = std::get<1>(GetParam());
     c.readahead_async = 1;
     c.readahead_max = 32 * page; /* windows of 4, 8, 16, 32 pages */
     c.nrings = 1;
@@ -201,11 +200,7 @@ TEST_P(AsyncReadaheadTest, CloseWithPostsOnTheirWayThenReadAgain)
   EXPECT_EQ(0u, frames);
 }
 
-INSTANTIATE_TEST_SUITE_P(Pages, AsyncReadaheadTest,
-                         ::testing::Combine(::testing::Values(4096u, 65536u),
-                                            ::testing::Values((uint32_t)GPUFS_XFER_PULL,
-                                                              (uint32_t)GPUFS_XFER_DMA)),
-                         [](const ::testing::TestParamInfo<AsyncReadaheadTest::ParamType> &i) {
-                           return std::to_string(std::get<0>(i.param) / 1024) + "K_" +
-                                  (std::get<1>(i.param) == GPUFS_XFER_PULL ? "pull" : "dma");
+INSTANTIATE_TEST_SUITE_P(Pages, AsyncReadaheadTest, ::testing::Values(4096u, 65536u),
+                         [](const ::testing::TestParamInfo<uint32_t> &i) {
+                           return std::to_string(i.param / 1024) + "K";
                          });

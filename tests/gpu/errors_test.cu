@@ -224,10 +224,6 @@ TEST(ConfigTest, BadConfigurationIsRefused)
   EXPECT_EQ(-EINVAL, gpufs_start(&c));
   EXPECT_NE(nullptr, strstr(gpufs_error_detail(), "page_size")) << gpufs_error_detail();
   gpufs_config_default(&c);
-  c.xfer = 7;
-  EXPECT_EQ(-EINVAL, gpufs_start(&c));
-  EXPECT_NE(nullptr, strstr(gpufs_error_detail(), "xfer"));
-  gpufs_config_default(&c);
   c.cache_size = 4096;
   EXPECT_EQ(-EINVAL, gpufs_start(&c));
   EXPECT_NE(nullptr, strstr(gpufs_error_detail(), "cache_size"));
@@ -328,7 +324,6 @@ TEST_F(ErrorsTest, StoppedDuringRead)
   gpufs_test_set_io_ops(&ops);
   struct gpufs_config c = small_config(4096, 64ull << 20);
   c.staging_size = 128 * 4096; /* 128 slots for 256 page requests */
-  c.xfer = GPUFS_XFER_PULL;
   ASSERT_EQ(0, gpufs_start(&c)) << gpufs_error_detail();
   started = true;
   gpufs_test_set_io_ops(NULL);

@@ -1,11 +1,10 @@
 /*
  * read_test.cu - gread and gread_warp return exactly the file's bytes:
  * odd offsets and sizes, page boundaries, EOF, many groups, many files, a
- * cache smaller than the data; for both page sizes and both transfer paths,
- * again with every data file registered (gpufs_register: pages within the
- * registered length come from the pinned mapping, instance "Registered"),
- * and again with the daemon's read_engine map (its workers copy from a
- * mapping of the file instead of pread, instance "Mapped").
+ * cache smaller than the data; for both page sizes, through the daemon
+ * (its workers copy from a mapping of the file), and again with every data
+ * file registered (gpufs_register: pages within the registered length come
+ * from the pinned mapping, instance "Registered").
  */
 #include <algorithm>
 #include <random>
@@ -40,12 +39,12 @@ __global__ void open_close(const char *path, int *fd_out, int *close_ret, bool w
   }
 }
 
-/* Where missing pages come from: the daemon's preads, the registered
- * mappings, the daemon's copies from its own mappings (read_engine map). */
-enum read_source { SRC_PREAD = 0, SRC_REGISTERED = 1, SRC_MAPPED = 2 };
+/* Where missing pages come from: the daemon (its copies from its own
+ * mappings of the files), the registered mappings. */
+enum read_source { SRC_DAEMON = 0, SRC_REGISTERED = 1 };
 
-/* (page size, transfer path, enum read_source) */
-class ReadTest : public ::testing::TestWithParam<std::tuple<uint32_t, uint32_t, int>> {
+/* (page size, enum read_source) */
+class ReadTest : public ::testing::TestWithParam<std::tuple<uint32_t, int>> {
 protected:
   tdir dir;
   uint32_t page = 0;
@@ -59,10 +58,6 @@ protected:
   void start(uint64_t cache, uint32_t timeout_ms = 10000)
   {
     struct gpufs_config c = small_config(page, cache);
-    c.xfer = std::get<1>(GetParam());
-    /* Pages: the pread engine (the default is map); Mapped: map, named */
-    if (std::get<2>(GetParam()) == SRC_PREAD) c.read_engine = GPUFS_READ_PREAD;
-    if (std::get<2>(GetParam()) == SRC_MAPPED) c.read_engine = GPUFS_READ_MAP;
     c.alloc_timeout_ms = timeout_ms;
     ASSERT_EQ(0, gpufs_start(&c)) << gpufs_error_detail();
     started = true;
@@ -72,7 +67,7 @@ protected:
    * more: gpufs_register refuses shorter ones) before the test opens them. */
   void register_files()
   {
-    if (std::get<2>(GetParam()) != SRC_REGISTERED) return;
+    if (std::get<1>(GetParam()) != SRC_REGISTERED) return;
     for (const std::string &f : dir.files) {
       struct stat s;
       if (stat(f.c_str(), &s) != 0 || s.st_size < 4096 ||
@@ -101,17 +96,14 @@ protected:
     if (registered.empty()) {
       EXPECT_EQ(0ull, st.reg_pages);
     }
-    /* Pages runs never copy from the daemon's mappings, Mapped runs do; a
-     * file that no one shrinks never faults */
+    /* the daemon's runs copy from its mappings; a file that no one shrinks
+     * never faults */
     bool big = false; /* a data file of 2+ pages: its first lies inside its mapping */
     for (const std::string &f : dir.files) {
       struct stat s;
       big = big || (stat(f.c_str(), &s) == 0 && (uint64_t)s.st_size >= 2ull * page);
     }
-    if (std::get<2>(GetParam()) == SRC_PREAD) {
-      EXPECT_EQ(0ull, st.map_copies);
-    } else if (std::get<2>(GetParam()) == SRC_MAPPED && big && st.misses >= 64 &&
-               st.bytes_read > 0) {
+    if (std::get<1>(GetParam()) == SRC_DAEMON && big && st.misses >= 64 && st.bytes_read > 0) {
       EXPECT_GT(st.map_copies, 0ull) << "64+ pages loaded, none copied from a mapping";
     }
     EXPECT_EQ(0ull, st.map_faults);
@@ -460,25 +452,14 @@ TEST_P(ReadTest, AdviceReachesTheHostAndChangesNoByte)
 
 static std::string read_param_name(const ::testing::TestParamInfo<ReadTest::ParamType> &i)
 {
-  return std::to_string(std::get<0>(i.param) / 1024) + "K_" +
-         (std::get<1>(i.param) == GPUFS_XFER_PULL ? "pull" : "dma");
+  return std::to_string(std::get<0>(i.param) / 1024) + "K";
 }
 
 INSTANTIATE_TEST_SUITE_P(Pages, ReadTest,
                          ::testing::Combine(::testing::Values(4096u, 65536u),
-                                            ::testing::Values((uint32_t)GPUFS_XFER_PULL,
-                                                              (uint32_t)GPUFS_XFER_DMA),
-                                            ::testing::Values((int)SRC_PREAD)),
+                                            ::testing::Values((int)SRC_DAEMON)),
                          read_param_name);
 INSTANTIATE_TEST_SUITE_P(Registered, ReadTest,
                          ::testing::Combine(::testing::Values(4096u, 65536u),
-                                            ::testing::Values((uint32_t)GPUFS_XFER_PULL,
-                                                              (uint32_t)GPUFS_XFER_DMA),
                                             ::testing::Values((int)SRC_REGISTERED)),
-                         read_param_name);
-INSTANTIATE_TEST_SUITE_P(Mapped, ReadTest,
-                         ::testing::Combine(::testing::Values(4096u, 65536u),
-                                            ::testing::Values((uint32_t)GPUFS_XFER_PULL,
-                                                              (uint32_t)GPUFS_XFER_DMA),
-                                            ::testing::Values((int)SRC_MAPPED)),
                          read_param_name);

@@ -25,8 +25,8 @@ __global__ void ra_one_read(int fd, int advice, uint64_t off, uint8_t *buf, int6
   }
 }
 
-/* (page size, transfer path, readahead_async) */
-class ReadaheadTest : public ::testing::TestWithParam<std::tuple<uint32_t, uint32_t, uint32_t>> {
+/* (page size, readahead_async) */
+class ReadaheadTest : public ::testing::TestWithParam<std::tuple<uint32_t, uint32_t>> {
 protected:
   tdir dir;
   uint32_t page = 0;
@@ -40,8 +40,7 @@ protected:
   void start(uint64_t cache, uint32_t ra_max = 1u << 20, uint32_t nrings = 16)
   {
     struct gpufs_config c = small_config(page, cache);
-    c.xfer = std::get<1>(GetParam());
-    c.readahead_async = std::get<2>(GetParam());
+    c.readahead_async = std::get<1>(GetParam());
     c.readahead_max = ra_max;
     c.nrings = nrings;
     ASSERT_EQ(0, gpufs_start(&c)) << gpufs_error_detail();
@@ -135,7 +134,7 @@ TEST_P(ReadaheadTest, SequentialAdviceStartsAtTheLargestWindow)
   CUDA_OK(cudaMalloc(&ret, 2 * sizeof(int64_t)));
   /* no history, not at the start of the file: not sequential */
   ra_one_read<<<1, 64>>>(fd, -1, 10ull * page + 7, buf, ret);
-  CUDA_OK(cudaDeviceSynchronize()); /* DMA: see docs/config.md on waiting with cudaMemcpy */
+  CUDA_OK(cudaDeviceSynchronize());
   CUDA_OK(cudaMemcpy(r, ret, sizeof(r), cudaMemcpyDeviceToHost));
   EXPECT_EQ(0, r[0]);
   EXPECT_EQ(100, r[1]);
@@ -145,7 +144,7 @@ TEST_P(ReadaheadTest, SequentialAdviceStartsAtTheLargestWindow)
   /* advised SEQUENTIAL: the largest window at once (1 MiB, at most 32
    * pages, the request's one included) */
   ra_one_read<<<1, 64>>>(fd, GPUFS_FADV_SEQUENTIAL, 50ull * page + 7, buf, ret);
-  CUDA_OK(cudaDeviceSynchronize()); /* DMA: see docs/config.md on waiting with cudaMemcpy */
+  CUDA_OK(cudaDeviceSynchronize());
   CUDA_OK(cudaMemcpy(r, ret, sizeof(r), cudaMemcpyDeviceToHost));
   EXPECT_EQ(0, r[0]);
   EXPECT_EQ(100, r[1]);
@@ -295,8 +294,7 @@ TEST_P(ReadaheadTest, CacheSmallerThanDataEvictsAndReadsRight)
 /* Warp groups that copy from host memory take turns at their SM's pull
  * gate (round.cuh): 512 warps, 16 to a block, read a file in one-page
  * calls with readahead, every byte checked, and afterwards every SM's gate
- * is back at 0 (a turn not given back would hold that SM's warps forever).
- * On DMA nothing is gated: the gates stay 0 all along. */
+ * is back at 0 (a turn not given back would hold that SM's warps forever). */
 TEST_P(ReadaheadTest, ManyWarpsTakeTurnsAtThePullGate)
 {
   const uint64_t fsize = 2048ull * page + 77;
@@ -314,12 +312,8 @@ TEST_P(ReadaheadTest, ManyWarpsTakeTurnsAtThePullGate)
 }
 
 INSTANTIATE_TEST_SUITE_P(Pages, ReadaheadTest,
-                         ::testing::Combine(::testing::Values(4096u, 65536u),
-                                            ::testing::Values((uint32_t)GPUFS_XFER_PULL,
-                                                              (uint32_t)GPUFS_XFER_DMA),
-                                            ::testing::Values(0u, 1u)),
+                         ::testing::Combine(::testing::Values(4096u, 65536u), ::testing::Values(0u, 1u)),
                          [](const ::testing::TestParamInfo<ReadaheadTest::ParamType> &i) {
-                           return std::to_string(std::get<0>(i.param) / 1024) + "K_" +
-                                  (std::get<1>(i.param) == GPUFS_XFER_PULL ? "pull" : "dma") +
-                                  (std::get<2>(i.param) ? "_posted" : "");
+                           return std::to_string(std::get<0>(i.param) / 1024) + "K" +
+                                  (std::get<1>(i.param) ? "_posted" : "");
                          });

@@ -217,7 +217,7 @@ TEST_F(RegisterLife, RegisterMaxBoundsThePinnedBytes)
 {
   const std::string big = dir.make("big", 20 * 4096, 1), b = dir.make("b", 8 * 4096, 2);
   const std::string c = dir.make("c", 9 * 4096 - 100, 3), d = dir.make("d", 8 * 4096 - 1, 4);
-  start(4096, 64 * 4096, GPUFS_XFER_PULL, 16 * 4096);
+  start(4096, 64 * 4096, 16 * 4096);
   refuse(-EFBIG, big.c_str(), "one file over register_max");
   ASSERT_EQ(0, gpufs_register(b.c_str())) << gpufs_error_detail();
   refuse(-EFBIG, c.c_str(), "8 + 9 pages > 16");

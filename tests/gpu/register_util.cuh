@@ -151,10 +151,9 @@ protected:
     ASSERT_EQ(0, gpufs_start(&c)) << gpufs_error_detail();
     started = true;
   }
-  void start(uint32_t page, uint64_t cache, uint32_t xfer = GPUFS_XFER_PULL, uint64_t register_max = 0)
+  void start(uint32_t page, uint64_t cache, uint64_t register_max = 0)
   {
     struct gpufs_config c = small_config(page, cache);
-    c.xfer = xfer;
     c.alloc_timeout_ms = 10000;
     c.register_max = register_max;
     start_cfg(c);
@@ -172,27 +171,23 @@ protected:
   }
 };
 
-/* (page size, transfer path) */
-class RegParamFixture : public RegFixture,
-                        public ::testing::WithParamInterface<std::tuple<uint32_t, uint32_t>> {
+/* (page size) */
+class RegParamFixture : public RegFixture, public ::testing::WithParamInterface<uint32_t> {
 protected:
   uint32_t page = 0;
   void SetUp() override
   {
     RegFixture::SetUp();
-    page = std::get<0>(GetParam());
+    page = GetParam();
   }
-  void start(uint64_t cache) { RegFixture::start(page, cache, std::get<1>(GetParam())); }
+  void start(uint64_t cache) { RegFixture::start(page, cache); }
 };
 
-static std::string rg_param_name(const ::testing::TestParamInfo<std::tuple<uint32_t, uint32_t>> &i)
+static std::string rg_param_name(const ::testing::TestParamInfo<uint32_t> &i)
 {
-  return std::to_string(std::get<0>(i.param) / 1024) + "K_" +
-         (std::get<1>(i.param) == GPUFS_XFER_PULL ? "pull" : "dma");
+  return std::to_string(i.param / 1024) + "K";
 }
 
-#define RG_PARAMS                                                                                  \
-  ::testing::Combine(::testing::Values(4096u, 65536u),                                              \
-                     ::testing::Values((uint32_t)GPUFS_XFER_PULL, (uint32_t)GPUFS_XFER_DMA))
+#define RG_PARAMS ::testing::Values(4096u, 65536u)
 
 #endif /* GPUFS_TESTS_GPU_REGISTER_UTIL_CUH */

@@ -270,9 +270,9 @@ static void wt_stream(int fd, uint64_t fsize, const wt_src &src, unsigned blocks
 }
 
 /* The parameterized write tests (write_test.cu, write_files_test.cu):
- * (page size, transfer path); instantiated once, in write_test.cu. */
+ * (page size); instantiated once, in write_test.cu. */
 
-class WriteTest : public ::testing::TestWithParam<std::tuple<uint32_t, uint32_t>> {
+class WriteTest : public ::testing::TestWithParam<uint32_t> {
 protected:
   tdir dir;
   uint32_t page = 0;
@@ -280,12 +280,11 @@ protected:
   void SetUp() override
   {
     REQUIRE_GPU();
-    page = std::get<0>(GetParam());
+    page = GetParam();
   }
   void start(uint64_t cache, uint32_t rings = 16)
   {
     struct gpufs_config c = small_config(page, cache);
-    c.xfer = std::get<1>(GetParam());
     c.nrings = rings;
     c.alloc_timeout_ms = 10000;
     ASSERT_EQ(0, gpufs_start(&c)) << gpufs_error_detail();

@@ -119,16 +119,18 @@ __device__ int64_t gpufs_node_truncate(const struct gpufs_dev *d, uint32_t fd, u
   struct gpufs_call c = {GPUFS_OP_TRUNCATE, d->ftab.files[fd].hfid, length, 0, 0, NULL, 0};
   uint64_t out[4];
   int64_t r = gpufs_host_call(d, &c, out);
-  /* relaxed: the host retired the registration (pages past the cut left
-   * its mapping); a miss racing with the truncation may still read the
-   * mapping, whose pages stay pinned until gpufs_unregister */
-  gpufs_st_relaxed_u64_dev(&gpufs_node_of(d, fd)->reg, 0ull);
+  struct gpufs_gnode *nd = gpufs_node_of(d, fd);
   if (r == 0) {
-    struct gpufs_gnode *nd = gpufs_node_of(d, fd);
     /* relaxed: calls that race with the truncation may use either size and
      * version (documented); frames are published by their own states */
     gpufs_st_relaxed_u64_dev(&nd->size, length);
     gpufs_st_relaxed_u32_dev(&nd->version, (uint32_t)out[0]);
   }
+  /* release: the host retired the registration (pages past the cut left
+   * its mapping); publishes the version above to a READ reply's adoption
+   * of the mapping (pairs with its CAS in gpufs_round_adopt_reg).  A miss
+   * racing with the truncation may still read the mapping, whose pages
+   * stay pinned until the registration is released */
+  gpufs_st_release_u64_dev(&nd->reg, 0ull);
   return r;
 }

@@ -43,6 +43,28 @@ __device__ uint32_t gpufs_round_find(const struct gpufs_fdinfo *fi, uint64_t p0,
   return __ballot_sync(GPUFS_FULL_MASK, r->claimed);
 }
 
+/* A READ reply's out[3] (queue.h): the file's mapping, pinned since this
+ * descriptor's node learned it at its open (an automatic pin: pinner.h).
+ * The node keeps it, so later misses copy from the mapping.  Taken only
+ * while the node's version is the call's: a truncation stores its new
+ * version, then clears reg with a release store (gpufs_node_truncate), so
+ * an adoption whose CAS lands after that clear sees the new version in
+ * its re-check and takes the word back. */
+static __device__ void gpufs_round_adopt_reg(const struct gpufs_fdinfo *fi, uint64_t w)
+{
+  struct gpufs_gnode *nd = gpufs_node_of(fi->d, fi->fd);
+  /* relaxed: hints; the CAS decides */
+  if (gpufs_ld_relaxed_u64_dev(&nd->reg) != 0 || gpufs_ld_relaxed_u32_dev(&nd->version) != fi->version)
+    return;
+  uint64_t exp = 0;
+  /* acq_rel: the acquire pairs with the truncation's release of reg 0 */
+  if (!gpufs_cas_acqrel_u64_dev(&nd->reg, &exp, w)) return;
+  if (gpufs_ld_relaxed_u32_dev(&nd->version) != fi->version) {
+    exp = w;
+    gpufs_cas_acqrel_u64_dev(&nd->reg, &exp, 0ull);
+  }
+}
+
 __device__ int64_t gpufs_round_ask(const struct gpufs_fdinfo *fi, uint64_t p0, uint32_t np,
                                    uint32_t nwant, uint32_t ring, uint32_t nofetch,
                                    struct gpufs_round *r, bool post)
@@ -132,7 +154,12 @@ __device__ int64_t gpufs_round_ask(const struct gpufs_fdinfo *fi, uint64_t p0, u
     r->owned = false; /* stopped: a worker may still write the slot; never hand it on */
     return res;
   }
-  return gpufs_ld_relaxed_i64_sys(&gpufs_q_slot(&d->q, r->ticket)->result);
+  struct gpufs_slot *slot = gpufs_q_slot(&d->q, r->ticket);
+  /* relaxed, both: gpufs_q_wait_done's acquire ordered the reply */
+  const int64_t got = gpufs_ld_relaxed_i64_sys(&slot->result);
+  const uint64_t w = gpufs_ld_relaxed_u64_sys(&slot->out[3]);
+  if (w != 0) gpufs_round_adopt_reg(fi, w);
+  return got;
 }
 
 __device__ int64_t gpufs_round_settle(const struct gpufs_dev *d, struct gpufs_round *r)

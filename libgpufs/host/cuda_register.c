@@ -14,7 +14,8 @@
  * Pinning waits for running kernels (CUDA), so it is never done by a
  * daemon worker (a kernel may be waiting for that worker): only by the
  * host threads that call gpufs_register, with the runtime locked
- * (cuda_start.c calls these with rt_lock held).
+ * (cuda_start.c calls these with rt_lock held), and by the automatic
+ * pinner's own thread (pinner.c), with these hooks.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -30,9 +31,8 @@
 #include "libgpufs/host/detail.h"
 #include "libgpufs/host/hostfiles.h"
 #include "libgpufs/host/instance.h"
+#include "libgpufs/host/pinner.h"
 #include "libgpufs/host/register.h"
-
-#define HOST_PAGE 4096ull
 
 /* The registered bytes allowed, all files together: max, or for 0 half of
  * the host's physical memory. */
@@ -45,9 +45,11 @@ static uint64_t reg_limit(uint64_t max)
 
 /* Pin the mapping [addr, addr+len) for every GPU, read-only where the
  * device supports it (a PROT_READ mapping cannot be pinned for writing).
- * 0 or -ENOMEM with the detail set. */
-static int reg_pin(void *addr, uint64_t len)
+ * 0 or -ENOMEM with the detail set.  The pinner's hook too (ctx: the
+ * device to make current, or NULL for the caller's). */
+static int reg_pin(void *ctx, void *addr, uint64_t len)
 {
+  if (ctx) cudaSetDevice(*(const int *)ctx); /* the pinner's thread: the first instance's device */
   const unsigned base = cudaHostRegisterMapped | cudaHostRegisterPortable;
   cudaError_t e = cudaHostRegister(addr, len, base | cudaHostRegisterReadOnly);
   if (e != cudaSuccess) e = cudaHostRegister(addr, len, base); /* not sticky: try without ReadOnly */
@@ -68,10 +70,23 @@ static int reg_pin(void *addr, uint64_t len)
   return 0;
 }
 
-static void reg_release(const struct gpufs_hostfile_reg *r)
+static void reg_unpin(void *ctx, void *addr, uint64_t len)
 {
-  cudaHostUnregister(r->addr);
-  munmap(r->addr, r->map_len);
+  (void)ctx;
+  (void)len;
+  cudaHostUnregister(addr);
+}
+
+const struct gpufs_pin_ops gpufs_cuda_pin_ops = {reg_pin, reg_unpin, NULL};
+
+uint64_t gpufs_runtime_pin_budget(uint64_t register_max) { return reg_limit(register_max); }
+
+/* Why gpufs_reg_map refused the file at path, into the detail. */
+static void map_detail(int rc, const char *path)
+{
+  if (rc == -EFBIG) gpufs_set_detail("%s is larger than 1 TiB", path);
+  else if (rc == -ENOMEM) gpufs_set_detail("the mapping of %s cannot be made below 2^48", path);
+  else gpufs_set_detail("%s is not a regular file of 4 KiB or more", path);
 }
 
 int gpufs_runtime_register(struct gpufs_daemon *daemon, uint64_t register_max, const char *path)
@@ -89,62 +104,36 @@ int gpufs_runtime_register(struct gpufs_daemon *daemon, uint64_t register_max, c
     return rc;
   }
   struct stat st;
-  int rc = fstat(fd, &st) == 0 ? 0 : -errno;
+  struct gpufs_hostfile_reg r;
   struct gpufs_hostfiles *hf = gpufs_daemon_files(daemon);
-  struct gpufs_hostfile_regstats now;
-  gpufs_hostfiles_reg_stats(hf, &now);
   const uint64_t limit = reg_limit(register_max);
-  uint64_t map_len = 0;
+  int rc = fstat(fd, &st) == 0 ? 0 : -errno;
   if (rc) {
     gpufs_set_detail("fstat(%s) failed", path);
-  } else if (gpufs_hostfiles_reg_has(hf, (uint64_t)st.st_dev, (uint64_t)st.st_ino)) {
-    /* before anything is pinned; checked again under the table's lock */
-    gpufs_set_detail("%s is registered already (by this or another name)", path);
-    rc = -EEXIST;
-  } else if (!S_ISREG(st.st_mode)) {
-    gpufs_set_detail("%s is not a regular file", path);
-    rc = -EINVAL;
-  } else if ((uint64_t)st.st_size < HOST_PAGE) {
-    gpufs_set_detail("%s is shorter than 4 KiB: nothing to read from a mapping", path);
-    rc = -EINVAL;
-  } else if ((uint64_t)st.st_size > GPUFS_REG_MAX_BYTES) {
-    gpufs_set_detail("%s is larger than 1 TiB", path);
+  } else if ((rc = gpufs_hostfiles_reg_keep(hf, (uint64_t)st.st_dev, (uint64_t)st.st_ino)) != -EINVAL) {
+    /* pinned already: automatically (now the program's, 0), or by a
+     * gpufs_register (-EEXIST) */
+    if (rc) gpufs_set_detail("%s is registered already (by this or another name)", path);
+    close(fd);
+    return rc;
+  } else if ((rc = gpufs_reg_map(fd, &st, &r)) != 0) {
+    map_detail(rc, path);
+  } else if (!gpufs_reg_make_room(hf, limit, &gpufs_cuda_pin_ops, r.map_len)) {
+    gpufs_set_detail("registering %s would pin more than register_max (%llu bytes)", path,
+                     (unsigned long long)limit);
+    munmap(r.addr, r.map_len);
     rc = -EFBIG;
-  } else if (now.bytes + (map_len = ((uint64_t)st.st_size + HOST_PAGE - 1) & ~(HOST_PAGE - 1)) >
-             limit) {
-    gpufs_set_detail("registering %s would pin %llu bytes, more than register_max (%llu)", path,
-                     (unsigned long long)(now.bytes + map_len), (unsigned long long)limit);
-    rc = -EFBIG;
-  }
-  void *addr = MAP_FAILED;
-  if (rc == 0) {
-    addr = mmap(NULL, map_len, PROT_READ, MAP_SHARED, fd, 0);
-    if (addr == MAP_FAILED) {
-      gpufs_set_detail("mmap of %s failed", path);
-      rc = -ENOMEM;
-    } else if ((uint64_t)(uintptr_t)addr + map_len > (1ull << 48)) {
-      /* gpufs_reg_word keeps 36 bits of the address (queue.h) */
-      gpufs_set_detail("the mapping of %s lies above 2^48", path);
-      munmap(addr, map_len);
-      addr = MAP_FAILED;
-      rc = -ENOMEM;
-    }
+  } else if ((rc = reg_pin(NULL, r.addr, r.map_len)) != 0) {
+    munmap(r.addr, r.map_len);
   }
   close(fd); /* the mapping keeps the file */
-  if (rc == 0) rc = reg_pin(addr, map_len);
-  if (rc == 0) {
-    const struct gpufs_hostfile_reg r = {(uint64_t)st.st_dev, (uint64_t)st.st_ino, addr, map_len,
-                                         (uint64_t)st.st_size & ~(HOST_PAGE - 1)};
-    rc = gpufs_hostfiles_reg_add(hf, &st, &r, limit);
-    if (rc) {
-      reg_release(&r);
-      addr = MAP_FAILED;
-      if (rc == -EEXIST) gpufs_set_detail("%s is registered already (by this or another name)", path);
-      else if (rc == -EFBIG) gpufs_set_detail("registering %s would exceed register_max", path);
-      else gpufs_set_detail("the host file table has no room for %s", path);
-    }
-  } else if (addr != MAP_FAILED) {
-    munmap(addr, map_len);
+  if (rc == 0 && (rc = gpufs_hostfiles_reg_add(hf, &st, &r, limit)) != 0) {
+    gpufs_reg_release(&gpufs_cuda_pin_ops, &r);
+    /* the pinner placed it meanwhile: make that one the program's */
+    if (rc == -EEXIST && gpufs_hostfiles_reg_keep(hf, r.dev, r.ino) == 0) return 0;
+    if (rc == -EEXIST) gpufs_set_detail("%s is registered already (by this or another name)", path);
+    else if (rc == -EFBIG) gpufs_set_detail("registering %s would exceed register_max", path);
+    else gpufs_set_detail("the host file table has no room for %s", path);
   }
   return rc;
 }
@@ -166,7 +155,7 @@ int gpufs_runtime_unregister(struct gpufs_daemon *daemon, const char *path)
                                       (uint64_t)st.st_ino, &r);
   if (rc == -EINVAL) gpufs_set_detail("%s is not registered", path);
   else if (rc == -EBUSY) gpufs_set_detail("%s is open on a GPU: gclose it first", path);
-  if (rc == 0) reg_release(&r);
+  if (rc == 0) gpufs_reg_release(&gpufs_cuda_pin_ops, &r);
   return rc;
 }
 
@@ -185,7 +174,7 @@ void gpufs_runtime_reg_take_all(struct gpufs_daemon *daemon, struct gpufs_hostfi
 
 void gpufs_runtime_reg_release_all(struct gpufs_hostfile_reg *regs, uint32_t n)
 {
-  for (uint32_t i = 0; i < n; i++) reg_release(&regs[i]);
+  for (uint32_t i = 0; i < n; i++) gpufs_reg_release(&gpufs_cuda_pin_ops, &regs[i]);
   free(regs);
 }
 
@@ -196,5 +185,7 @@ void gpufs_runtime_reg_stats(struct gpufs_daemon *daemon, uint64_t refused, stru
   st->reg_files = s.files;
   st->reg_bytes = s.bytes;
   st->reg_retired = s.retired;
+  st->pins_auto = s.auto_made;
+  st->pins_released = s.auto_released;
   st->reg_refused = refused;
 }

@@ -19,6 +19,7 @@
 #include "libgpufs/host/detail.h"
 #include "libgpufs/host/hostfiles.h"
 #include "libgpufs/host/instance.h"
+#include "libgpufs/host/pinner.h"
 #include "libgpufs/host/register.h"
 
 _Static_assert(GPUFS_MAX_INSTANCES == GPUFS_DAEMON_MAX_QUEUES,
@@ -28,7 +29,26 @@ struct gpufs_runtime {
   struct gpufs_instances all;
   struct gpufs_daemon *daemon;
   uint64_t reg_refused; /* gpufs_register calls that failed; under rt_lock */
+  /* the automatic pinner (pinner.h), a struct gpufs_pinner *: set once
+   * after the daemon starts, read by its workers' pin hints (atomics) */
+  uint64_t pinner;
+  int pin_device; /* the pinner's CUDA device: the first instance's */
 };
+
+/* The daemon's pin_hint hook (fileops.h): to the runtime's pinner. */
+static void runtime_pin_hint(void *ctx, int fd)
+{
+  struct gpufs_runtime *r = ctx;
+  /* relaxed: the pinner was made before any kernel could open a file */
+  gpufs_pinner_hint((struct gpufs_pinner *)(uintptr_t)gpufs_ld_relaxed_u64_dev(&r->pinner), fd);
+}
+
+/* Stop the pinner (its pins stay in the table).  Context: rt_lock held. */
+static void runtime_pinner_stop(struct gpufs_runtime *r)
+{
+  gpufs_pinner_stop((struct gpufs_pinner *)(uintptr_t)gpufs_ld_relaxed_u64_dev(&r->pinner));
+  gpufs_st_relaxed_u64_dev(&r->pinner, 0);
+}
 
 static pthread_mutex_t rt_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct gpufs_runtime *rt;
@@ -158,11 +178,24 @@ static int start(const struct gpufs_config *user_cfg)
       .max_open_files = cfg.max_open_files * n,
       .io = test_io,
       .write_behind = cfg.write_behind,
+      .pin_hint = runtime_pin_hint,
+      .pin_ctx = r,
   };
   for (uint32_t i = 0; i < r->all.n; i++) p.queues[i] = gpufs_instance_queue(r->all.in[i]);
   if (rc == 0 && (rc = gpufs_daemon_start(&p, &r->daemon)) != 0)
     gpufs_set_detail("cannot start the daemon: %s", gpufs_strerror(rc));
+  struct gpufs_pinner *pn = NULL;
+  r->pin_device = dev[0];
+  const struct gpufs_pin_ops pin_ops = {gpufs_cuda_pin_ops.pin, gpufs_cuda_pin_ops.unpin, &r->pin_device};
+  if (rc == 0 && (rc = gpufs_pinner_start(gpufs_daemon_files(r->daemon),
+                                          gpufs_runtime_pin_budget(cfg.register_max), &pin_ops, &pn)) != 0)
+    gpufs_set_detail("cannot start the pinner: %s", gpufs_strerror(rc));
+  /* relaxed: published to the workers' hints by the kernel launches after
+   * gpufs_start returns */
+  gpufs_st_relaxed_u64_dev(&r->pinner, (uint64_t)(uintptr_t)pn);
   if (rc != 0) {
+    runtime_pinner_stop(r); /* before the table it pins into goes */
+    gpufs_daemon_stop(r->daemon); /* NULL when it did not start */
     runtime_free(r);
     pthread_mutex_unlock(&rt_lock);
     return rc;
@@ -322,11 +355,6 @@ int gpufs_stop(void)
   const uint32_t limit =
       r->all.in[0]->cfg.stop_timeout_ms ? r->all.in[0]->cfg.stop_timeout_ms : STOP_TIMEOUT_MS;
   stop_write_back(r, limit);
-  /* the registrations leave the host file table while the daemon lives;
-   * their mappings go once no kernel can read them (below) */
-  struct gpufs_hostfile_reg *regs;
-  uint32_t nregs;
-  gpufs_runtime_reg_take_all(r->daemon, &regs, &nregs);
   char why[512] = "";
   int stuck = gpufs_daemon_pause_within(r->daemon, limit, why, sizeof(why)) != 0;
   int rc = stop_wait_kernels(r);
@@ -334,6 +362,15 @@ int gpufs_stop(void)
     stop_write_back(r, limit);
     stuck = gpufs_daemon_pause_within(r->daemon, limit, why, sizeof(why)) != 0;
     rc = stop_wait_kernels(r);
+  }
+  /* the kernels are done (a pin waits for them), so the pinner ends; the
+   * registrations leave the host file table while the daemon lives, and
+   * their mappings go now that no kernel can read them */
+  struct gpufs_hostfile_reg *regs = NULL;
+  uint32_t nregs = 0;
+  if (!stuck) {
+    runtime_pinner_stop(r);
+    gpufs_runtime_reg_take_all(r->daemon, &regs, &nregs);
   }
   gpufs_runtime_reg_release_all(regs, nregs);
   const int64_t dirty = rc == 0 ? stop_dirty(r) : 0;

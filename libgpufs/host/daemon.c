@@ -379,7 +379,8 @@ int gpufs_daemon_start(const struct gpufs_daemon_params *p, struct gpufs_daemon 
   for (uint32_t i = 0; i < p->nqueues; i++) {
     const struct gpufs_daemon_queue *q = &p->queues[i];
     d->queues[i].fo =
-        (struct gpufs_fileops){d->files, &d->io, q->staging, q->stride, i, p->write_behind};
+        (struct gpufs_fileops){d->files, &d->io, q->staging, q->stride, i, p->write_behind,
+                               p->pin_hint, p->pin_ctx};
   }
   if ((rc = start_workers(d)) < 0) {
     /* relaxed, as in start_workers: nothing was served */

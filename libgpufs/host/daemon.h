@@ -50,6 +50,10 @@ struct gpufs_daemon_params {
   const struct gpufs_io_ops *io; /* NULL: the C library's open/pread/close */
   uint64_t write_behind;         /* bytes written to a file between starts
                                     of its write-out (gpufs_config); 0 off */
+  /* Automatic pins: an OPEN whose file earned one hands a dup of its
+   * descriptor to pin_hint(pin_ctx, fd) (fileops.h); NULL: none. */
+  void (*pin_hint)(void *ctx, int fd);
+  void *pin_ctx;
 };
 
 struct gpufs_daemon;

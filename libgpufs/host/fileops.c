@@ -190,6 +190,12 @@ static void move_finish(const struct gpufs_fileops *fo, struct move *m, struct g
     (void)fo->io->sync_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
     acc->write_starts++;
   }
+  if (!write) {
+    /* the file's pinned mapping, if it has one now: a descriptor opened
+     * before the pin learns it here (hostfiles_reg.c) */
+    const uint64_t w = gpufs_hostfiles_reg_word(fo->files, t[0].req.hfid);
+    for (uint32_t j = 0; j < n; j++) t[j].reply.out[3] = w;
+  }
   if (!m->cached) gpufs_hostfiles_unpin(fo->files, t[0].req.hfid);
   acc->merged += n - 1;
   if (write) acc->bytes_written += got;
@@ -351,6 +357,13 @@ void gpufs_serve_open(const struct gpufs_fileops *fo, struct gpufs_ticket *t, ui
   t->reply.out[2] = id.version;
   t->reply.out[3] = id.reg;
   acc->opens++;
+  if (id.pin_hint && fo->pin_hint) {
+    /* the pinner gets a descriptor of its own (the hfid may close first) */
+    const int fd = gpufs_hostfiles_pin(fo->files, hfid);
+    const int dup = fd >= 0 ? fcntl(fd, F_DUPFD_CLOEXEC, 0) : -1;
+    if (fd >= 0) gpufs_hostfiles_unpin(fo->files, hfid);
+    if (dup >= 0) fo->pin_hint(fo->pin_ctx, dup);
+  }
 }
 
 void gpufs_serve_close(const struct gpufs_fileops *fo, struct gpufs_ticket *t, uint32_t n,

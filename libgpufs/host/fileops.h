@@ -36,6 +36,11 @@ struct gpufs_fileops {
   uint32_t queue; /* the queue's index: whose write hostfiles refreshes */
   uint64_t write_behind; /* bytes written to a file between starts of its
                             write-out to disk (sync_file_range); 0: never */
+  /* An OPEN whose file earned an automatic pin (hostfiles' pin_hint) hands
+   * a dup of its descriptor to pin_hint(pin_ctx, fd), which owns it and
+   * must not block (pinner.h); NULL: no automatic pins. */
+  void (*pin_hint)(void *ctx, int fd);
+  void *pin_ctx;
 };
 
 /* io with every NULL member replaced by the C library's. */

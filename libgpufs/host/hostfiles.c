@@ -16,6 +16,7 @@
  * only succeeds on an OPEN entry.
  */
 #include "hostfiles.h"
+#include "hostfiles_priv.h"
 #include "filemap.h"
 #include "../common/cache.h"
 #include "../common/queue.h"
@@ -25,82 +26,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <unistd.h>
-
-enum hf_state {
-  HF_FREE = 0,
-  HF_OPENING = 1, /* reserved by an open in progress */
-  HF_OPEN = 2,
-  HF_CLOSING = 3  /* closed by the GPU, still pinned by a worker */
-};
-
-#define HF_STATE_SHIFT 30
-#define HF_PINS 0x3fffffffu
-
-struct hf_entry {
-  uint32_t word;    /* state << 30 | pins: atomics only */
-  int fd;           /* set before the release of OPEN; read after a pin */
-  uint32_t advised; /* 1 once the file's host readahead advice is given */
-  uint64_t unstarted; /* bytes the daemon wrote since it last started the
-                         write-out (write_behind): atomics only */
-  uint64_t dev, ino; /* the file's, set under the lock with OPEN */
-  uint32_t map;      /* enum hf_map (read_engine map): atomics only */
-  void *map_addr;    /* set by the mapper before MAP_LIVE; unmapped by */
-  uint64_t map_len;  /* the entry's last user (hf_retire) */
-};
-
-/* An entry's mapping for read_engine map (gpufs_hostfiles_map):
- *
- *   NONE --first READ--> MAKING --mapped--> LIVE --renew--> RETIRED
- *     ^                    |  (not mappable: OFF; empty file: NONE)
- *     +------------- hf_retire unmaps whatever was made ------------+
- *
- * A renew (the daemon truncated the file) retires the mappings of every
- * entry of the inode: pages past the cut are no longer the file's. */
-enum hf_map {
-  MAP_NONE = 0,
-  MAP_MAKING = 1,
-  MAP_LIVE = 2,
-  MAP_RETIRED = 3, /* truncated: pread from now on */
-  MAP_OFF = 4      /* could not be mapped: pread from now on */
-};
-
-static uint32_t hf_state(uint32_t w) { return w >> HF_STATE_SHIFT; }
-static uint32_t hf_word(uint32_t state, uint32_t pins) { return state << HF_STATE_SHIFT | pins; }
-
-/* What the previous open of an inode saw.  cid 0 marks an empty bucket. */
-struct hf_inode {
-  uint64_t dev;
-  uint64_t ino;
-  int64_t size;
-  int64_t mtime_ns;
-  int64_t ctime_ns;
-  uint32_t cid;
-  uint32_t version;
-  uint32_t stale; /* bit q: queue q's next open bumps the version (hostfiles.h) */
-  uint32_t reg;   /* enum hf_reg_state */
-  struct gpufs_hostfile_reg r; /* REG_LIVE, REG_RETIRED: the registration */
-};
-
-enum hf_reg_state {
-  REG_NONE = 0,
-  REG_LIVE = 1,    /* opens get it while the file is not shorter than r.len */
-  REG_RETIRED = 2  /* truncated or found shorter: kept pinned, given to no open */
-};
-
-_Static_assert(GPUFS_HOSTFILES_MAX_QUEUES == 32, "a queue's stale bit is one of stale's 32");
-
-struct gpufs_hostfiles {
-  pthread_mutex_t lock;
-  const struct gpufs_io_ops *io;
-  struct hf_entry *files;
-  uint32_t nfiles;
-  uint32_t hint; /* where the next free-entry search starts: delays hfid reuse */
-  struct hf_inode *inodes; /* open addressing, linear probing */
-  uint32_t icap;           /* power of two */
-  uint32_t icount;
-  uint32_t next_cid;
-  struct gpufs_hostfile_regstats regs; /* under the lock */
-};
 
 #define HF_INODES_INIT 64u
 
@@ -152,8 +77,8 @@ static uint32_t hf_hash(uint64_t dev, uint64_t ino)
   return (uint32_t)x;
 }
 
-static struct hf_inode *hf_inode_find(struct hf_inode *tab, uint32_t cap, uint64_t dev,
-                                      uint64_t ino)
+struct hf_inode *gpufs_hf_inode_find(struct hf_inode *tab, uint32_t cap, uint64_t dev,
+                                     uint64_t ino)
 {
   uint32_t i = hf_hash(dev, ino) & (cap - 1);
   while (tab[i].cid != 0 && (tab[i].dev != dev || tab[i].ino != ino))
@@ -163,7 +88,7 @@ static struct hf_inode *hf_inode_find(struct hf_inode *tab, uint32_t cap, uint64
 
 /* Keep the load at most one half, so probes stay short and a free bucket
  * always exists.  0 or -ENOMEM. */
-static int hf_inodes_reserve(struct gpufs_hostfiles *hf)
+int gpufs_hf_inodes_reserve(struct gpufs_hostfiles *hf)
 {
   if ((uint64_t)(hf->icount + 1) * 2 <= hf->icap) return 0;
   if (hf->icap > UINT32_MAX / 2) return -ENOMEM;
@@ -172,33 +97,24 @@ static int hf_inodes_reserve(struct gpufs_hostfiles *hf)
   if (!tab) return -ENOMEM;
   for (uint32_t i = 0; i < hf->icap; i++)
     if (hf->inodes[i].cid != 0)
-      *hf_inode_find(tab, cap, hf->inodes[i].dev, hf->inodes[i].ino) = hf->inodes[i];
+      *gpufs_hf_inode_find(tab, cap, hf->inodes[i].dev, hf->inodes[i].ino) = hf->inodes[i];
   free(hf->inodes);
   hf->inodes = tab;
   hf->icap = cap;
   return 0;
 }
 
-/* A registered file was truncated or found shorter than registered: pages
- * past the cut left the page cache, but the mapping still pins the old
- * ones, so no open gets it any more.  With the lock held. */
-static void hf_reg_retire(struct gpufs_hostfiles *hf, struct hf_inode *n)
-{
-  if (n->reg != REG_LIVE) return;
-  n->reg = REG_RETIRED;
-  hf->regs.retired++;
-}
-
 /* The cid and version of the inode st describes, as of this open by queue
- * `queue`.  Called with the lock held.  0 or -ENOMEM. */
+ * `queue` with `flags`, and its registration (gpufs_hf_reg_open).  Called
+ * with the lock held.  0 or -ENOMEM. */
 static int hf_identify(struct gpufs_hostfiles *hf, const struct stat *st, uint32_t queue,
-                       struct gpufs_hostfile_id *id)
+                       int flags, struct gpufs_hostfile_id *id)
 {
   int64_t mtime = gpufs_timespec_ns(st->st_mtim);
   int64_t ctime = gpufs_timespec_ns(st->st_ctim);
-  int rc = hf_inodes_reserve(hf);
+  int rc = gpufs_hf_inodes_reserve(hf);
   if (rc < 0) return rc;
-  struct hf_inode *n = hf_inode_find(hf->inodes, hf->icap, (uint64_t)st->st_dev,
+  struct hf_inode *n = gpufs_hf_inode_find(hf->inodes, hf->icap, (uint64_t)st->st_dev,
                                      (uint64_t)st->st_ino);
   if (n->cid == 0) {
     if (hf->next_cid > GPUFS_CID_MAX) return -ENFILE; /* cache keys hold 24 bits of cid */
@@ -219,9 +135,7 @@ static int hf_identify(struct gpufs_hostfiles *hf, const struct stat *st, uint32
   id->size = (uint64_t)st->st_size;
   id->cid = n->cid;
   id->version = n->version;
-  id->reg = 0;
-  if (n->reg == REG_LIVE && (uint64_t)st->st_size < n->r.len) hf_reg_retire(hf, n);
-  if (n->reg == REG_LIVE) id->reg = gpufs_reg_word((uint64_t)(uintptr_t)n->r.addr, n->r.len);
+  gpufs_hf_reg_open(hf, n, st, flags, id);
   return 0;
 }
 
@@ -271,7 +185,7 @@ int gpufs_hostfiles_open(struct gpufs_hostfiles *hf, const char *path, int flags
 
   pthread_mutex_lock(&hf->lock);
   struct hf_entry *e = &hf->files[hfid];
-  if (rc == 0) rc = hf_identify(hf, &st, queue, id);
+  if (rc == 0) rc = hf_identify(hf, &st, queue, flags, id);
   if (rc == 0) {
     e->fd = fd;
     e->dev = (uint64_t)st.st_dev;
@@ -281,6 +195,9 @@ int gpufs_hostfiles_open(struct gpufs_hostfiles *hf, const char *path, int flags
     gpufs_st_relaxed_u32_dev(&e->map, MAP_NONE);
     e->map_addr = NULL;
     e->map_len = 0;
+    /* relaxed: published with OPEN below; later registrations store it
+     * under the lock (gpufs_hf_reg_publish) */
+    gpufs_st_relaxed_u64_dev(&e->reg, id->reg);
   }
   /* release: publishes fd and advised to pinners (pairs with the acquire CAS in
    * gpufs_hostfiles_pin), or frees the entry again */
@@ -373,7 +290,7 @@ void gpufs_hostfiles_refresh(struct gpufs_hostfiles *hf, int fd, const struct st
   struct stat st;
   if (fstat(fd, &st) != 0) return;
   pthread_mutex_lock(&hf->lock);
-  struct hf_inode *n = hf_inode_find(hf->inodes, hf->icap, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
+  struct hf_inode *n = gpufs_hf_inode_find(hf->inodes, hf->icap, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
   if (n->cid != 0 && n->size == (int64_t)before->st_size &&
       n->mtime_ns == gpufs_timespec_ns(before->st_mtim) &&
       n->ctime_ns == gpufs_timespec_ns(before->st_ctim)) {
@@ -439,11 +356,11 @@ uint32_t gpufs_hostfiles_renew(struct gpufs_hostfiles *hf, int fd)
   if (fstat(fd, &st) != 0) return 0;
   uint32_t v = 0;
   pthread_mutex_lock(&hf->lock);
-  struct hf_inode *n = hf_inode_find(hf->inodes, hf->icap, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
+  struct hf_inode *n = gpufs_hf_inode_find(hf->inodes, hf->icap, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
   if (n->cid != 0) {
     v = ++n->version;
     n->stale = 0; /* every queue's next open gets v, newer than its pages */
-    hf_reg_retire(hf, n);
+    gpufs_hf_reg_retire(hf, n);
     hf_map_retire(hf, n->dev, n->ino);
     n->size = (int64_t)st.st_size;
     n->mtime_ns = gpufs_timespec_ns(st.st_mtim);
@@ -458,7 +375,7 @@ int gpufs_hostfiles_ident(struct gpufs_hostfiles *hf, const struct stat *st,
 {
   int rc = -ENOENT;
   pthread_mutex_lock(&hf->lock);
-  struct hf_inode *n = hf_inode_find(hf->inodes, hf->icap, (uint64_t)st->st_dev,
+  struct hf_inode *n = gpufs_hf_inode_find(hf->inodes, hf->icap, (uint64_t)st->st_dev,
                                      (uint64_t)st->st_ino);
   if (n->cid != 0 && n->size == (int64_t)st->st_size &&
       n->mtime_ns == gpufs_timespec_ns(st->st_mtim) &&
@@ -467,6 +384,7 @@ int gpufs_hostfiles_ident(struct gpufs_hostfiles *hf, const struct stat *st,
     id->cid = n->cid;
     id->version = n->version;
     id->reg = 0;
+    id->pin_hint = 0;
     rc = 0;
   }
   pthread_mutex_unlock(&hf->lock);
@@ -476,7 +394,7 @@ int gpufs_hostfiles_ident(struct gpufs_hostfiles *hf, const struct stat *st,
 void gpufs_hostfiles_forget(struct gpufs_hostfiles *hf, uint64_t dev, uint64_t ino)
 {
   pthread_mutex_lock(&hf->lock);
-  struct hf_inode *n = hf_inode_find(hf->inodes, hf->icap, dev, ino);
+  struct hf_inode *n = gpufs_hf_inode_find(hf->inodes, hf->icap, dev, ino);
   if (n->cid != 0) n->size = -1; /* no file has this size: the next open bumps the version */
   pthread_mutex_unlock(&hf->lock);
 }
@@ -490,101 +408,3 @@ int gpufs_hostfiles_fstat(struct gpufs_hostfiles *hf, int32_t hfid, struct stat 
   return rc;
 }
 
-/* ---- registrations (gpufs_register) ---- */
-
-int gpufs_hostfiles_reg_add(struct gpufs_hostfiles *hf, const struct stat *st,
-                            const struct gpufs_hostfile_reg *r, uint64_t max_bytes)
-{
-  pthread_mutex_lock(&hf->lock);
-  int rc = hf_inodes_reserve(hf);
-  struct hf_inode *n = hf_inode_find(hf->inodes, hf->icap, (uint64_t)st->st_dev,
-                                     (uint64_t)st->st_ino);
-  if (rc == 0 && n->cid != 0 && n->reg != REG_NONE) rc = -EEXIST;
-  if (rc == 0 && (hf->regs.bytes + r->map_len > max_bytes || hf->regs.bytes + r->map_len < r->map_len))
-    rc = -EFBIG;
-  if (rc == 0 && n->cid == 0) {
-    if (hf->next_cid > GPUFS_CID_MAX) rc = -ENFILE;
-    else {
-      /* a new record, as an open would make it: the next open keeps
-       * version 1 while the file stays as st says */
-      n->dev = (uint64_t)st->st_dev;
-      n->ino = (uint64_t)st->st_ino;
-      n->cid = hf->next_cid++;
-      n->version = 1;
-      n->stale = 0;
-      n->size = (int64_t)st->st_size;
-      n->mtime_ns = gpufs_timespec_ns(st->st_mtim);
-      n->ctime_ns = gpufs_timespec_ns(st->st_ctim);
-      hf->icount++;
-    }
-  }
-  if (rc == 0) {
-    n->reg = REG_LIVE;
-    n->r = *r;
-    hf->regs.files++;
-    hf->regs.bytes += r->map_len;
-  }
-  pthread_mutex_unlock(&hf->lock);
-  return rc;
-}
-
-int gpufs_hostfiles_reg_has(struct gpufs_hostfiles *hf, uint64_t dev, uint64_t ino)
-{
-  pthread_mutex_lock(&hf->lock);
-  const struct hf_inode *n = hf_inode_find(hf->inodes, hf->icap, dev, ino);
-  const int has = n->cid != 0 && n->reg != REG_NONE;
-  pthread_mutex_unlock(&hf->lock);
-  return has;
-}
-
-/* Give registration n back to the caller.  With the lock held. */
-static void hf_reg_take(struct gpufs_hostfiles *hf, struct hf_inode *n, struct gpufs_hostfile_reg *out)
-{
-  *out = n->r;
-  n->reg = REG_NONE;
-  hf->regs.files--;
-  hf->regs.bytes -= n->r.map_len;
-}
-
-int gpufs_hostfiles_reg_remove(struct gpufs_hostfiles *hf, uint64_t dev, uint64_t ino,
-                               struct gpufs_hostfile_reg *out)
-{
-  int rc = 0;
-  pthread_mutex_lock(&hf->lock);
-  struct hf_inode *n = hf_inode_find(hf->inodes, hf->icap, dev, ino);
-  if (n->cid == 0 || n->reg == REG_NONE) rc = -EINVAL;
-  /* an OPEN entry got its id (and the mapping's address) under this lock;
-   * one OPENING now gets its id after us, without the registration */
-  for (uint32_t i = 0; rc == 0 && i < hf->nfiles; i++) {
-    struct hf_entry *e = &hf->files[i];
-    /* relaxed: OPEN and dev/ino are stored under the lock we hold; a close
-     * racing with us only makes the answer conservative */
-    if (hf_state(gpufs_ld_relaxed_u32_dev(&e->word)) == HF_OPEN && e->dev == dev && e->ino == ino)
-      rc = -EBUSY;
-  }
-  if (rc == 0) hf_reg_take(hf, n, out);
-  pthread_mutex_unlock(&hf->lock);
-  return rc;
-}
-
-int gpufs_hostfiles_reg_pop(struct gpufs_hostfiles *hf, struct gpufs_hostfile_reg *out)
-{
-  int rc = -ENOENT;
-  pthread_mutex_lock(&hf->lock);
-  for (uint32_t i = 0; i < hf->icap && rc != 0; i++) {
-    struct hf_inode *n = &hf->inodes[i];
-    if (n->cid != 0 && n->reg != REG_NONE) {
-      hf_reg_take(hf, n, out);
-      rc = 0;
-    }
-  }
-  pthread_mutex_unlock(&hf->lock);
-  return rc;
-}
-
-void gpufs_hostfiles_reg_stats(struct gpufs_hostfiles *hf, struct gpufs_hostfile_regstats *s)
-{
-  pthread_mutex_lock(&hf->lock);
-  *s = hf->regs;
-  pthread_mutex_unlock(&hf->lock);
-}

@@ -57,6 +57,10 @@ struct gpufs_hostfile_id {
   uint32_t cid;
   uint32_t version;
   uint64_t reg; /* its registered mapping (gpufs_reg_word, queue.h), or 0 */
+  uint32_t pin_hint; /* 1: this open earns the file an automatic pin (it was
+                        opened before, read-only now, a regular file of 4 KiB
+                        or more with no registration; once per file until
+                        its pin is released): the daemon tells the runtime */
 };
 
 /* A registered file (gpufs_register, cuda_register.c): its read-only shared
@@ -68,11 +72,16 @@ struct gpufs_hostfile_reg {
   uint64_t map_len; /* its length (the file's size then, rounded up to 4 KiB) */
   uint64_t len;     /* bytes the GPU may read from it: the file's size then,
                        rounded down to 4 KiB */
+  uint32_t automatic; /* 1: pinned by the library for a file opened again
+                         (released least-recently-used to make room); 0:
+                         gpufs_register's, kept until unregistered */
 };
 
-/* Registrations and what they pin, and those retired since the start. */
+/* Registrations and what they pin, those retired since the start, and the
+ * automatic ones made and released since the start. */
 struct gpufs_hostfile_regstats {
   uint64_t files, bytes, retired;
+  uint64_t auto_made, auto_released;
 };
 
 /* A table of max_open entries whose files are opened and closed through io
@@ -173,6 +182,27 @@ int gpufs_hostfiles_reg_remove(struct gpufs_hostfiles *hf, uint64_t dev, uint64_
 int gpufs_hostfiles_reg_pop(struct gpufs_hostfiles *hf, struct gpufs_hostfile_reg *out);
 
 void gpufs_hostfiles_reg_stats(struct gpufs_hostfiles *hf, struct gpufs_hostfile_regstats *s);
+
+/* The live registration word (gpufs_reg_word) of open hfid's inode, or 0:
+ * what a READ reply tells the GPU, so that a descriptor opened before its
+ * file was pinned learns the mapping.  Lock-free; the caller pins hfid
+ * (the registration cannot be removed while the hfid is open). */
+uint64_t gpufs_hostfiles_reg_word(struct gpufs_hostfiles *hf, int32_t hfid);
+
+/* gpufs_register of a file pinned automatically: the registration becomes
+ * the program's (kept until unregistered).  0; -EEXIST when it is the
+ * program's already; -EINVAL when the inode has none. */
+int gpufs_hostfiles_reg_keep(struct gpufs_hostfiles *hf, uint64_t dev, uint64_t ino);
+
+/* Take back the least recently used automatic registration of an inode no
+ * hfid has open, for the caller to unpin and unmap (room for another pin):
+ * 0 and *out; -ENOENT when there is none.  The inode may earn a pin again. */
+int gpufs_hostfiles_reg_evict(struct gpufs_hostfiles *hf, struct gpufs_hostfile_reg *out);
+
+/* An automatic pin the runtime was asked for and did not make (no room
+ * now, a file that cannot be mapped or pinned): the inode's next open may
+ * hint it again. */
+void gpufs_hostfiles_pin_declined(struct gpufs_hostfiles *hf, uint64_t dev, uint64_t ino);
 
 /* fstat of an open hfid: 0, -EBADF or fstat's -errno. */
 int gpufs_hostfiles_fstat(struct gpufs_hostfiles *hf, int32_t hfid, struct stat *st);

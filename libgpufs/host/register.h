@@ -28,7 +28,14 @@ void gpufs_runtime_reg_take_all(struct gpufs_daemon *daemon, struct gpufs_hostfi
                                 uint32_t *n);
 void gpufs_runtime_reg_release_all(struct gpufs_hostfile_reg *regs, uint32_t n);
 
-/* The runtime-wide reg_* counters of *st; refused: failed gpufs_register
+/* The CUDA pin hooks of registrations, automatic or not (pinner.h), and
+ * the bytes they may pin together: register_max, or for 0 half of the
+ * host's physical memory. */
+struct gpufs_pin_ops;
+extern const struct gpufs_pin_ops gpufs_cuda_pin_ops;
+uint64_t gpufs_runtime_pin_budget(uint64_t register_max);
+
+/* The runtime-wide reg_* and pins_* counters of *st; refused: failed gpufs_register
  * calls since the start. */
 void gpufs_runtime_reg_stats(struct gpufs_daemon *daemon, uint64_t refused, struct gpufs_stats *st);
 

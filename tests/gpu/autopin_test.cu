@@ -1,0 +1,272 @@
+/*
+ * autopin_test.cu - automatic pins on a GPU (docs/api.md, "Automatic
+ * pins"): a file opened again is pinned in the background and later
+ * misses copy from its mapping; a descriptor open during the pin learns
+ * it from READ replies; a budget smaller than the file pins nothing while
+ * every block reads; the least recently used pin of a closed file is
+ * released for a new one; two instances share one pin; a host truncation
+ * of a pinned file; gpufs_stop with pins live.  Every byte read is checked
+ * against the file's pattern.
+ */
+#include <chrono>
+#include <thread>
+
+#include <cuda/atomic>
+
+#include "tests/gpu/gpu_util.h"
+
+namespace {
+
+static __global__ void ap_open_on(gpufs_ref ref, const char *path, int *fd)
+{
+  int r = gopen(ref, path, GPUFS_O_RDONLY);
+  if (threadIdx.x == 0) *fd = r;
+}
+
+/* The counters now (runtime-wide and summed over instances). */
+gpufs_stats ap_stats()
+{
+  gpufs_stats s;
+  memset(&s, 0, sizeof(s));
+  EXPECT_EQ(0, gpufs_get_stats(&s));
+  return s;
+}
+
+/* Wait at most 10 s for `files` registrations; the count then. */
+uint64_t ap_wait_pins(uint64_t files)
+{
+  const auto t0 = std::chrono::steady_clock::now();
+  uint64_t n = ap_stats().reg_files;
+  while (n < files && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(10)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    n = ap_stats().reg_files;
+  }
+  return n;
+}
+
+class AutoPinTest : public StartedFixture {
+protected:
+  void start(uint64_t cache, uint64_t budget, uint32_t ninstances = 1)
+  {
+    struct gpufs_config c = small_config(4096, cache);
+    c.register_max = budget;
+    if (ninstances > 1) {
+      c.ndevices = ninstances;
+      for (uint32_t i = 0; i < ninstances; i++) c.devices[i] = 0;
+    }
+    ASSERT_EQ(0, gpufs_start(&c)) << gpufs_error_detail();
+    started = true;
+  }
+  /* Open path on instance `inst`, read all of it with `blocks` blocks in
+   * 256 KiB calls checking every byte, close it. */
+  void read_all(const std::string &path, uint64_t size, uint64_t seed, unsigned blocks = 32,
+                int inst = 0)
+  {
+    gpufs_ref ref;
+    ASSERT_EQ(0, gpufs_get_ref(inst, &ref));
+    dpath dp(path);
+    int *dfd = nullptr, fd = -1;
+    uint8_t *bufs = nullptr;
+    unsigned long long *cnt = nullptr, h[2] = {0, 0};
+    const uint64_t chunk = 256u << 10;
+    CUDA_OK(cudaMalloc(&dfd, sizeof(int)));
+    CUDA_OK(cudaMalloc(&bufs, blocks * chunk));
+    CUDA_OK(cudaMalloc(&cnt, sizeof(h)));
+    CUDA_OK(cudaMemset(cnt, 0, sizeof(h)));
+    ap_open_on<<<1, 32>>>(ref, dp.d, dfd);
+    CUDA_OK(cudaMemcpy(&fd, dfd, sizeof(int), cudaMemcpyDeviceToHost));
+    ASSERT_GE(fd, 0) << gpufs_strerror(fd);
+    stream_check<<<blocks, 256>>>(fd, size, seed, chunk, -1, bufs, cnt, cnt + 1, false);
+    CUDA_OK(cudaDeviceSynchronize());
+    CUDA_OK(cudaMemcpy(h, cnt, sizeof(h), cudaMemcpyDeviceToHost));
+    EXPECT_EQ(0ull, h[0]) << "bytes that differ from the file " << path;
+    EXPECT_EQ(0ull, h[1]) << "calls that failed or came short";
+    EXPECT_EQ(0, host_close(fd));
+    cudaFree(dfd);
+    cudaFree(bufs);
+    cudaFree(cnt);
+  }
+};
+
+/* The first open pins nothing; the second asks for the pin, made in the
+ * background; a third read copies its misses from the mapping.  The cache
+ * holds a quarter of the file, so every pass misses. */
+TEST_F(AutoPinTest, ASecondOpenPinsTheFileForLaterReads)
+{
+  const uint64_t size = 64ull << 20;
+  const std::string f = dir.make("again", size, 71);
+  start(16ull << 20, 1ull << 30);
+  read_all(f, size, 71);
+  EXPECT_EQ(0u, ap_stats().reg_files) << "a file read once is not pinned";
+  read_all(f, size, 71);
+  ASSERT_EQ(1u, ap_wait_pins(1)) << "the second open earns the pin";
+  const gpufs_stats s1 = ap_stats();
+  EXPECT_EQ(1u, s1.pins_auto);
+  EXPECT_EQ(size, s1.reg_bytes);
+  read_all(f, size, 71);
+  const gpufs_stats s2 = ap_stats();
+  EXPECT_GE(s2.reg_pages - s1.reg_pages, size / 4096 / 2) << "later misses copy from the mapping";
+  EXPECT_EQ(0u, s2.pins_released);
+}
+
+/* A budget smaller than the file: nothing is pinned, every pass by 64
+ * blocks reads right. */
+TEST_F(AutoPinTest, ABudgetSmallerThanTheFilePinsNothing)
+{
+  const uint64_t size = 48ull << 20;
+  const std::string f = dir.make("big", size, 72);
+  start(16ull << 20, 12ull << 20);
+  for (int pass = 0; pass < 3; pass++) read_all(f, size, 72, 64);
+  gpufs_stats s = ap_stats();
+  EXPECT_EQ(0u, s.reg_files);
+  EXPECT_EQ(0u, s.reg_bytes);
+  EXPECT_EQ(0u, s.reg_pages);
+}
+
+/* Room for one pin: a second file opened again releases the first one's
+ * pin (its file closed); both files still read right, the second from its
+ * mapping. */
+TEST_F(AutoPinTest, TheLeastRecentlyUsedPinMakesRoom)
+{
+  const uint64_t size = 24ull << 20;
+  const std::string a = dir.make("a", size, 73), b = dir.make("b", size, 74);
+  start(8ull << 20, 40ull << 20);
+  read_all(a, size, 73);
+  read_all(a, size, 73);
+  ASSERT_EQ(1u, ap_wait_pins(1));
+  read_all(b, size, 74);
+  read_all(b, size, 74);
+  const auto t0 = std::chrono::steady_clock::now();
+  while (ap_stats().pins_auto < 2 && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(10))
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  gpufs_stats s = ap_stats();
+  EXPECT_EQ(2u, s.pins_auto);
+  EXPECT_EQ(1u, s.pins_released) << "a's pin made room for b's";
+  EXPECT_EQ(1u, s.reg_files);
+  EXPECT_LE(s.reg_bytes, 40ull << 20) << "never above the budget";
+  read_all(a, size, 73);
+  const uint64_t before = ap_stats().reg_pages;
+  read_all(b, size, 74);
+  EXPECT_GT(ap_stats().reg_pages, before) << "b reads from its mapping";
+}
+
+/* Two instances on one GPU: instance 0 reads the file, instance 1's open
+ * is the second: one pin, then both read from it. */
+TEST_F(AutoPinTest, TwoInstancesShareOnePin)
+{
+  const uint64_t size = 32ull << 20;
+  const std::string f = dir.make("shared", size, 75);
+  start(8ull << 20, 1ull << 30, 2);
+  read_all(f, size, 75, 32, 0);
+  read_all(f, size, 75, 32, 1);
+  ASSERT_EQ(1u, ap_wait_pins(1));
+  gpufs_stats r0, r1, a0, a1;
+  ASSERT_EQ(0, gpufs_get_instance_stats(0, &r0));
+  ASSERT_EQ(0, gpufs_get_instance_stats(1, &r1));
+  read_all(f, size, 75, 32, 0);
+  read_all(f, size, 75, 32, 1);
+  ASSERT_EQ(0, gpufs_get_instance_stats(0, &a0));
+  ASSERT_EQ(0, gpufs_get_instance_stats(1, &a1));
+  EXPECT_GT(a0.reg_pages, r0.reg_pages) << "instance 0 reads the mapping";
+  EXPECT_GT(a1.reg_pages + a1.peer_hits, r1.reg_pages + r1.peer_hits) << "instance 1 too (or its peer)";
+  EXPECT_EQ(1u, ap_stats().pins_auto);
+}
+
+/* The host truncates a pinned file: the next open finds it shorter and
+ * reads the new, shorter file right (the pin retired). */
+TEST_F(AutoPinTest, AHostTruncationOfAPinnedFile)
+{
+  const uint64_t size = 16ull << 20;
+  const std::string f = dir.make("cut", size, 76);
+  start(8ull << 20, 1ull << 30);
+  read_all(f, size, 76);
+  read_all(f, size, 76);
+  ASSERT_EQ(1u, ap_wait_pins(1));
+  ASSERT_EQ(0, truncate(f.c_str(), (off_t)(size / 2 + 100)));
+  read_all(f, size / 2 + 100, 76);
+  EXPECT_EQ(1u, ap_stats().reg_retired);
+}
+
+/* One block holds the file open across the pin: it reads the first half,
+ * the host waits for the pin (at most 5 s), then the block reads the rest.
+ * Every byte is right either way; the test records whether the pin came
+ * while the kernel ran and whether the open descriptor used it. */
+static __global__ void ap_two_halves(int fd, uint64_t size, uint64_t seed, unsigned *go, uint8_t *buf,
+                                     unsigned long long *bad, unsigned long long *errs)
+{
+  const uint64_t chunk = 256u << 10;
+  for (uint64_t off = 0; off < size; off += chunk) {
+    if (off == size / 2) {
+      if (threadIdx.x == 0)
+        /* relaxed: a go signal; nothing is read through it */
+        while (cuda::atomic_ref<unsigned, cuda::thread_scope_system>(*go).load(cuda::memory_order_relaxed) == 0)
+          __nanosleep(100000);
+      __syncthreads();
+    }
+    if (gread(fd, (int64_t)off, chunk, buf) != (ssize_t)chunk) {
+      if (threadIdx.x == 0) atomicAdd(errs, 1ull);
+      return;
+    }
+    unsigned long long local = 0;
+    for (uint64_t i = threadIdx.x; i < chunk; i += blockDim.x) local += buf[i] != tpat(seed, off + i);
+    if (local) atomicAdd(bad, local);
+    __syncthreads();
+  }
+}
+
+TEST_F(AutoPinTest, AnOpenDescriptorLearnsThePinFromReadReplies)
+{
+  const uint64_t size = 32ull << 20;
+  const std::string f = dir.make("midway", size, 77);
+  start(8ull << 20, 1ull << 30);
+  read_all(f, size, 77); /* the first open */
+  const int fd = host_open(f); /* the second: the pin is asked for */
+  ASSERT_GE(fd, 0);
+  unsigned *go = nullptr, *dgo = nullptr;
+  CUDA_OK(cudaHostAlloc((void **)&go, sizeof(unsigned), cudaHostAllocMapped));
+  *go = 0;
+  CUDA_OK(cudaHostGetDevicePointer((void **)&dgo, go, 0));
+  uint8_t *buf = nullptr;
+  unsigned long long *cnt = nullptr, h[2] = {0, 0};
+  CUDA_OK(cudaMalloc(&buf, 256u << 10));
+  CUDA_OK(cudaMalloc(&cnt, sizeof(h)));
+  CUDA_OK(cudaMemset(cnt, 0, sizeof(h)));
+  const uint64_t before = ap_stats().reg_pages;
+  ap_two_halves<<<1, 256>>>(fd, size, 77, dgo, buf, cnt, cnt + 1);
+  const uint64_t pinned = ap_wait_pins(1); /* while the kernel waits for go */
+  cuda::atomic_ref<unsigned, cuda::thread_scope_system>(*go).store(1u, cuda::memory_order_relaxed);
+  CUDA_OK(cudaDeviceSynchronize());
+  CUDA_OK(cudaMemcpy(h, cnt, sizeof(h), cudaMemcpyDeviceToHost));
+  EXPECT_EQ(0ull, h[0]) << "bytes that differ";
+  EXPECT_EQ(0ull, h[1]) << "calls that failed";
+  EXPECT_EQ(0, host_close(fd));
+  const uint64_t used = ap_stats().reg_pages - before;
+  RecordProperty("pinned_while_kernel_ran", (int)pinned);
+  RecordProperty("reg_pages_of_open_descriptor", (int)used);
+  printf("[ note     ] pin made while the kernel ran: %s; pages the open descriptor copied from it: %llu\n",
+         pinned ? "yes" : "no", (unsigned long long)used);
+  if (pinned) EXPECT_GT(used, 0u) << "the open descriptor learns the pin from its READ replies";
+  EXPECT_EQ(1u, ap_wait_pins(1));
+  cudaFreeHost(go);
+  cudaFree(buf);
+  cudaFree(cnt);
+}
+
+/* gpufs_stop with pins live releases them and returns 0 (TearDown checks
+ * the stop); a new start pins again. */
+TEST_F(AutoPinTest, StopWithPinsLive)
+{
+  const uint64_t size = 8ull << 20;
+  const std::string f = dir.make("live", size, 78);
+  start(4ull << 20, 1ull << 30);
+  read_all(f, size, 78);
+  read_all(f, size, 78);
+  ASSERT_EQ(1u, ap_wait_pins(1));
+  EXPECT_EQ(0, gpufs_stop());
+  started = false;
+  start(4ull << 20, 1ull << 30);
+  EXPECT_EQ(0u, ap_stats().reg_files) << "a new start begins with no pin";
+  read_all(f, size, 78);
+}
+
+}  // namespace

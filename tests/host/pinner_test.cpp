@@ -1,0 +1,290 @@
+/*
+ * pinner_test.cpp - automatic pins without a GPU (libgpufs/host/pinner.h,
+ * hostfiles.h): which opens earn a pin (the second and later read-only
+ * opens of a regular file, once until released or declined), the pinner
+ * placing pins within its budget and releasing the least recently used
+ * automatic pin of a file no hfid has open, never one that is open, many
+ * hints for one file making one pin, the mapping given to opens and to
+ * descriptors opened before the pin, and a host truncation while pinned.
+ * The pin hooks here record calls instead of pinning; the mappings are
+ * real (the test reads the file's bytes through them).
+ */
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cerrno>
+#include <fcntl.h>
+#include <mutex>
+#include <set>
+#include <string>
+#include <sys/stat.h>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+#include "daemon_fixture.h"
+#include "libgpufs/common/queue.h"
+#include "libgpufs/host/fileops.h"
+#include "libgpufs/host/hostfiles.h"
+#include "libgpufs/host/pinner.h"
+
+using namespace gpufs_test;
+
+namespace {
+
+constexpr uint64_t kPage = 4096;
+
+/* Pin hooks that record what is pinned now. */
+struct FakePins {
+  std::mutex lock;
+  std::set<void *> pinned;
+  std::atomic<int> pins{0}, unpins{0}, fail{0};
+  static int pin(void *ctx, void *addr, uint64_t)
+  {
+    auto *f = static_cast<FakePins *>(ctx);
+    if (f->fail.load()) return -ENOMEM;
+    std::lock_guard<std::mutex> g(f->lock);
+    EXPECT_TRUE(f->pinned.insert(addr).second) << "pinned twice";
+    f->pins++;
+    return 0;
+  }
+  static void unpin(void *ctx, void *addr, uint64_t)
+  {
+    auto *f = static_cast<FakePins *>(ctx);
+    std::lock_guard<std::mutex> g(f->lock);
+    EXPECT_EQ(1u, f->pinned.erase(addr)) << "unpinned what was not pinned";
+    f->unpins++;
+  }
+  gpufs_pin_ops ops() { return gpufs_pin_ops{pin, unpin, this}; }
+};
+
+struct Pinner : ::testing::Test {
+  TempDir dir;
+  gpufs_io_ops io{};
+  gpufs_hostfiles *hf = nullptr;
+  gpufs_pinner *pn = nullptr;
+  FakePins fake;
+  void SetUp() override
+  {
+    gpufs_io_defaults(&io);
+    ASSERT_EQ(0, gpufs_hostfiles_create(16, &io, &hf));
+  }
+  void start(uint64_t budget)
+  {
+    const gpufs_pin_ops ops = fake.ops();
+    ASSERT_EQ(0, gpufs_pinner_start(hf, budget, &ops, &pn));
+  }
+  void TearDown() override
+  {
+    gpufs_pinner_stop(pn);
+    gpufs_hostfile_reg r;
+    const gpufs_pin_ops ops = fake.ops();
+    while (gpufs_hostfiles_reg_pop(hf, &r) == 0) gpufs_reg_release(&ops, &r);
+    EXPECT_TRUE(fake.pinned.empty()) << "every pin released";
+    gpufs_hostfiles_destroy(hf);
+  }
+  std::string make(const std::string &name, uint64_t size, uint64_t seed)
+  {
+    std::string p = dir.file(name);
+    EXPECT_EQ(0, write_pattern_file(p, size, seed));
+    return p;
+  }
+  int open_id(const std::string &p, gpufs_hostfile_id *id, int flags = O_RDONLY)
+  {
+    *id = gpufs_hostfile_id{};
+    return gpufs_hostfiles_open(hf, p.c_str(), flags, 0, 0, id);
+  }
+  /* Open p, close it again; its id's pin_hint, or -1 on an error. */
+  int open_close_hint(const std::string &p, int flags = O_RDONLY)
+  {
+    gpufs_hostfile_id id;
+    const int h = open_id(p, &id, flags);
+    if (h < 0) return -1;
+    EXPECT_EQ(0, gpufs_hostfiles_close(hf, h));
+    return (int)id.pin_hint;
+  }
+  /* What a worker does with a hint: a dup of the open's descriptor. */
+  void hint(const std::string &p)
+  {
+    int fd = open(p.c_str(), O_RDONLY | O_CLOEXEC);
+    ASSERT_GE(fd, 0);
+    gpufs_pinner_hint(pn, fd);
+  }
+  gpufs_hostfile_regstats regstats()
+  {
+    gpufs_hostfile_regstats s{};
+    gpufs_hostfiles_reg_stats(hf, &s);
+    return s;
+  }
+};
+
+TEST_F(Pinner, TheSecondReadOnlyOpenHintsOnce)
+{
+  const std::string a = make("a", 3 * kPage, 1), w = make("w", 3 * kPage, 2), tiny = make("tiny", 100, 3);
+  EXPECT_EQ(0, open_close_hint(a)) << "a first open earns nothing";
+  EXPECT_EQ(1, open_close_hint(a)) << "opened again";
+  EXPECT_EQ(0, open_close_hint(a)) << "hinted once";
+  EXPECT_EQ(0, open_close_hint(w, O_RDWR));
+  EXPECT_EQ(0, open_close_hint(w, O_RDWR)) << "a file opened for writing is not pinned";
+  EXPECT_EQ(0, open_close_hint(tiny));
+  EXPECT_EQ(0, open_close_hint(tiny)) << "nothing to map below 4 KiB";
+  struct stat st;
+  ASSERT_EQ(0, stat(a.c_str(), &st));
+  gpufs_hostfiles_pin_declined(hf, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
+  EXPECT_EQ(1, open_close_hint(a)) << "a declined pin may be hinted again";
+}
+
+/* A pin reaches the opens after it, and descriptors opened before it
+ * through their entry's word; the mapping holds the file's bytes. */
+TEST_F(Pinner, PinsAFileAndBothNewAndOpenDescriptorsLearnIt)
+{
+  const uint64_t size = 5 * kPage + 123;
+  const std::string a = make("a", size, 11);
+  start(1ull << 30);
+  gpufs_hostfile_id id;
+  const int early = open_id(a, &id);
+  ASSERT_GE(early, 0);
+  EXPECT_EQ(0ull, id.reg);
+  EXPECT_EQ(0ull, gpufs_hostfiles_reg_word(hf, early));
+  hint(a);
+  gpufs_pinner_drain(pn);
+  gpufs_hostfile_regstats s = regstats();
+  EXPECT_EQ(1u, s.files);
+  EXPECT_EQ(1u, s.auto_made);
+  EXPECT_EQ(6 * kPage, s.bytes);
+  EXPECT_EQ(1, fake.pins.load());
+  const uint64_t w = gpufs_hostfiles_reg_word(hf, early);
+  ASSERT_NE(0ull, w) << "the descriptor opened before the pin learns it";
+  EXPECT_EQ(5 * kPage, gpufs_reg_len(w)) << "whole 4 KiB pages only";
+  const uint8_t *m = reinterpret_cast<const uint8_t *>(gpufs_reg_addr(w));
+  EXPECT_EQ(-1, first_mismatch(m, size, 11, 0)) << "the mapping is the file";
+  const int late = open_id(a, &id);
+  ASSERT_GE(late, 0);
+  EXPECT_EQ(w, id.reg) << "an open after the pin gets it";
+  EXPECT_EQ(0u, id.pin_hint) << "a pinned file is not hinted";
+  EXPECT_EQ(0, gpufs_hostfiles_close(hf, early));
+  EXPECT_EQ(0, gpufs_hostfiles_close(hf, late));
+}
+
+/* Budget for two of three files: the third evicts the least recently
+ * used pin; a pin whose file is open is never evicted. */
+TEST_F(Pinner, ReleasesTheLeastRecentlyUsedPinOfAClosedFile)
+{
+  const std::string a = make("a", 4 * kPage, 21), b = make("b", 4 * kPage, 22), c = make("c", 4 * kPage, 23);
+  start(8 * kPage);
+  hint(a);
+  gpufs_pinner_drain(pn);
+  hint(b);
+  gpufs_pinner_drain(pn);
+  ASSERT_EQ(2u, regstats().files);
+  gpufs_hostfile_id id;
+  int h = open_id(a, &id); /* a used after b: b is the least recent */
+  ASSERT_GE(h, 0);
+  EXPECT_NE(0ull, id.reg);
+  EXPECT_EQ(0, gpufs_hostfiles_close(hf, h));
+  hint(c);
+  gpufs_pinner_drain(pn);
+  gpufs_hostfile_regstats s = regstats();
+  EXPECT_EQ(2u, s.files);
+  EXPECT_EQ(8 * kPage, s.bytes) << "never above the budget";
+  EXPECT_EQ(3u, s.auto_made);
+  EXPECT_EQ(1u, s.auto_released);
+  EXPECT_EQ(1, fake.unpins.load());
+  struct stat sa, sb, sc;
+  ASSERT_EQ(0, stat(a.c_str(), &sa));
+  ASSERT_EQ(0, stat(b.c_str(), &sb));
+  ASSERT_EQ(0, stat(c.c_str(), &sc));
+  EXPECT_TRUE(gpufs_hostfiles_reg_has(hf, sa.st_dev, sa.st_ino));
+  EXPECT_FALSE(gpufs_hostfiles_reg_has(hf, sb.st_dev, sb.st_ino)) << "b was the least recently used";
+  EXPECT_TRUE(gpufs_hostfiles_reg_has(hf, sc.st_dev, sc.st_ino));
+
+  /* a and c open: nothing can be evicted, so b is declined, and its
+   * opens may hint it again */
+  const int ha = open_id(a, &id), hc = open_id(c, &id);
+  ASSERT_GE(ha, 0);
+  ASSERT_GE(hc, 0);
+  hint(b);
+  gpufs_pinner_drain(pn);
+  EXPECT_FALSE(gpufs_hostfiles_reg_has(hf, sb.st_dev, sb.st_ino)) << "no room: open files keep their pins";
+  EXPECT_EQ(2u, regstats().files);
+  EXPECT_EQ(0, open_close_hint(b)) << "b's first open (the hints came from elsewhere)";
+  EXPECT_EQ(1, open_close_hint(b)) << "declined: hinted again";
+  EXPECT_EQ(0, gpufs_hostfiles_close(hf, ha));
+  EXPECT_EQ(0, gpufs_hostfiles_close(hf, hc));
+}
+
+/* Many workers hint one file at once: one pin, no descriptor leaked. */
+TEST_F(Pinner, ManyHintsForOneFileMakeOnePin)
+{
+  const std::string a = make("a", 16 * kPage, 31);
+  start(1ull << 30);
+  std::vector<std::thread> ts;
+  for (int t = 0; t < 8; t++)
+    ts.emplace_back([&] {
+      for (int i = 0; i < 8; i++) hint(a);
+    });
+  for (auto &t : ts) t.join();
+  gpufs_pinner_drain(pn);
+  EXPECT_EQ(1u, regstats().files);
+  EXPECT_EQ(1u, regstats().auto_made);
+  EXPECT_EQ(1, fake.pins.load());
+}
+
+/* A pin that fails (the hook refuses) is declined: nothing is recorded
+ * and the file may be hinted again. */
+TEST_F(Pinner, AFailedPinIsDeclined)
+{
+  const std::string a = make("a", 4 * kPage, 41);
+  start(1ull << 30);
+  fake.fail = 1;
+  EXPECT_EQ(0, open_close_hint(a));
+  EXPECT_EQ(1, open_close_hint(a));
+  hint(a);
+  gpufs_pinner_drain(pn);
+  EXPECT_EQ(0u, regstats().files);
+  EXPECT_EQ(1, open_close_hint(a)) << "declined: hinted again";
+  fake.fail = 0;
+  hint(a);
+  gpufs_pinner_drain(pn);
+  EXPECT_EQ(1u, regstats().files);
+}
+
+/* The host truncates a pinned file: the next open finds it shorter,
+ * retires the pin (no open gets the mapping) and the entries' words are
+ * cleared; the pinned pages stay mapped until the pin is released. */
+TEST_F(Pinner, AHostTruncationRetiresThePin)
+{
+  const std::string a = make("a", 8 * kPage, 51);
+  start(1ull << 30);
+  gpufs_hostfile_id id;
+  const int early = open_id(a, &id);
+  ASSERT_GE(early, 0);
+  hint(a);
+  gpufs_pinner_drain(pn);
+  ASSERT_NE(0ull, gpufs_hostfiles_reg_word(hf, early));
+  ASSERT_EQ(0, truncate(a.c_str(), 3 * kPage));
+  const int late = open_id(a, &id);
+  ASSERT_GE(late, 0);
+  EXPECT_EQ(0ull, id.reg) << "shorter than pinned: retired";
+  EXPECT_EQ(0ull, gpufs_hostfiles_reg_word(hf, early)) << "open descriptors stop learning it";
+  EXPECT_EQ(1u, regstats().retired);
+  EXPECT_EQ(0, gpufs_hostfiles_close(hf, early));
+  EXPECT_EQ(0, gpufs_hostfiles_close(hf, late));
+}
+
+/* Hints still waiting at the stop are declined and their descriptors
+ * closed; a stop with pins live leaves them in the table. */
+TEST_F(Pinner, StopWithHintsWaiting)
+{
+  std::vector<std::string> files;
+  for (int i = 0; i < 6; i++) files.push_back(make("f" + std::to_string(i), 4 * kPage, 60 + i));
+  start(1ull << 30);
+  for (auto &f : files) hint(f);
+  gpufs_pinner_stop(pn);
+  pn = nullptr;
+  const gpufs_hostfile_regstats s = regstats();
+  EXPECT_LE(s.files, 6u);
+  EXPECT_EQ(s.files, s.auto_made);
+}
+
+} // namespace

@@ -32,6 +32,7 @@
 #include "bench/cold.h"
 #include "bench/plan.h"
 #include "bench/registered.h"
+#include "bench/rows.h"
 #include "benchlib/report.h"
 #include "benchlib/util.h"
 #include "bench/workloads.h"
@@ -39,187 +40,6 @@
 struct bench_state g_bench;
 
 #define BENCH_THREADS BENCH_BLOCK_THREADS
-
-/* ---------------- rows ---------------- */
-
-struct bench_stat_field {
-  const char *name;
-  size_t off;
-};
-
-static const struct bench_stat_field bench_stat_fields[] = {
-    {"hits", offsetof(struct gpufs_stats, hits)},
-    {"misses", offsetof(struct gpufs_stats, misses)},
-    {"ra_pages", offsetof(struct gpufs_stats, ra_pages)},
-    {"evictions", offsetof(struct gpufs_stats, evictions)},
-    {"scanned", offsetof(struct gpufs_stats, scanned)},
-    {"nofree", offsetof(struct gpufs_stats, nofree)},
-    {"requests", offsetof(struct gpufs_stats, requests)},
-    {"batches", offsetof(struct gpufs_stats, batches)},
-    {"preads", offsetof(struct gpufs_stats, preads)},
-    {"map_copies", offsetof(struct gpufs_stats, map_copies)},
-    {"merged", offsetof(struct gpufs_stats, merged)},
-    {"bytes_read", offsetof(struct gpufs_stats, bytes_read)},
-    {"opens", offsetof(struct gpufs_stats, opens)},
-    {"stat_errors", offsetof(struct gpufs_stats, errors)},
-    {"alloc_ns", offsetof(struct gpufs_stats, alloc_ns)},
-    {"rounds", offsetof(struct gpufs_stats, rounds)},
-    {"fetch_ns", offsetof(struct gpufs_stats, fetch_ns)},
-    {"fill_ns", offsetof(struct gpufs_stats, fill_ns)},
-    {"settle_ns", offsetof(struct gpufs_stats, settle_ns)},
-    {"copy_ns", offsetof(struct gpufs_stats, copy_ns)},
-    {"chains", offsetof(struct gpufs_stats, chains)},
-    {"chained", offsetof(struct gpufs_stats, chained)},
-    {"chain_max", offsetof(struct gpufs_stats, chain_max)},
-};
-#define BENCH_NSTATS (int)(sizeof(bench_stat_fields) / sizeof(bench_stat_fields[0]))
-
-/* The counters of a write row: the write path's, and those of the read path
- * that tell whether a write read anything (the hash chain figures left out:
- * a row holds at most BENCH_MAX_EXTRA fields). */
-static const struct bench_stat_field bench_write_stat_fields[] = {
-    {"hits", offsetof(struct gpufs_stats, hits)},
-    {"misses", offsetof(struct gpufs_stats, misses)},
-    {"evictions", offsetof(struct gpufs_stats, evictions)},
-    {"nofree", offsetof(struct gpufs_stats, nofree)},
-    {"requests", offsetof(struct gpufs_stats, requests)},
-    {"batches", offsetof(struct gpufs_stats, batches)},
-    {"preads", offsetof(struct gpufs_stats, preads)},
-    {"bytes_read", offsetof(struct gpufs_stats, bytes_read)},
-    {"opens", offsetof(struct gpufs_stats, opens)},
-    {"stat_errors", offsetof(struct gpufs_stats, errors)},
-    {"alloc_ns", offsetof(struct gpufs_stats, alloc_ns)},
-    {"pwrites", offsetof(struct gpufs_stats, pwrites)},
-    {"bytes_written", offsetof(struct gpufs_stats, bytes_written)},
-    {"write_starts", offsetof(struct gpufs_stats, write_starts)},
-    {"daemon_io_ns", offsetof(struct gpufs_stats, daemon_io_ns)},
-    {"daemon_busy_ns", offsetof(struct gpufs_stats, daemon_busy_ns)},
-    {"writebacks", offsetof(struct gpufs_stats, writebacks)},
-    {"cleanings", offsetof(struct gpufs_stats, cleanings)},
-    {"dirty", offsetof(struct gpufs_stats, dirty)},
-};
-#define BENCH_NWRITE_STATS \
-  (int)(sizeof(bench_write_stat_fields) / sizeof(bench_write_stat_fields[0]))
-
-static uint64_t bench_stat_at(const struct gpufs_stats *s, const struct bench_stat_field *f)
-{
-  uint64_t v;
-  memcpy(&v, (const char *)s + f->off, sizeof(v));
-  return v;
-}
-
-static uint64_t bench_stat(const struct gpufs_stats *s, int i)
-{
-  return bench_stat_at(s, &bench_stat_fields[i]);
-}
-
-/* Status and note of a row from the kernel's outcome; value NaN unless
- * the data was complete and right (capped: right as far as it got).
- * write: the outcome of bench_gpufs_write (gwrite calls, the file's check). */
-static void bench_judge(struct bench_row *row, int rc, const struct bench_read_result *r,
-                        double cap, int write)
-{
-  if (rc)
-    bench_row_status(row, BENCH_FAILED, "%s",
-                     rc == -EIO ? "CUDA error (see stderr)" : strerror(-rc));
-  else if (r->errors)
-    bench_row_status(row, BENCH_FAILED, "%llu calls failed; the first returned %lld (%s)",
-                     (unsigned long long)r->errors, (long long)r->first_error,
-                     r->first_error < 0 ? gpufs_strerror((int)r->first_error)
-                     : write           ? "short write"
-                                       : "short read");
-  else if (r->mismatches)
-    bench_row_status(row, BENCH_FAILED, "%llu wrong words%s, the first at byte %llu",
-                     (unsigned long long)r->mismatches, write ? " in the file" : "",
-                     (unsigned long long)r->first_bad);
-  else if (r->capped_groups)
-    bench_row_status(row, BENCH_CAPPED,
-                     "%llu groups stopped by the %.3g s cap after %llu of %llu bytes",
-                     (unsigned long long)r->capped_groups, cap, (unsigned long long)r->bytes,
-                     (unsigned long long)r->expected_bytes);
-  else if (r->bytes != r->expected_bytes)
-    bench_row_status(row, BENCH_FAILED, "%s %llu of %llu bytes", write ? "wrote" : "read",
-                     (unsigned long long)r->bytes, (unsigned long long)r->expected_bytes);
-  if (row->status == BENCH_FAILED)
-    row->value = NAN;
-}
-
-/* bench_judge, then what only a write can get wrong: the file could not be
- * read back, or has the wrong size although every block finished. */
-static void bench_judge_write(struct bench_row *row, int rc, const struct bench_write_result *w,
-                              double cap)
-{
-  bench_judge(row, rc, &w->io, cap, 1);
-  if (row->status == BENCH_FAILED)
-    return;
-  if (w->check_error)
-    bench_row_status(row, BENCH_FAILED, "checking the file on the host: %s",
-                     strerror(-w->check_error));
-  else if (!w->io.capped_groups && w->file_bytes != w->io.expected_bytes)
-    bench_row_status(row, BENCH_FAILED, "the file has %llu bytes, not %llu",
-                     (unsigned long long)w->file_bytes, (unsigned long long)w->io.expected_bytes);
-  if (row->status == BENCH_FAILED)
-    row->value = NAN;
-}
-
-/* The fields of every libgpufs row: its configuration and outcome. */
-static void bench_run_extras(struct bench_row *row, const struct bench_job *j,
-                             const struct gpufs_config *cfg, const struct bench_read_result *r,
-                             double cap)
-{
-  bench_row_u64(row, "page_size", cfg->page_size);
-  bench_row_u64(row, "cache_size", cfg->cache_size);
-  bench_row_u64(row, "io_size", j->io);
-  bench_row_u64(row, "blocks", (uint64_t)j->blocks);
-  bench_row_u64(row, "threads", BENCH_THREADS);
-  bench_row_u64(row, "daemon_threads", cfg->daemon_threads);
-  bench_row_u64(row, "staging_size", gpufs_config_staging(cfg));
-  bench_row_u64(row, "max_batch", cfg->max_batch);
-  bench_row_u64(row, "nrings", gpufs_config_rings(cfg));
-  bench_row_u64(row, "pull_warps", cfg->pull_warps);
-  bench_row_u64(row, "readahead_max", cfg->readahead_max);
-  bench_row_f64(row, "seconds", r->seconds);
-  bench_row_f64(row, "measured_gbps", r->gbps);
-  bench_row_u64(row, "bytes", r->bytes);
-  bench_row_u64(row, "calls", r->calls);
-  bench_row_u64(row, "mismatches", r->mismatches);
-  bench_row_u64(row, "call_errors", r->errors);
-  bench_row_u64(row, "capped_groups", r->capped_groups);
-  bench_row_f64(row, "cap_seconds", cap);
-}
-
-static void bench_extras(struct bench_row *row, const struct bench_job *j,
-                         const struct gpufs_config *cfg, const struct bench_read_result *r,
-                         const struct gpufs_stats *st, double cap)
-{
-  int i;
-  bench_run_extras(row, j, cfg, r, cap);
-  for (i = 0; i < BENCH_NSTATS; i++)
-    bench_row_u64(row, bench_stat_fields[i].name, bench_stat(st, i));
-  if (r->seconds > 0) {
-    /* share of the meta lanes' time spent allocating (evictions included):
-     * one meta warp of 32 lanes per group */
-    double groups = j->access == BENCH_RAND_WARP || j->access == BENCH_SEQ_WARP
-                        ? (double)j->blocks * BENCH_THREADS / 32
-                        : (double)j->blocks;
-    bench_row_f64(row, "alloc_share", (double)st->alloc_ns / 1e9 / (groups * 32 * r->seconds));
-  }
-}
-
-/* Add base once per baseline (name, value), or once without when n is 0. */
-static void bench_emit(const struct bench_row *base, const char *const *names,
-                       const double *values, int n)
-{
-  struct bench_row row;
-  int i;
-  if (n == 0)
-    bench_report_add(base);
-  for (i = 0; i < n; i++) {
-    row = *base;
-    bench_row_baseline(&row, names[i], values[i]);
-    bench_report_add(&row);
-  }
-}
 
 /* ---------------- one write run ---------------- */
 
@@ -238,7 +58,7 @@ static void bench_write_job(const struct bench_job *j, const struct gpufs_config
   struct bench_write_result w;
   struct gpufs_stats st;
   struct bench_row row;
-  int rc, i;
+  int rc;
 
   memset(&p, 0, sizeof(p));
   p.path = path;
@@ -263,9 +83,7 @@ static void bench_write_job(const struct bench_job *j, const struct gpufs_config
   bench_row_f64(&row, "write_phase_s", w.write_phase_s);
   bench_row_f64(&row, "sync_phase_s", w.sync_phase_s);
   bench_row_u64(&row, "write_behind", cfg->write_behind);
-  for (i = 0; i < BENCH_NWRITE_STATS; i++)
-    bench_row_u64(&row, bench_write_stat_fields[i].name,
-                  bench_stat_at(&st, &bench_write_stat_fields[i]));
+  bench_write_extras(&row, &st);
   bench_emit(&row, names, values, 1);
   bench_progress("%s: %.3f GB/s in %.2f s (writes %.3f s, then gfsync %.3f s), %s%s%s; pwrites "
                  "%llu bytes_written %llu writebacks "
@@ -322,6 +140,43 @@ static int bench_ra_median(const struct gpufs_config *cfg, const struct bench_re
 #undef BENCH_RUN_GOOD
 }
 
+/* Passes 2 to j->passes of a passes job: the same reads again in the same
+ * instance, each a kernel of its own (a gopen, so a host open: the second
+ * asks for the file's automatic pin, docs/api.md "Automatic pins"), the
+ * cache smaller than the file so that every pass misses.  A row per pass
+ * with its own counters and the pins made so far; the first pass's row is
+ * the job's own.  Stops at the first pass that fails. */
+static void bench_pass_rows(const struct bench_job *j, const struct gpufs_config *cfg,
+                            const char *config, const struct bench_read_params *p, double cap)
+{
+  static const char *names[] = {"ceiling", "expert"};
+  const double values[] = {g_bench.ceiling_gbps, g_bench.expert_gbps};
+  const int rand = j->access == BENCH_RAND_WARP;
+  for (uint32_t k = 1; k < j->passes; k++) {
+    struct gpufs_stats before, st;
+    struct bench_read_result r;
+    struct bench_row row;
+    int rc;
+    memset(&before, 0, sizeof(before));
+    gpufs_get_stats(&before);
+    rc = bench_gpufs_read(p, &r);
+    memset(&st, 0, sizeof(st));
+    gpufs_get_stats(&st);
+    bench_stats_since(&st, &before);
+    st.reg_pages -= before.reg_pages;
+    bench_row_init(&row, j->pass_names[k], config, rand ? r.mcalls_per_s : r.gbps,
+                   rand ? "Mpages/s" : "GB/s");
+    bench_judge(&row, rc, &r, cap, 0);
+    bench_extras(&row, j, cfg, &r, &st, cap);
+    bench_pin_extras(&row, &st);
+    bench_row_u64(&row, "pass", k + 1);
+    bench_emit(&row, names, values, rand ? 0 : 2);
+    bench_print_outcome(row.workload, &row, &r, &st);
+    if (rc != 0 || row.status == BENCH_FAILED)
+      break;
+  }
+}
+
 static void bench_run_job(const struct bench_job *j, double cap)
 {
   static const char *seq_names[] = {"ceiling", "naive", "expert"};
@@ -349,6 +204,8 @@ static void bench_run_job(const struct bench_job *j, double cap)
     cfg.readahead_async = (uint32_t)j->async;
   if (j->write_behind >= 0)
     cfg.write_behind = (uint64_t)j->write_behind;
+  if (j->pin_budget)
+    cfg.register_max = j->pin_budget;
   if (cfg.staging_size && cfg.staging_size < (uint64_t)GPUFS_MIN_SLOTS * j->page)
     cfg.staging_size = (uint64_t)GPUFS_MIN_SLOTS * j->page;
   snprintf(config, sizeof(config), "page=%s cache=%s io=%s grid=%dx%d",
@@ -369,11 +226,14 @@ static void bench_run_job(const struct bench_job *j, double cap)
     snprintf(config + strlen(config), sizeof(config) - strlen(config), " cold");
   if (j->reg)
     snprintf(config + strlen(config), sizeof(config) - strlen(config), " registered");
+  if (j->pin_budget)
+    snprintf(config + strlen(config), sizeof(config) - strlen(config), " pin_budget=%s",
+             bench_fmt_size(j->pin_budget, d, sizeof(d)));
   memset(&reg, 0, sizeof(reg));
   memset(&cold, 0, sizeof(cold));
 
   bench_progress("%s %s (cap %.0f s)", j->workload, config, cap);
-  bench_watch(j->workload, (j->hit ? 2 : 1) * cap + 180);
+  bench_watch(j->workload, (1 + 2 * j->hit + (j->passes ? j->passes - 1 : 0)) * cap + 180);
   if (j->access == BENCH_SEQ_WRITE) {
     bench_write_path(path, sizeof(path), "");
     if (!g_write_src) {
@@ -431,6 +291,8 @@ static void bench_run_job(const struct bench_job *j, double cap)
     bench_judge(&row, rc, &r, cap, 0);
     bench_extras(&row, j, &cfg, &r, &st, cap);
     bench_reg_row(&row, &reg, &st);
+    if (j->passes)
+      bench_pin_extras(&row, &st);
     bench_map_check(&row, &st);
     bench_reg_twin(j, &row);
     bench_emit(&row, NULL, NULL, 0);
@@ -477,18 +339,22 @@ static void bench_run_job(const struct bench_job *j, double cap)
     bench_judge(&row, rc, &r, cap, 0);
     bench_extras(&row, j, &cfg, &r, &st, cap);
     bench_reg_row(&row, &reg, &st);
+    if (j->passes)
+      bench_pin_extras(&row, &st);
     bench_emit(&row, seq_names, seq_values, 3);
     if (!strcmp(j->workload, "seq") && j->page == 65536 && row.status != BENCH_FAILED)
       g_bench.seq64_gbps = row.value;
   }
   bench_print_outcome(j->workload, &row, &r, &st);
   bench_reg_end(j, config, &reg, &st, &row); /* (a registered job has no hit run) */
+  if (j->passes && rc == 0 && row.status != BENCH_FAILED)
+    bench_pass_rows(j, &cfg, config, &p, cap);
 
   /* the same reads again, every page in the cache now: "hit" times the
    * reads alone into a destination the file's size and checks every word
    * in an untimed kernel after (as the d2d copy it is compared with is
    * timed alone); "hit/inline" checks each call's words in the timed
-   * kernel, the row's definition before 2026-11-27 (seventh session) */
+   * kernel */
   for (int k = 0; k < 2 && j->hit && rc == 0 && row.status == BENCH_OK; k++) {
     struct gpufs_stats st1;
     gpufs_get_stats(&st1);
@@ -496,11 +362,7 @@ static void bench_run_job(const struct bench_job *j, double cap)
     rc = bench_gpufs_read(&p, &r);
     memset(&st2, 0, sizeof(st2));
     gpufs_get_stats(&st2);
-    for (i = 0; i < BENCH_NSTATS; i++) {
-      /* this read's own counters: the difference since the read before */
-      uint64_t v = bench_stat(&st2, i) - bench_stat(&st1, i);
-      memcpy((char *)&st2 + bench_stat_fields[i].off, &v, sizeof(v));
-    }
+    bench_stats_since(&st2, &st1); /* this read's own counters */
     bench_row_init(&row, k == 0 ? "hit" : "hit/inline", config, r.gbps, "GB/s");
     bench_judge(&row, rc, &r, cap, 0);
     bench_extras(&row, j, &cfg, &r, &st2, cap);
@@ -534,7 +396,7 @@ void bench_plan_run(void)
   int i, k, kernels_left = 0, cold_ran = 0;
 
   for (i = 0; i < n; i++)
-    kernels_left += bench_job_selected(&jobs[i]) ? 1 + jobs[i].hit : 0;
+    kernels_left += bench_job_selected(&jobs[i]) ? bench_job_kernels(&jobs[i]) : 0;
   for (i = 0; i < n; i++) {
     double left, cap;
     if (!bench_job_selected(&jobs[i]))
@@ -554,7 +416,7 @@ void bench_plan_run(void)
       t0 += bench_now() - t;
       cold_ran = 1;
     }
-    k = 1 + jobs[i].hit;
+    k = bench_job_kernels(&jobs[i]);
     left = g_bench.opt.budget - (bench_now() - t0);
     cap = left / kernels_left;
     cap = cap < 5 ? 5 : cap;

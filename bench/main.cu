@@ -58,7 +58,9 @@ static void bench_usage(FILE *f)
           "  --quick         small file, fewer configurations, shorter caps\n"
           "  --only LIST     comma-separated: baselines, seq (with hit and seq/reg), seq_warp,\n"
           "                  rand (with rand/reg and their rand20 twins),\n"
-          "                  big, ra, write, peer, cold (expert_cold, seq/cold, seq/cold/reg: the\n"
+          "                  big, ra, passes (seq and rand read three times in one\n"
+          "                  instance, no register call: automatic pins), write, peer,\n"
+          "                  cold (expert_cold, seq/cold, seq/cold/reg: the\n"
           "                  file dropped from the page cache first; needs --dir on a disk file\n"
           "                  system; not run by --quick unless named), reg (the registered rows\n"
           "                  alone, cold's excepted), mgpu (every GPU at once: needs two or\n"
@@ -125,7 +127,7 @@ static int bench_parse(int argc, char **argv, struct bench_options *o)
       o->device = atoi(v);
   }
   if (o->only) {
-    static const char *known = ",baselines,seq,hit,seq_warp,rand,big,ra,write,peer,cold,reg,mgpu,";
+    static const char *known = ",baselines,seq,hit,seq_warp,rand,big,ra,passes,write,peer,cold,reg,mgpu,";
     const char *p = o->only;
     while (*p) {
       size_t n = strcspn(p, ",");

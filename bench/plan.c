@@ -58,6 +58,9 @@ static struct bench_job *bench_add(struct bench_job *jobs, int *n, const char *g
   j->write_behind = -1;
   j->async = -1;
   j->cold = 0;
+  j->passes = 0;
+  j->pass_names = NULL;
+  j->pin_budget = 0;
   return j;
 }
 
@@ -70,6 +73,28 @@ static void bench_add_reg(struct bench_job *jobs, int *n, const char *workload)
   j->workload = workload;
   j->hit = 0;
   j->reg = 1;
+}
+
+/* Append a passes job (bench_job.passes): names[0..n-1] its rows. */
+static struct bench_job *bench_add_passes(struct bench_job *jobs, int *n, const char *const *names,
+                                          uint32_t passes, enum bench_access access, uint32_t page)
+{
+  const uint64_t size = g_bench.size;
+  const int blocks = (access == BENCH_RAND_WARP ? BENCH_RAND_BLOCKS_PER_SM
+                                                : BENCH_SEQ_BLOCKS_PER_SM) * g_bench.sms;
+  struct bench_job *j = bench_add(jobs, n, "passes", names[0], access, page,
+                                  size / 4 / page * page,
+                                  access == BENCH_RAND_WARP ? page : BENCH_MIB, blocks);
+  j->passes = passes;
+  j->pass_names = names;
+  if (access == BENCH_RAND_WARP)
+    j->rand_reads = g_bench.opt.quick ? (1ull << 18) : (1ull << 20);
+  return j;
+}
+
+int bench_job_kernels(const struct bench_job *j)
+{
+  return 1 + j->hit + (j->passes > 1 ? (int)j->passes - 1 : 0);
 }
 
 int bench_job_selected(const struct bench_job *j)
@@ -147,6 +172,22 @@ int bench_plan(struct bench_job *jobs)
       j->ra = 131072;
       j->async = i;
     }
+  /* passes: the default configuration (no register call), a cache a quarter
+   * of the file so that every pass misses, the file read three times in one
+   * instance: the second open asks for the automatic pin, made beside the
+   * second pass; then the same with a pin budget a quarter of the file,
+   * which never pins it */
+  {
+    static const char *const seqp[] = {"seq/pass1", "seq/pass2", "seq/pass3"};
+    static const char *const randp[] = {"rand/pass1", "rand/pass2", "rand/pass3"};
+    static const char *const overp[] = {"seq/4xbudget/pass1", "seq/4xbudget/pass2"};
+    static const char *const roverp[] = {"rand/4xbudget/pass1", "rand/4xbudget/pass2"};
+    for (i = 0; i < 2; i++)
+      bench_add_passes(jobs, &n, seqp, 3, BENCH_SEQ_BLOCK, two[i]);
+    bench_add_passes(jobs, &n, randp, 3, BENCH_RAND_WARP, 4096);
+    bench_add_passes(jobs, &n, overp, 2, BENCH_SEQ_BLOCK, 4096)->pin_budget = size / 4;
+    bench_add_passes(jobs, &n, roverp, 2, BENCH_RAND_WARP, 4096)->pin_budget = size / 4;
+  }
   /* last: the cache holds the new file twice over, so only gfsync writes back */
   for (i = 0; i < 2; i++) {
     bench_add(jobs, &n, "write", "write", BENCH_SEQ_WRITE, two[i], 2 * size, BENCH_MIB,

@@ -14,7 +14,7 @@
 extern "C" {
 #endif
 
-/* The most jobs a plan holds (a full plan has 34). */
+/* The most jobs a plan holds (a full plan has 39). */
 #define BENCH_MAX_JOBS 64
 /* bench_job.ra: keep libgpufs's readahead_max (its default, or
  * GPUFS_READAHEAD_MAX from the environment). */
@@ -38,6 +38,12 @@ struct bench_job {
                            default; a "/nobehind" row */
   int async;   /* readahead_async (1: posted windows), or -1: libgpufs's
                   default; a "/posted" row */
+  uint32_t passes; /* 0: one pass; n > 1: the reads n times in one instance,
+                      a row each named pass_names[0..n-1] (pass_names[0]
+                      is workload): a "/pass" row */
+  const char *const *pass_names;
+  uint64_t pin_budget; /* register_max (the pin budget) in bytes, or 0:
+                          libgpufs's default; a "/4xbudget" row */
   int cold;    /* drop the data file from the host page cache after
                   gpufs_start, before the kernel (and the registration):
                   a "/cold" row (bench/cold.h) */
@@ -46,6 +52,9 @@ struct bench_job {
 /* Fill jobs (room for BENCH_MAX_JOBS) with every job of this run's options
  * (--quick), selected or not, in the order they run; returns how many. */
 int bench_plan(struct bench_job *jobs);
+
+/* The kernels job j runs (its budget share): 1, the hit runs, the passes. */
+int bench_job_kernels(const struct bench_job *j);
 
 /* Does --only select job j: its group, or "reg" for a registered job
  * (the cold group's excepted)? */

@@ -72,15 +72,12 @@ struct gpufs_stats {
   uint64_t preads;      /* pread calls after merging */
   uint64_t merged;      /* page requests served by an earlier request's pread */
   uint64_t bytes_read;  /* bytes preaded */
-  uint64_t transfers;   /* host-to-GPU copy calls (DMA path) */
   uint64_t opens;       /* host opens */
   uint64_t errors;      /* requests that failed */
   uint64_t daemon_io_ns;   /* workers' time in pread/pwrite, summed */
   uint64_t daemon_busy_ns; /* workers' time serving claimed requests, summed */
-  uint64_t uring_batches;  /* io_uring submissions of READ runs (read_engine
-                              uring; 0: every worker reads with pread) */
   uint64_t map_copies;     /* of preads, READ runs copied from the file's
-                              mapping (read_engine map) */
+                              page-cache mapping */
   uint64_t map_faults;     /* copies that hit SIGBUS (the file shrank under
                               the mapping) and were preread instead */
   /* write path */
@@ -110,6 +107,8 @@ struct gpufs_stats {
                              in reg_files and reg_bytes while pinned) */
   uint64_t pins_released; /* automatic pins released to make room under
                              register_max (runtime-wide) */
+  uint64_t pins_bytes;    /* bytes pinned automatically, summed over every
+                             pin made (runtime-wide) */
 };
 
 /* Start libgpufs: one instance on cfg->device, or, with cfg->ndevices > 0,

@@ -48,6 +48,7 @@ void gpufs_config_default(struct gpufs_config *cfg)
   cfg->write_behind = 32ull << 20; /* write + gfsync (docs/config.md) */
   cfg->pull_warps = 4;             /* warps' host pulls (docs/config.md) */
   cfg->readahead_async = 0;        /* posted windows (docs/config.md) */
+  cfg->auto_pin = 1;               /* files opened again are pinned */
   cfg->ndevices = 0; /* one instance, on `device` */
 }
 
@@ -146,6 +147,7 @@ int gpufs_config_from_env(struct gpufs_config *cfg, const char **bad_field)
   rc = rc ? rc : env_u64("GPUFS_WRITE_BEHIND", &cfg->write_behind, &bad);
   rc = rc ? rc : env_u32("GPUFS_PULL_WARPS", &cfg->pull_warps, &bad);
   rc = rc ? rc : env_u32("GPUFS_READAHEAD_ASYNC", &cfg->readahead_async, &bad);
+  rc = rc ? rc : env_u32("GPUFS_AUTO_PIN", &cfg->auto_pin, &bad);
   if (rc == 0 && getenv("GPUFS_DEVICES") != NULL &&
       parse_devices(getenv("GPUFS_DEVICES"), cfg) != 0) {
     bad = "GPUFS_DEVICES";
@@ -203,6 +205,8 @@ int gpufs_config_check(const struct gpufs_config *cfg, const char **bad_field, c
     f = "pull_warps"; w = "must be at most 64 (0: no limit)";
   } else if (cfg->readahead_async > 1) {
     f = "readahead_async"; w = "must be 0 (the window loaded in the call) or 1 (posted)";
+  } else if (cfg->auto_pin > 1) {
+    f = "auto_pin"; w = "must be 0 (only gpufs_register pins) or 1 (files opened again are pinned)";
   }
   if (bad_field) *bad_field = f;
   if (why) *why = w;

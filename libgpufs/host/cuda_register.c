@@ -187,5 +187,6 @@ void gpufs_runtime_reg_stats(struct gpufs_daemon *daemon, uint64_t refused, stru
   st->reg_retired = s.retired;
   st->pins_auto = s.auto_made;
   st->pins_released = s.auto_released;
+  st->pins_bytes = s.auto_bytes;
   st->reg_refused = refused;
 }

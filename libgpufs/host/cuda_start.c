@@ -178,7 +178,9 @@ static int start(const struct gpufs_config *user_cfg)
       .max_open_files = cfg.max_open_files * n,
       .io = test_io,
       .write_behind = cfg.write_behind,
-      .pin_hint = runtime_pin_hint,
+      /* test I/O hooks stand for the disk, which a pin's mapping would
+       * bypass: no automatic pins under them */
+      .pin_hint = cfg.auto_pin && !test_io ? runtime_pin_hint : NULL,
       .pin_ctx = r,
   };
   for (uint32_t i = 0; i < r->all.n; i++) p.queues[i] = gpufs_instance_queue(r->all.in[i]);

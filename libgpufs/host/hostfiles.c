@@ -128,6 +128,10 @@ static int hf_identify(struct gpufs_hostfiles *hf, const struct stat *st, uint32
              n->mtime_ns != mtime || n->ctime_ns != ctime) {
     n->version++;
     n->stale = 0; /* the new version makes every queue's older pages stale */
+    /* an automatic pin holds the pages the file had when it was pinned; a
+     * truncation and rewrite from the host looks like any other change
+     * here, so any change retires it (docs/api.md, "Automatic pins") */
+    if (n->reg == REG_LIVE && n->r.automatic) gpufs_hf_reg_retire(hf, n);
   }
   n->size = (int64_t)st->st_size;
   n->mtime_ns = mtime;

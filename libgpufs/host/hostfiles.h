@@ -81,7 +81,7 @@ struct gpufs_hostfile_reg {
  * automatic ones made and released since the start. */
 struct gpufs_hostfile_regstats {
   uint64_t files, bytes, retired;
-  uint64_t auto_made, auto_released;
+  uint64_t auto_made, auto_released, auto_bytes;
 };
 
 /* A table of max_open entries whose files are opened and closed through io
@@ -111,7 +111,7 @@ int gpufs_hostfiles_close(struct gpufs_hostfiles *hf, int32_t hfid);
 int gpufs_hostfiles_pin(struct gpufs_hostfiles *hf, int32_t hfid);
 void gpufs_hostfiles_unpin(struct gpufs_hostfiles *hf, int32_t hfid);
 
-/* read_engine map: the read-only mapping of pinned hfid's file (filemap.h),
+/* The read-only mapping of pinned hfid's file (filemap.h),
  * made at the first call, of the file's size then (*len).  NULL when there
  * is none: another worker is making it, the file is empty, not a regular
  * file or not readable, or a truncation by the daemon retired it (the

@@ -28,14 +28,14 @@ struct hf_entry {
   uint64_t unstarted; /* bytes the daemon wrote since it last started the
                          write-out (write_behind): atomics only */
   uint64_t dev, ino; /* the file's, set under the lock with OPEN */
-  uint32_t map;      /* enum hf_map (read_engine map): atomics only */
+  uint32_t map;      /* enum hf_map (the daemon's READ mapping): atomics only */
   void *map_addr;    /* set by the mapper before MAP_LIVE; unmapped by */
   uint64_t map_len;  /* the entry's last user (hf_retire) */
   uint64_t reg;      /* the inode's live registration (gpufs_reg_word), or 0:
                         set under the lock, read by READ replies (atomics) */
 };
 
-/* An entry's mapping for read_engine map (gpufs_hostfiles_map):
+/* An entry's mapping, from which the daemon copies READs (gpufs_hostfiles_map):
  *
  *   NONE --first READ--> MAKING --mapped--> LIVE --renew--> RETIRED
  *     ^                    |  (not mappable: OFF; empty file: NONE)

@@ -6,6 +6,7 @@
  * An inode's registration:
  *
  *   NONE --add--> LIVE --truncated / found shorter--> RETIRED
+ *                      (automatic: any change found at an open)
  *     ^             |                                    |
  *     +--remove (no hfid open), evict (automatic), pop --+
  *
@@ -116,9 +117,13 @@ int gpufs_hostfiles_reg_add(struct gpufs_hostfiles *hf, const struct stat *st,
     hf->regs.files++;
     hf->regs.bytes += r->map_len;
     hf->regs.auto_made += r->automatic != 0;
+    hf->regs.auto_bytes += r->automatic ? r->map_len : 0;
     /* a file changed since its record was made gets no mapping: the open
-     * that finds the change retires it (gpufs_hf_reg_open) */
-    if (n->size == (int64_t)st->st_size) gpufs_hf_reg_publish(hf, n, hf_reg_word(n));
+     * that finds the change retires it (gpufs_hf_reg_open, hf_identify) */
+    if (n->size == (int64_t)st->st_size &&
+        (!r->automatic || (n->mtime_ns == gpufs_timespec_ns(st->st_mtim) &&
+                           n->ctime_ns == gpufs_timespec_ns(st->st_ctim))))
+      gpufs_hf_reg_publish(hf, n, hf_reg_word(n));
   }
   pthread_mutex_unlock(&hf->lock);
   return rc;

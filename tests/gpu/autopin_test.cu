@@ -144,10 +144,20 @@ TEST_F(AutoPinTest, TheLeastRecentlyUsedPinMakesRoom)
   EXPECT_EQ(1u, s.pins_released) << "a's pin made room for b's";
   EXPECT_EQ(1u, s.reg_files);
   EXPECT_LE(s.reg_bytes, 40ull << 20) << "never above the budget";
+  /* a is opened again: its pin is asked for again and b's (closed, least
+   * recently used) makes room */
   read_all(a, size, 73);
-  const uint64_t before = ap_stats().reg_pages;
-  read_all(b, size, 74);
-  EXPECT_GT(ap_stats().reg_pages, before) << "b reads from its mapping";
+  const auto t1 = std::chrono::steady_clock::now();
+  while (ap_stats().pins_auto < 3 && std::chrono::steady_clock::now() - t1 < std::chrono::seconds(10))
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  s = ap_stats();
+  EXPECT_EQ(3u, s.pins_auto);
+  EXPECT_EQ(2u, s.pins_released) << "b's pin made room for a's";
+  EXPECT_EQ(1u, s.reg_files);
+  EXPECT_EQ(3 * size, s.pins_bytes);
+  const uint64_t before = s.reg_pages;
+  read_all(a, size, 73);
+  EXPECT_GT(ap_stats().reg_pages, before) << "a reads from its mapping";
 }
 
 /* Two instances on one GPU: instance 0 reads the file, instance 1's open
@@ -185,6 +195,39 @@ TEST_F(AutoPinTest, AHostTruncationOfAPinnedFile)
   ASSERT_EQ(0, truncate(f.c_str(), (off_t)(size / 2 + 100)));
   read_all(f, size / 2 + 100, 76);
   EXPECT_EQ(1u, ap_stats().reg_retired);
+}
+
+/* The host rewrites a pinned file in place, same size (a truncation, then
+ * new bytes: the pinned pages are no longer the file's): the next open
+ * sees the change, retires the pin, and reads the new bytes. */
+TEST_F(AutoPinTest, AHostRewriteOfAPinnedFile)
+{
+  const uint64_t size = 16ull << 20;
+  const std::string f = dir.make("rewrite", size, 79);
+  start(8ull << 20, 1ull << 30);
+  read_all(f, size, 79);
+  read_all(f, size, 79);
+  ASSERT_EQ(1u, ap_wait_pins(1));
+  dir.make("rewrite", size, 80);
+  read_all(f, size, 80);
+  EXPECT_EQ(1u, ap_stats().reg_retired);
+}
+
+/* Automatic pins off (auto_pin 0): a file opened again stays on the
+ * daemon path. */
+TEST_F(AutoPinTest, OffPinsNothing)
+{
+  const uint64_t size = 8ull << 20;
+  const std::string f = dir.make("off", size, 81);
+  struct gpufs_config c = small_config(4096, 4ull << 20);
+  c.auto_pin = 0;
+  ASSERT_EQ(0, gpufs_start(&c)) << gpufs_error_detail();
+  started = true;
+  for (int i = 0; i < 3; i++) read_all(f, size, 81);
+  const gpufs_stats s = ap_stats();
+  EXPECT_EQ(0u, s.pins_auto);
+  EXPECT_EQ(0u, s.reg_files);
+  EXPECT_EQ(0u, s.reg_pages);
 }
 
 /* One block holds the file open across the pin: it reads the first half,

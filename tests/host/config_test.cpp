@@ -163,29 +163,38 @@ TEST(ConfigHostTest, PullWarps)
   unsetenv("GPUFS_PULL_WARPS");
 }
 
-/* readahead_async: 0 by default, GPUFS_READAHEAD_ASYNC 0 or 1, nothing else. */
-TEST(ConfigHostTest, ReadaheadAsync)
+/* The switches: readahead_async (0 by default) and auto_pin (1 by
+ * default), each 0 or 1 from its variable, nothing else. */
+TEST(ConfigHostTest, Switches)
 {
-  struct gpufs_config c;
-  const char *bad = NULL, *why = NULL;
-  gpufs_config_default(&c);
-  EXPECT_EQ(0u, c.readahead_async) << "the default (docs/config.md)";
-  for (const char *v : {"0", "1"}) {
-    setenv("GPUFS_READAHEAD_ASYNC", v, 1);
-    EXPECT_EQ(0, gpufs_config_from_env(&c, &bad)) << v;
-    EXPECT_EQ((uint32_t)atoi(v), c.readahead_async) << v;
-    EXPECT_EQ(0, gpufs_config_check(&c, &bad, &why)) << v;
+  struct sw {
+    const char *env, *field;
+    uint32_t gpufs_config::*at;
+    uint32_t def;
+  };
+  for (const sw &x : {sw{"GPUFS_READAHEAD_ASYNC", "readahead_async", &gpufs_config::readahead_async, 0},
+                      sw{"GPUFS_AUTO_PIN", "auto_pin", &gpufs_config::auto_pin, 1}}) {
+    struct gpufs_config c;
+    const char *bad = NULL, *why = NULL;
+    gpufs_config_default(&c);
+    EXPECT_EQ(x.def, c.*x.at) << x.field << ": the default (docs/config.md)";
+    for (const char *v : {"0", "1"}) {
+      setenv(x.env, v, 1);
+      EXPECT_EQ(0, gpufs_config_from_env(&c, &bad)) << x.env << "=" << v;
+      EXPECT_EQ((uint32_t)atoi(v), c.*x.at) << x.env << "=" << v;
+      EXPECT_EQ(0, gpufs_config_check(&c, &bad, &why)) << x.env << "=" << v;
+    }
+    setenv(x.env, "2", 1);
+    EXPECT_EQ(0, gpufs_config_from_env(&c, &bad));
+    EXPECT_EQ(-EINVAL, gpufs_config_check(&c, &bad, &why));
+    ASSERT_NE(nullptr, bad);
+    EXPECT_STREQ(x.field, bad);
+    setenv(x.env, "yes", 1);
+    EXPECT_EQ(-EINVAL, gpufs_config_from_env(&c, &bad));
+    ASSERT_NE(nullptr, bad);
+    EXPECT_STREQ(x.env, bad);
+    unsetenv(x.env);
   }
-  setenv("GPUFS_READAHEAD_ASYNC", "2", 1);
-  EXPECT_EQ(0, gpufs_config_from_env(&c, &bad));
-  EXPECT_EQ(-EINVAL, gpufs_config_check(&c, &bad, &why));
-  ASSERT_NE(nullptr, bad);
-  EXPECT_STREQ("readahead_async", bad);
-  setenv("GPUFS_READAHEAD_ASYNC", "yes", 1);
-  EXPECT_EQ(-EINVAL, gpufs_config_from_env(&c, &bad));
-  ASSERT_NE(nullptr, bad);
-  EXPECT_STREQ("GPUFS_READAHEAD_ASYNC", bad);
-  unsetenv("GPUFS_READAHEAD_ASYNC");
 }
 
 /* register_max: 0 by default, GPUFS_REGISTER_MAX in bytes. */

@@ -40,7 +40,7 @@ gpufs_hostfile_reg reg_of(const std::string &path, uint64_t addr, struct stat *s
   EXPECT_EQ(0, stat(path.c_str(), st)) << path;
   const uint64_t size = (uint64_t)st->st_size;
   return gpufs_hostfile_reg{(uint64_t)st->st_dev, (uint64_t)st->st_ino, (void *)(uintptr_t)addr,
-                            (size + kPage - 1) & ~(kPage - 1), size & ~(kPage - 1)};
+                            (size + kPage - 1) & ~(kPage - 1), size & ~(kPage - 1), 0};
 }
 
 uint64_t word_of(const gpufs_hostfile_reg &r)
@@ -50,7 +50,7 @@ uint64_t word_of(const gpufs_hostfile_reg &r)
 
 gpufs_hostfile_regstats regstats(gpufs_hostfiles *hf)
 {
-  gpufs_hostfile_regstats s{~0ull, ~0ull, ~0ull};
+  gpufs_hostfile_regstats s{~0ull, ~0ull, ~0ull, ~0ull, ~0ull, ~0ull};
   gpufs_hostfiles_reg_stats(hf, &s);
   return s;
 }
@@ -354,6 +354,35 @@ TEST_F(HostFilesReg, OpenOfAShorterFileRetires)
   gpufs_hostfile_reg out{};
   ASSERT_EQ(0, gpufs_hostfiles_reg_remove(hf, r.dev, r.ino, &out));
   expect_same_reg(r, out);
+}
+
+/* A change of the file's size, mtime or ctime found at an open retires an
+ * automatic pin (a host truncation and rewrite leaves its pinned pages
+ * stale), not an explicit registration (docs/api.md). */
+TEST_F(HostFilesReg, AnyChangeRetiresAnAutomaticPin)
+{
+  for (int automatic = 0; automatic < 2; automatic++) {
+    std::string a = make(automatic ? "auto" : "explicit", 3 * kPage, 14);
+    struct stat st;
+    gpufs_hostfile_reg r = reg_of(a, 0x400000000000ull + automatic * 0x100000ull, &st);
+    r.automatic = (uint32_t)automatic;
+    ASSERT_EQ(0, gpufs_hostfiles_reg_add(hf, &st, &r, 1ull << 30));
+    gpufs_hostfile_id id;
+    int h = open_id(a, &id);
+    ASSERT_GE(h, 0);
+    EXPECT_EQ(word_of(r), id.reg) << "unchanged";
+    EXPECT_EQ(0, gpufs_hostfiles_close(hf, h));
+    make(automatic ? "auto" : "explicit", 3 * kPage, 15); /* same size, new bytes */
+    const struct timespec later[2] = {{0, UTIME_OMIT}, {st.st_mtim.tv_sec + 5, 0}};
+    ASSERT_EQ(0, utimensat(AT_FDCWD, a.c_str(), later, 0));
+    h = open_id(a, &id);
+    ASSERT_GE(h, 0);
+    EXPECT_EQ(automatic ? 0ull : word_of(r), id.reg) << "automatic " << automatic;
+    EXPECT_EQ(0, gpufs_hostfiles_close(hf, h));
+    EXPECT_EQ((uint64_t)automatic, regstats(hf).retired);
+    gpufs_hostfile_reg out{};
+    ASSERT_EQ(0, gpufs_hostfiles_reg_remove(hf, r.dev, r.ino, &out));
+  }
 }
 
 /* gpufs_stop's sweep: pop hands out every registration once (live,

@@ -26,6 +26,10 @@
  *                         the default daemon and workers = 16 per GPU (up to
  *                         the cores), then own files registered; rows against
  *                         mgpu_ceiling_sum and mgpu_expert_together
+ *   mgpu_seq/pass1..3     the default configuration (no register call), own
+ *                         files, then one shared file, read three times in
+ *                         one instance set with a cache a quarter of the
+ *                         file: the second open asks for the automatic pin
  *   mgpu_peer             GPU N-1 reads the data file that GPU 0 holds:
  *                         its misses are copied from GPU 0's cache over the
  *                         GPUs' link; baseline: GPU N-1 reading its own file
@@ -183,7 +187,79 @@ struct mg_seq_cfg {
   uint32_t page;    /* cache page size */
   uint32_t workers; /* daemon threads, 0: the default */
   int reg;          /* the files registered first */
+  uint32_t passes;  /* 0: one pass, cache twice the file; n: the reads n
+                       times in one instance set, a cache a quarter of the
+                       file, rows mgpu_seq/pass1..n (automatic pins) */
 };
+
+/* Where one pass of mg_seq puts its rows. */
+struct mg_pass_out {
+  const char *name;   /* the rows' workload */
+  const char *config;
+  char *note;         /* in: a failure so far; out: the pass's note */
+  size_t note_len;
+  uint32_t workers;
+  int active;         /* GPUs reading */
+  int ok;             /* out: the pass read every byte right */
+};
+
+/* One pass of mg_seq in the started instances: the first o->active GPUs
+ * read at once (when ok: nothing failed before), then the pass's rows
+ * (counters so far, all instances). */
+static void mg_seq_pass(const struct mg_seq_cfg *c, struct mg_read *m, int ok,
+                        struct mg_pass_out *o)
+{
+  struct gpufs_stats all;
+  const int n = g_mg.n, a = o->active;
+  double worst = 0;
+  uint64_t bytes = 0;
+  if (ok) {
+    mg_reads(m, n, c->own, BENCH_SEQ_BLOCK, BENCH_MIB, 0);
+    mg_parallel(a, mg_read_main, m, sizeof(m[0]));
+    for (int k = 0; k < a; k++) {
+      ok &= mg_read_ok(&m[k], o->note, o->note_len);
+      worst = m[k].r.seconds > worst ? m[k].r.seconds : worst;
+      bytes += m[k].r.bytes;
+    }
+  }
+  memset(&all, 0, sizeof(all));
+  gpufs_get_stats(&all);
+  const double v = worst > 0 ? bytes / worst / 1e9 : NAN;
+  char per[160] = "";
+  for (int k = 0; ok && k < a; k++)
+    snprintf(per + strlen(per), sizeof(per) - strlen(per), "%s%.1f", k ? "/" : "", m[k].r.gbps);
+  if (ok)
+    snprintf(o->note, o->note_len,
+             "per GPU %s GB/s; host bytes %.2fx one file; %llu peer hits; %llu pinned pages "
+             "(%llu automatic pins)%s",
+             per, (double)all.bytes_read / (double)g_bench.size,
+             (unsigned long long)all.peer_hits, (unsigned long long)all.reg_pages,
+             (unsigned long long)all.pins_auto, c->reg ? "; registered" : "");
+  const uint64_t file_bytes = c->own ? (uint64_t)a * g_bench.size : g_bench.size;
+  if (a < n) {
+    struct bench_row row;
+    if (a == 1)
+      g_mg.seq_one = ok ? v : NAN;
+    bench_row_init(&row, "mgpu_seq_scaling", o->config, ok ? v : NAN, "GB/s");
+    bench_row_baseline(&row, "linear", a * g_mg.seq_one);
+    mg_stats_fields(&row, &all, worst, o->workers, file_bytes);
+    bench_row_status(&row, ok ? BENCH_OK : BENCH_FAILED, "%s", o->note);
+    bench_report_add(&row);
+  } else {
+    static const char *names[] = {"mgpu_ceiling_sum", "mgpu_expert_together"};
+    const double bases[] = {g_mg.ceiling_sum, g_mg.experts};
+    for (int b = 0; b < 2; b++) {
+      struct bench_row row;
+      bench_row_init(&row, o->name, o->config, ok ? v : NAN, "GB/s");
+      bench_row_baseline(&row, names[b], bases[b]);
+      mg_stats_fields(&row, &all, worst, o->workers, file_bytes);
+      bench_row_status(&row, ok ? BENCH_OK : BENCH_FAILED, "%s", o->note);
+      bench_report_add(&row);
+    }
+  }
+  bench_progress("%s %s: %.2f GB/s (%s)", o->name, o->config, v, o->note);
+  o->ok = ok;
+}
 
 /* One seq run, every GPU (or the first c->active) at once: rows against the
  * ceilings' sum and the experts, or, for a scaling run (active < N),
@@ -191,10 +267,9 @@ struct mg_seq_cfg {
 static void mg_seq(const struct mg_seq_cfg *c)
 {
   struct mg_read m[MG_MAX];
-  struct gpufs_stats all;
   char config[200], note[512] = "", pg[32];
   const int n = g_mg.n, a = c->active > 0 && c->active < n ? c->active : n;
-  const uint64_t cache = 2 * g_bench.size;
+  const uint64_t cache = c->passes ? g_bench.size / 4 / c->page * c->page : 2 * g_bench.size;
   uint32_t w = c->workers;
 
   if (mg_start(n, c->page, cache, w, note, sizeof(note)) != 0) {
@@ -212,6 +287,8 @@ static void mg_seq(const struct mg_seq_cfg *c)
   snprintf(config + strlen(config), sizeof(config) - strlen(config),
            " %s page=%s io=1M workers=%u%s", c->own ? "own files" : "one shared file",
            bench_fmt_size(c->page, pg, sizeof(pg)), w, c->reg ? " registered" : "");
+  if (c->passes)
+    snprintf(config + strlen(config), sizeof(config) - strlen(config), " cache=file/4");
   int ok = 1;
   for (int k = 0; c->reg && k < (c->own ? a : 1); k++) {
     int rc = gpufs_register(g_mg.paths[k]);
@@ -221,52 +298,16 @@ static void mg_seq(const struct mg_seq_cfg *c)
       ok = 0;
     }
   }
-  double worst = 0;
-  uint64_t bytes = 0;
-  if (ok) {
-    mg_reads(m, n, c->own, BENCH_SEQ_BLOCK, BENCH_MIB, 0);
-    mg_parallel(a, mg_read_main, m, sizeof(m[0]));
-    for (int k = 0; k < a; k++) {
-      ok &= mg_read_ok(&m[k], note, sizeof(note));
-      worst = m[k].r.seconds > worst ? m[k].r.seconds : worst;
-      bytes += m[k].r.bytes;
-    }
+  for (uint32_t pass = 0; pass < (c->passes ? c->passes : 1); pass++) {
+    static const char *const pass_names[] = {"mgpu_seq/pass1", "mgpu_seq/pass2", "mgpu_seq/pass3"};
+    struct mg_pass_out o = {c->passes ? pass_names[pass < 3 ? pass : 2] : "mgpu_seq", config,
+                            note, sizeof(note), w, a};
+    mg_seq_pass(c, m, ok, &o);
+    ok = o.ok;
   }
-  gpufs_get_stats(&all);
   for (int k = 0; c->reg && k < (c->own ? a : 1); k++)
     gpufs_unregister(g_mg.paths[k]);
   gpufs_stop();
-  const double v = worst > 0 ? bytes / worst / 1e9 : NAN;
-  char per[160] = "";
-  for (int k = 0; ok && k < a; k++)
-    snprintf(per + strlen(per), sizeof(per) - strlen(per), "%s%.1f", k ? "/" : "", m[k].r.gbps);
-  if (ok)
-    snprintf(note, sizeof(note), "per GPU %s GB/s; host bytes %.2fx one file; %llu peer hits%s",
-             per, (double)all.bytes_read / (double)g_bench.size,
-             (unsigned long long)all.peer_hits, c->reg ? "; registered" : "");
-  const uint64_t file_bytes = c->own ? (uint64_t)a * g_bench.size : g_bench.size;
-  if (a < n) {
-    struct bench_row row;
-    if (a == 1)
-      g_mg.seq_one = ok ? v : NAN;
-    bench_row_init(&row, "mgpu_seq_scaling", config, ok ? v : NAN, "GB/s");
-    bench_row_baseline(&row, "linear", a * g_mg.seq_one);
-    mg_stats_fields(&row, &all, worst, w, file_bytes);
-    bench_row_status(&row, ok ? BENCH_OK : BENCH_FAILED, "%s", note);
-    bench_report_add(&row);
-  } else {
-    static const char *names[] = {"mgpu_ceiling_sum", "mgpu_expert_together"};
-    const double bases[] = {g_mg.ceiling_sum, g_mg.experts};
-    for (int b = 0; b < 2; b++) {
-      struct bench_row row;
-      bench_row_init(&row, "mgpu_seq", config, ok ? v : NAN, "GB/s");
-      bench_row_baseline(&row, names[b], bases[b]);
-      mg_stats_fields(&row, &all, worst, w, file_bytes);
-      bench_row_status(&row, ok ? BENCH_OK : BENCH_FAILED, "%s", note);
-      bench_report_add(&row);
-    }
-  }
-  bench_progress("mgpu_seq %s: %.2f GB/s (%s)", config, v, note);
 }
 
 /* GPU N-1 from the host (its own file), GPU 0 loads the data file, GPU N-1
@@ -475,7 +516,7 @@ void bench_multigpu(void)
    * rand with the most workers */
   for (int i = 0; i < 2; i++) {
     bench_watch("mgpu: seq", 600);
-    c = (struct mg_seq_cfg){1, 0, 4096, workers[i], 0};
+    c = (struct mg_seq_cfg){1, 0, 4096, workers[i], 0, 0};
     mg_seq(&c);
     if (!quick) {
       c.own = 0;
@@ -485,18 +526,25 @@ void bench_multigpu(void)
   /* 64 KiB pages: a sixteenth of the requests for the same bytes */
   for (int i = 0; i < (quick ? 0 : 2); i++) {
     bench_watch("mgpu: seq 64K", 600);
-    c = (struct mg_seq_cfg){1, 0, 65536, workers[i], 0};
+    c = (struct mg_seq_cfg){1, 0, 65536, workers[i], 0, 0};
     mg_seq(&c);
   }
   /* scaling: 1 .. N-1 GPUs at once, the most workers */
   for (int a = 1; a < (quick ? 1 : g_mg.n); a++) {
     bench_watch("mgpu: seq scaling", 600);
-    c = (struct mg_seq_cfg){1, a, 4096, many, 0};
+    c = (struct mg_seq_cfg){1, a, 4096, many, 0, 0};
     mg_seq(&c);
   }
   bench_watch("mgpu: seq registered", 600);
-  c = (struct mg_seq_cfg){1, 0, 4096, 0, 1};
+  c = (struct mg_seq_cfg){1, 0, 4096, 0, 1, 0};
   mg_seq(&c);
+  /* the default configuration read three times (automatic pins): own files,
+   * then one file every GPU reads */
+  for (int own = 1; own >= 0; own--) {
+    bench_watch("mgpu: seq passes", 900);
+    c = (struct mg_seq_cfg){own, 0, 4096, 0, 0, 3};
+    mg_seq(&c);
+  }
   bench_watch("mgpu: peer", 600);
   mg_peer();
   for (int i = quick ? 1 : 0; i < 2; i++) {

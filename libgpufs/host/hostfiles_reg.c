@@ -17,7 +17,7 @@
  * evict), or at gpufs_stop once the kernels are done (pop): no GPU
  * descriptor can hold the address of a mapping that is gone.
  *
- * Automatic pins (docs/design.md, "Pinning what is read again"): the
+ * Automatic pins (docs/pinning.md): the
  * second and later opens of a read-only regular file hint a pin, once,
  * until the pin is released or declined; the runtime's pinner makes it in
  * the background and evicts the least recently used automatic pin of a

@@ -276,11 +276,8 @@ static void mg_seq(const struct mg_seq_cfg *c)
     mg_row("mgpu_seq", "start", NAN, "GB/s", NULL, NAN, 0, note);
     return;
   }
-  if (!w) {
-    struct gpufs_config d;
-    gpufs_config_default(&d);
-    w = d.daemon_threads;
-  }
+  if (!w)
+    w = mg_default_workers(n);
   snprintf(config, sizeof(config), "gpus=%d", n);
   if (a < n)
     snprintf(config + strlen(config), sizeof(config) - strlen(config), " active=%d", a);
@@ -411,9 +408,7 @@ static void mg_rand(uint32_t workers)
   const int n = g_mg.n;
   const uint64_t reads = g_bench.opt.quick ? (1ull << 18) : (1ull << 20);
   const uint64_t cache = 2 * g_bench.size;
-  struct gpufs_config d;
-  gpufs_config_default(&d);
-  const uint32_t w = workers ? workers : d.daemon_threads;
+  const uint32_t w = workers ? workers : mg_default_workers(n);
 
   for (int pass = 0; pass < 2; pass++) {
     const int alone = pass == 0;

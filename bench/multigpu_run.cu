@@ -102,6 +102,14 @@ int mg_read_ok(const struct mg_read *m, char *note, size_t len)
   return ok;
 }
 
+uint32_t mg_default_workers(int n)
+{
+  struct gpufs_config d;
+  gpufs_config_default(&d);
+  d.ndevices = (uint32_t)n;
+  return gpufs_config_daemon_threads(&d);
+}
+
 /* Start one instance per GPU (0..n-1); workers 0: the default. */
 int mg_start(int n, uint32_t page, uint64_t cache, uint32_t workers, char *note, size_t len)
 {

@@ -62,6 +62,8 @@ int mg_read_ok(const struct mg_read *m, char *note, size_t len);
 /* Start one instance per GPU (0..n-1); workers 0: the default.  0, or
  * the error with note. */
 int mg_start(int n, uint32_t page, uint64_t cache, uint32_t workers, char *note, size_t len);
+/* The daemon workers libgpufs's default gives n instances. */
+uint32_t mg_default_workers(int n);
 
 /* Fill m[k] for GPU k reading its own file (own) or the data file. */
 void mg_reads(struct mg_read *m, int n, int own, enum bench_access access, uint64_t io,

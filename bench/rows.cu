@@ -144,7 +144,7 @@ void bench_run_extras(struct bench_row *row, const struct bench_job *j,
   bench_row_u64(row, "io_size", j->io);
   bench_row_u64(row, "blocks", (uint64_t)j->blocks);
   bench_row_u64(row, "threads", BENCH_THREADS);
-  bench_row_u64(row, "daemon_threads", cfg->daemon_threads);
+  bench_row_u64(row, "daemon_threads", gpufs_config_daemon_threads(cfg));
   bench_row_u64(row, "staging_size", gpufs_config_staging(cfg));
   bench_row_u64(row, "max_batch", cfg->max_batch);
   bench_row_u64(row, "nrings", gpufs_config_rings(cfg));

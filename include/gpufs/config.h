@@ -26,7 +26,9 @@ struct gpufs_config {
   uint64_t cache_size;      /* bytes of GPU page frames            GPUFS_CACHE_SIZE */
   uint32_t nrings;          /* frame allocator rings               GPUFS_RINGS
                                0: gpufs_config_rings's choice */
-  uint32_t daemon_threads;  /* host worker threads                 GPUFS_DAEMON_THREADS */
+  uint32_t daemon_threads;  /* host worker threads                 GPUFS_DAEMON_THREADS
+                               0: gpufs_config_daemon_threads's
+                               choice */
   uint64_t staging_size;    /* bytes of pinned staging (slots);    GPUFS_STAGING_SIZE
                                0: gpufs_config_staging's choice */
   uint32_t max_open_files;  /* distinct open files at once         GPUFS_MAX_OPEN_FILES */
@@ -107,6 +109,14 @@ uint64_t gpufs_config_staging(const struct gpufs_config *cfg);
  * frames as it holds (at least 1). */
 #define GPUFS_RINGS_AUTO_MAX 64u
 uint32_t gpufs_config_rings(const struct gpufs_config *cfg);
+
+/* The daemon's workers cfg gives: daemon_threads, or for 0, 16 for each
+ * instance it starts (ndevices, or 1), but no more than the online CPUs
+ * (at least 1, at most 256): one GPU's copies want about 16 workers, and
+ * two H200s at once read 70.0 GB/s with 32 against 50.1 with 16
+ * (docs/config.md). */
+#define GPUFS_WORKERS_PER_INSTANCE 16u
+uint32_t gpufs_config_daemon_threads(const struct gpufs_config *cfg);
 
 /* Apply GPUFS_* environment variables over *cfg.  Sizes accept K, M, G
  * suffixes.  Returns 0, or -EINVAL with *bad_field set to the variable's name

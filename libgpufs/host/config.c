@@ -30,6 +30,16 @@ uint32_t gpufs_config_rings(const struct gpufs_config *cfg)
   return most >= GPUFS_RINGS_AUTO_MAX ? GPUFS_RINGS_AUTO_MAX : most ? (uint32_t)most : 1;
 }
 
+uint32_t gpufs_config_daemon_threads(const struct gpufs_config *cfg)
+{
+  if (cfg->daemon_threads) return cfg->daemon_threads;
+  const uint64_t n = cfg->ndevices ? cfg->ndevices : 1;
+  const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  uint64_t w = GPUFS_WORKERS_PER_INSTANCE * n;
+  if (cpus > 0 && (uint64_t)cpus < w) w = (uint64_t)cpus;
+  return w < 1 ? 1 : w > 256 ? 256 : (uint32_t)w;
+}
+
 void gpufs_config_default(struct gpufs_config *cfg)
 {
   memset(cfg, 0, sizeof(*cfg));
@@ -37,8 +47,7 @@ void gpufs_config_default(struct gpufs_config *cfg)
   cfg->page_size = 64u << 10;
   cfg->cache_size = 2ull << 30;
   cfg->nrings = 0; /* gpufs_config_rings: 64, fewer for a small cache */
-  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-  cfg->daemon_threads = cpus >= 16 ? 16 : cpus > 1 ? (uint32_t)cpus : 1;
+  cfg->daemon_threads = 0; /* gpufs_config_daemon_threads: 16 an instance */
   cfg->staging_size = 0; /* gpufs_config_staging chooses by page size */
   cfg->max_open_files = 128;
   cfg->max_batch = 16;
@@ -181,8 +190,8 @@ int gpufs_config_check(const struct gpufs_config *cfg, const char **bad_field, c
     f = "cache_size"; w = "must hold at least 4 pages and fewer than 2^32 pages";
   } else if (cfg->nrings > cfg->cache_size / cfg->page_size / 4) {
     f = "nrings"; w = "must be 0 (chosen by cache size) or leave every ring 4 frames or more";
-  } else if (cfg->daemon_threads == 0 || cfg->daemon_threads > 256) {
-    f = "daemon_threads"; w = "must be between 1 and 256";
+  } else if (cfg->daemon_threads > 256) {
+    f = "daemon_threads"; w = "must be between 1 and 256 (0: 16 for each instance, at most the CPUs)";
   } else if (gpufs_config_staging(cfg) / cfg->page_size < GPUFS_MIN_SLOTS ||
              gpufs_config_staging(cfg) / cfg->page_size > (1u << 24)) {
     f = "staging_size"; w = "must be 0 (chosen by page size) or hold between 128 and 2^24 pages";

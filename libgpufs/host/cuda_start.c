@@ -173,7 +173,7 @@ static int start(const struct gpufs_config *user_cfg)
   if (rc == 0) rc = gpufs_instances_publish(&r->all);
   struct gpufs_daemon_params p = {
       .nqueues = r->all.n,
-      .nthreads = cfg.daemon_threads,
+      .nthreads = gpufs_config_daemon_threads(&cfg),
       .max_batch = cfg.max_batch,
       .max_open_files = cfg.max_open_files * n,
       .io = test_io,

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include "gpufs/config.h"
 #include "include/gpufs.cuh"
@@ -42,6 +43,33 @@ TEST(ConfigHostTest, ReadaheadDefaultEnvironmentAndLimit)
   EXPECT_NE(nullptr, strstr(why, "64 MiB"));
   c.readahead_max = 64u << 20;
   EXPECT_EQ(0, gpufs_config_check(&c, &bad, &why));
+}
+
+/* daemon_threads 0 (the default): 16 workers for each instance, no more
+ * than the online CPUs; a value set is kept; more than 256 is refused. */
+TEST(ConfigHostTest, WorkersScaleWithTheInstances)
+{
+  struct gpufs_config c;
+  const char *bad = NULL, *why = NULL;
+  const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  auto want = [&](uint64_t n) {
+    uint64_t w = 16 * n;
+    return (uint32_t)(cpus > 0 && (uint64_t)cpus < w ? (uint64_t)cpus : w);
+  };
+  gpufs_config_default(&c);
+  EXPECT_EQ(0u, c.daemon_threads) << "0: chosen by the instances";
+  EXPECT_EQ(0, gpufs_config_check(&c, &bad, &why));
+  EXPECT_EQ(want(1), gpufs_config_daemon_threads(&c)) << cpus << " CPUs";
+  c.ndevices = 2;
+  EXPECT_EQ(want(2), gpufs_config_daemon_threads(&c)) << "two GPUs";
+  c.ndevices = 8;
+  EXPECT_EQ(want(8), gpufs_config_daemon_threads(&c)) << "eight instances";
+  c.daemon_threads = 3;
+  EXPECT_EQ(3u, gpufs_config_daemon_threads(&c)) << "a value set is kept";
+  c.daemon_threads = 257;
+  EXPECT_EQ(-EINVAL, gpufs_config_check(&c, &bad, &why));
+  ASSERT_NE(nullptr, bad);
+  EXPECT_STREQ("daemon_threads", bad);
 }
 
 /* Fields left at their default adapt to the ones set: rings and staging

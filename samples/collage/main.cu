@@ -32,7 +32,7 @@
 struct collage_result {
   int ran, ok;
   uint64_t cache;            /* GPU page cache of a gpufs version */
-  double best_s, worst_s;    /* over the repetitions */
+  double best_s, worst_s, first_s; /* over the repetitions; the first with its registration */
   struct collage_stats st;   /* of the fastest repetition */
   struct gpufs_stats gs;     /* of the fastest repetition (gpufs versions) */
   char why[256];
@@ -246,6 +246,7 @@ static void collage_run_version(const struct collage_ctx *c, enum collage_versio
           goto out;
         }
     }
+    r->first_s = rep == 0 ? st.seconds + st.register_s : r->first_s;
     if (rep == 0 || st.seconds < r->best_s) {
       r->best_s = st.seconds;
       r->st = st;
@@ -311,6 +312,7 @@ static void collage_row(const struct collage_ctx *c, const struct collage_image 
     bench_row_str(&row, "registered", r->gs.reg_files ? "yes" : "no");
     bench_row_u64(&row, "reg_pages", r->gs.reg_pages);
     bench_row_f64(&row, "register_s", r->st.register_s);
+    bench_row_f64(&row, "first_with_register_s", r->first_s);
   }
   bench_report_add(&row);
 }

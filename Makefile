@@ -89,7 +89,7 @@ RIO_C_SRC   := $(filter-out rodinia-io/mpi/%,$(wildcard rodinia-io/*/*.c))
 RIO_OBJ     := $(patsubst %.c,$(BUILD)/obj/%.o,$(RIO_C_SRC)) \
                $(patsubst %.cu,$(BUILD)/obj/%.o,$(filter-out %/main.cu rodinia-io/mpi/%,$(wildcard rodinia-io/*/*.cu)))
 RIO_MAIN    := $(BUILD)/obj/rodinia-io/harness/main.o
-RIO_TSAN    := $(patsubst %.c,$(BUILD)/tsan/%.o,$(RIO_C_SRC) benchlib/util.c benchlib/datafile.c)
+RIO_TSAN    := $(patsubst %.c,$(BUILD)/tsan/%.o,$(RIO_C_SRC) benchlib/util.c benchlib/datafile.c benchlib/opts.c)
 RIO_HEADERS := $(filter-out rodinia-io/mpi/%,$(wildcard rodinia-io/*/*.h rodinia-io/*/*.cuh benchlib/*.h))
 RIO_BIN     := $(BUILD)/rodinia-io/rodinia
 
@@ -293,7 +293,7 @@ $(GPU_TESTS): $(GPU_TEST_OBJ) $(RIO_OBJ) $(COLLAGE_OBJ) $(FSX_OBJ) $(BENCHLIB) $
 	$(call say,LINK,$@)mkdir -p $(dir $@)
 	$(Q)$(NVCC) $(CUDA_LINK) $(GPU_TEST_OBJ) $(RIO_OBJ) $(COLLAGE_OBJ) $(FSX_OBJ) $(BENCHLIB) $(LIB) -o $@ -lgtest -lgtest_main $(IMAGE_LIBS)
 
-$(FSX_BIN): $(FSX_MAIN) $(FSX_OBJ) $(LIB)
+$(FSX_BIN): $(FSX_MAIN) $(FSX_OBJ) $(BENCHLIB) $(LIB)
 	$(call say,LINK,$@)mkdir -p $(dir $@)
 	$(Q)$(NVCC) $(CUDA_LINK) $^ -o $@
 

@@ -364,3 +364,20 @@ void bench_report_run_context(const char *device, const char *commit)
     pclose(git);
   }
 }
+
+int bench_need_gpu(const char *prog, int device)
+{
+  int n = 0;
+  cudaError_t e = cudaGetDeviceCount(&n);
+  if (e != cudaSuccess || n == 0) {
+    fprintf(stderr, "%s needs a CUDA GPU and this machine has none usable (%s).\n", prog,
+            e != cudaSuccess ? cudaGetErrorString(e) : "no device");
+    return -ENODEV;
+  }
+  if (device < 0 || device >= n) {
+    fprintf(stderr, "%s: --device %d, but this machine has %d CUDA GPU%s (0 to %d).\n", prog, device, n,
+            n == 1 ? "" : "s", n - 1);
+    return -ENODEV;
+  }
+  return 0;
+}

@@ -67,6 +67,11 @@ void bench_report_context(const char *key, const char *value);
  * folder, where there is one). */
 void bench_report_run_context(const char *device, const char *commit);
 
+/* Before a program's first other CUDA call: 0 when CUDA device `device`
+ * can be used; otherwise one sentence on stderr ("stream needs a CUDA GPU
+ * and this machine has none usable (...).") and -ENODEV. */
+int bench_need_gpu(const char *prog, int device);
+
 /* Start a row: status BENCH_OK, no baseline, no extras. */
 void bench_row_init(struct bench_row *r, const char *workload, const char *config, double value,
                     const char *unit);

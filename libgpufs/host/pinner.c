@@ -75,7 +75,17 @@ int gpufs_reg_make_room(struct gpufs_hostfiles *files, uint64_t budget,
   }
 }
 
-/* Pin the file behind fd if it fits; declined otherwise. */
+/* 1 when fd's file is no longer as *st says (size, mtime, ctime). */
+static int pin_file_changed(int fd, const struct stat *st)
+{
+  struct stat now;
+  return fstat(fd, &now) != 0 || now.st_size != st->st_size ||
+         now.st_mtim.tv_sec != st->st_mtim.tv_sec || now.st_mtim.tv_nsec != st->st_mtim.tv_nsec ||
+         now.st_ctim.tv_sec != st->st_ctim.tv_sec || now.st_ctim.tv_nsec != st->st_ctim.tv_nsec;
+}
+
+/* Pin the file behind fd if it fits and stays unchanged while being
+ * pinned; declined otherwise. */
 static void pin_one(struct gpufs_pinner *pn, int fd)
 {
   struct stat st;
@@ -88,6 +98,12 @@ static void pin_one(struct gpufs_pinner *pn, int fd)
     rc = -EFBIG;
   }
   if (rc == 0 && (rc = pn->ops.pin(pn->ops.ctx, r.addr, r.map_len)) != 0) munmap(r.addr, r.map_len);
+  if (rc == 0 && pin_file_changed(fd, &st)) {
+    /* truncated or rewritten while being pinned: the pinned pages may not
+     * be the file's; the next open may ask again */
+    gpufs_reg_release(&pn->ops, &r);
+    rc = -ESTALE;
+  }
   if (rc == 0) {
     r.automatic = 1;
     /* the budget again, under the table's lock: a gpufs_register may have

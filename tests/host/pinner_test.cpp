@@ -5,7 +5,8 @@
  * placing pins within its budget and releasing the least recently used
  * automatic pin of a file no hfid has open, never one that is open, many
  * hints for one file making one pin, the mapping given to opens and to
- * descriptors opened before the pin, and a host truncation while pinned.
+ * descriptors opened before the pin, a host truncation while pinned, and
+ * a file rewritten while being pinned.
  * The pin hooks here record calls instead of pinning; the mappings are
  * real (the test reads the file's bytes through them).
  */
@@ -13,6 +14,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <ctime>
 #include <fcntl.h>
 #include <mutex>
 #include <set>
@@ -39,10 +41,16 @@ struct FakePins {
   std::mutex lock;
   std::set<void *> pinned;
   std::atomic<int> pins{0}, unpins{0}, fail{0};
-  static int pin(void *ctx, void *addr, uint64_t)
+  std::string rewrite; /* set: the pin rewrites this file (new bytes, same size) */
+  static int pin(void *ctx, void *addr, uint64_t len)
   {
     auto *f = static_cast<FakePins *>(ctx);
     if (f->fail.load()) return -ENOMEM;
+    if (!f->rewrite.empty()) {
+      EXPECT_EQ(0, write_pattern_file(f->rewrite, len, 99));
+      const struct timespec later[2] = {{0, UTIME_OMIT}, {time(nullptr) + 5, 0}};
+      EXPECT_EQ(0, utimensat(AT_FDCWD, f->rewrite.c_str(), later, 0));
+    }
     std::lock_guard<std::mutex> g(f->lock);
     EXPECT_TRUE(f->pinned.insert(addr).second) << "pinned twice";
     f->pins++;
@@ -270,6 +278,29 @@ TEST_F(Pinner, AHostTruncationRetiresThePin)
   EXPECT_EQ(1u, regstats().retired);
   EXPECT_EQ(0, gpufs_hostfiles_close(hf, early));
   EXPECT_EQ(0, gpufs_hostfiles_close(hf, late));
+}
+
+/* The host rewrites the file while it is being pinned (a truncation and
+ * new bytes): the pin is released and declined, no open gets it, and a
+ * later open may ask again. */
+TEST_F(Pinner, AFileChangedDuringThePinIsDeclined)
+{
+  const std::string a = make("a", 4 * kPage, 52);
+  start(1ull << 30);
+  EXPECT_EQ(0, open_close_hint(a));
+  EXPECT_EQ(1, open_close_hint(a));
+  fake.rewrite = a;
+  hint(a);
+  gpufs_pinner_drain(pn);
+  fake.rewrite.clear();
+  EXPECT_EQ(0u, regstats().files) << "declined";
+  EXPECT_EQ(1, fake.unpins.load()) << "the pin made is released";
+  gpufs_hostfile_id id;
+  const int h = open_id(a, &id);
+  ASSERT_GE(h, 0);
+  EXPECT_EQ(0ull, id.reg);
+  EXPECT_EQ(1u, id.pin_hint) << "asked for again";
+  EXPECT_EQ(0, gpufs_hostfiles_close(hf, h));
 }
 
 /* Hints still waiting at the stop are declined and their descriptors

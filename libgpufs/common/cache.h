@@ -34,6 +34,9 @@
  *   attempt (which adds one and takes it back) is never lost.
  * - Pages of a file carry the version they were read under; a lookup for a
  *   newer version simply misses and stale pages age out.
+ * - A drop (gpufs_cache_drop, for gpufs_acquire) takes a VALID, clean frame
+ *   whose only pin is the dropper's to OWNED by CAS, unlinks it and puts
+ *   it back FREE: the page's next lookup misses.
  *
  * Compiles for the device (nvcc) and the host (g++), so the same code is
  * stress-tested by host threads under ThreadSanitizer.
@@ -103,6 +106,46 @@ GPUFS_HD int gpufs_cache_get(const struct gpufs_cache *c, uint64_t key, uint32_t
   gpufs_add_relaxed_u64_dev(&rs->misses, 1ull);
   *frame = nf;
   return GPUFS_GET_LOAD;
+}
+
+/* What gpufs_cache_drop did with a page. */
+enum gpufs_drop_result {
+  GPUFS_DROP_ABSENT = 0, /* not cached at that version */
+  GPUFS_DROP_DONE = 1,   /* was VALID and clean: unchained, its frame FREE */
+  GPUFS_DROP_DIRTY = 2,  /* holds bytes not yet written back: kept (the
+                            GPU's own writes win over the host's) */
+  GPUFS_DROP_BUSY = 3    /* pinned by a reader, loading or failed: kept */
+};
+#define GPUFS_DROP_RESULTS 4
+
+/* Drop the cached page (key, version) if it is VALID, clean and pinned by
+ * nobody else, so that its next lookup loads it again (gpufs_acquire:
+ * the host changed its bytes).  Any thread; never waits: a page in use is
+ * BUSY and stays. */
+GPUFS_HD int gpufs_cache_drop(const struct gpufs_cache *c, uint64_t key, uint32_t version)
+{
+  uint32_t st = 0;
+  const uint32_t f = gpufs_chain_find(c, key, version, &st);
+  if (f == GPUFS_NIL) return GPUFS_DROP_ABSENT;
+  uint32_t *sw = &c->frames[f].state;
+  /* our pin keeps key and version: only VALID, clean, no WB, our one pin
+   * turns into OWNED (the pin is consumed by the CAS).  A transient pin
+   * attempt of a lookup elsewhere makes it fail: try a few times. */
+  const uint32_t only_ours = ((uint32_t)GPUFS_PG_VALID << GPUFS_PG_SHIFT) | 1u;
+  uint32_t s = only_ours;
+  for (int tries = 0; tries < 8; tries++) {
+    s = only_ours;
+    /* acquire: pairs with the release of every other reader's unpin (their
+     * reads of the bytes are done), as the allocator's CAS does */
+    if (gpufs_cas_acquire_u32_dev(sw, &s, (uint32_t)GPUFS_PG_OWNED << GPUFS_PG_SHIFT)) {
+      gpufs_chain_unlink(c, f);
+      gpufs_frame_put(c, f);
+      return GPUFS_DROP_DONE;
+    }
+    if ((s & GPUFS_PG_DIRTY) || gpufs_pg_state(s) != GPUFS_PG_VALID) break;
+  }
+  gpufs_frame_unpin(c, f);
+  return (s & GPUFS_PG_DIRTY) ? GPUFS_DROP_DIRTY : GPUFS_DROP_BUSY;
 }
 
 #endif /* GPUFS_COMMON_CACHE_H */

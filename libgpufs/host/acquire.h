@@ -1,0 +1,53 @@
+/*
+ * acquire.h - finding the pages of a file the host changed, for
+ * gpufs_acquire (docs/api.md, "gpufs_acquire, gpufs_release"); no CUDA.
+ *
+ * The writer does not help: at each acquire every page of the file is
+ * hashed (XXH3, 64 bits, over the bytes within the file's size) from the
+ * host page cache by several threads, and compared with the hashes the
+ * file's previous acquire recorded.  A page whose hash differs changed
+ * since then (a GPU may hold its old bytes); the first acquire of a file,
+ * or one that finds another size or page size, reports every page.
+ * Between two acquires the GPUs load pages only as the host had them at
+ * the first (the writer is quiet while kernels read), so a page the GPU
+ * holds is stale exactly when it changed between the two.
+ */
+#ifndef GPUFS_HOST_ACQUIRE_H
+#define GPUFS_HOST_ACQUIRE_H
+
+#include <stdint.h>
+#include <sys/stat.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The hashes each file's last acquire recorded.  Not thread-safe: the
+ * runtime's lock serialises its users. */
+struct gpufs_acq_table;
+
+int gpufs_acq_table_create(struct gpufs_acq_table **out);
+void gpufs_acq_table_destroy(struct gpufs_acq_table *t);
+
+/* Hash pages [0, npages) of the file behind fd, `page` bytes each (the
+ * last one up to size), into out[], with up to nthreads threads (at
+ * least 1).  0, or -errno (the file could not be mapped or read). */
+int gpufs_acq_hash(int fd, uint64_t size, uint32_t page, uint32_t nthreads, uint64_t *out);
+
+/* The pages whose hash differs from what t recorded for the file st
+ * names (every page when t has no record of it at this size and page
+ * size): *changed (malloc'd, the caller frees; NULL when none) and
+ * *nchanged.  Then records `hash` (npages of them, taken over by t: the
+ * caller does not free it) as the file's.  0 or -ENOMEM (nothing
+ * recorded; hash is freed). */
+int gpufs_acq_update(struct gpufs_acq_table *t, const struct stat *st, uint32_t page,
+                     uint64_t *hash, uint64_t **changed, uint64_t *nchanged);
+
+/* Drop t's record of the file st names, if any: its next acquire reports
+ * every page (an acquire whose drops failed). */
+void gpufs_acq_forget(struct gpufs_acq_table *t, const struct stat *st);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* GPUFS_HOST_ACQUIRE_H */

@@ -8,13 +8,13 @@ the link ceilings summed, pinned copies on every GPU at once (the host's
 bound), the experts at once, seq of registered files, seq through the
 daemon with the default 16 workers and with 16 per GPU (4 KiB pages, own
 files).
-A figure a run did not measure is left out.  Standard library only.
+A figure a run did not measure is left out.  Drawn with matplotlib (benchlib/plots.py).
 """
 import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "benchlib"))
-from svgbars import chart, load_last_run  # noqa: E402
+from plots import chart, load_last_run  # noqa: E402
 
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#17becf")
 

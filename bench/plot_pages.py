@@ -22,29 +22,22 @@ baseline.
 Rows without a numeric value (n/a, failed) are skipped. When the file holds
 several runs (latest.jsonl grows by appending), only the last run (the last
 row's "date") is drawn. The field meanings are in docs/benchmarks.md.
-Standard library only; the SVG is written by hand.
+Drawn with matplotlib (benchlib/plots.py).
 """
-import json
 import math
 import os
 import re
 import sys
-from xml.sax.saxutils import escape
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "benchlib"))
+from plots import load_last_run, plt, save  # noqa: E402
 
 SEQ_REFS = ("ceiling", "expert")  # add "naive" here to draw it too
-W, H, PANEL_W, TOP, BOTTOM, LEFT = 920, 400, 400, 60, 330, 70
-RA_PANEL_W = 700  # the readahead chart is alone: the width of both panels
 REF64 = "64K pages, 64K greads, ra 0"  # the ra chart's reference line
 COLORS = {"seq": "#1f77b4", "hit": "#d62728", "ceiling": "#555",
           "expert": "#2ca02c", "naive": "#9467bd", "d2d": "#555",
           "ra": "#8c564b", REF64: "#ff7f0e"}
 RA_WINDOWS = (0, 16384, 32768, 65536, 131072)  # the full plan's; ticks even when missing
-
-
-def load(path):
-    rows = [json.loads(line) for line in open(path) if line.strip()]
-    last = rows[-1].get("date") if rows else None
-    return [r for r in rows if r.get("date") == last]
 
 
 def size_label(n):
@@ -65,80 +58,47 @@ def readahead(row):
     return parse_size(m.group(1)) if m else None
 
 
-def page_axis(points):
-    """log2 page sizes, 4K .. 256K at least, a tick every power of 4:
-    (position in 0..1, [(x, label)], axis title, point label)."""
+def page_axis(ax, points):
+    """log2 page sizes, 4K .. 256K at least, a tick every power of 4; the
+    point label."""
     sizes = [p for p, _ in points] + [4096, 262144]
-    lo, hi = math.log2(min(sizes)) - 0.5, math.log2(max(sizes)) + 0.5  # margins
-    ticks = [(2 ** e, size_label(2 ** e)) for e in range(math.ceil(lo), math.floor(hi) + 1)
+    ax.set_xscale("log", base=2)
+    ax.set_xlim(min(sizes) / 1.41, max(sizes) * 1.41)
+    ticks = [2 ** e for e in range(math.ceil(math.log2(min(sizes))), math.floor(math.log2(max(sizes))) + 1)
              if e % 2 == 0]
-    return (lambda p: (math.log2(p) - lo) / (hi - lo)), ticks, "page size", size_label
+    ax.set_xticks(ticks, [size_label(t) for t in ticks])
+    ax.set_xlabel("page size")
+    return lambda p: p
 
 
-def window_axis(points):
-    """Readahead windows evenly spaced (0 has no log), one tick each."""
+def window_axis(ax, points):
+    """Readahead windows evenly spaced (0 has no log), one tick each; the
+    position of a window."""
     ws = sorted(set(RA_WINDOWS) | {w for w, _ in points})
-    ticks = [(w, size_label(w)) for w in ws]
-    return ((lambda w: (ws.index(w) + 0.5) / len(ws)), ticks,
-            "readahead window (readahead_max; 0 = off)", lambda w: "ra=" + size_label(w))
+    ax.set_xticks(range(len(ws)), [size_label(w) for w in ws])
+    ax.set_xlim(-0.5, len(ws) - 0.5)
+    ax.set_xlabel("readahead window (readahead_max; 0 = off)")
+    return ws.index
 
 
-def nice_ticks(top, count=5):
-    """Ticks from 0 in steps of 1, 2 or 5 x 10^k, covering top."""
-    raw = top / count
-    mag = 10 ** math.floor(math.log10(raw))
-    step = next(m * mag for m in (1, 2, 5, 10) if m * mag >= raw)
-    return [i * step for i in range(int(math.ceil(top / step)) + 1)]
-
-
-def panel(x0, title, points, refs, name, axis=page_axis, width=PANEL_W):
-    """SVG elements of one chart; points = [(x, GB/s)], refs = {name: GB/s},
-    axis(points) = how x is drawn (page_axis: page sizes)."""
-    out, x1 = [], x0 + width - 130          # room on the right for labels
-    frac, xticks, xtitle, xlabel = axis(points)
-    yt = nice_ticks(max([v for _, v in points] + list(refs.values())) * 1.05)
-    sx = lambda p: x0 + frac(p) * (x1 - x0)
-    sy = lambda v: BOTTOM - v / yt[-1] * (BOTTOM - TOP)
-    out.append('<text x="%g" y="%d" font-weight="bold">%s</text>'
-               % (x0, TOP - 12, escape(title)))
-    for v in yt:                                          # y grid and labels
-        out.append('<line x1="%g" y1="%.1f" x2="%g" y2="%.1f" stroke="#e4e4e4"/>'
-                   % (x0, sy(v), x1, sy(v)))
-        out.append('<text x="%g" y="%.1f" text-anchor="end">%g</text>'
-                   % (x0 - 6, sy(v) + 4, v))
-    for x, label in xticks:                               # x ticks
-        out.append('<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#000"/>'
-                   % (sx(x), BOTTOM, sx(x), BOTTOM + 5))
-        out.append('<text x="%.1f" y="%d" text-anchor="middle">%s</text>'
-                   % (sx(x), BOTTOM + 20, label))
-    out.append('<path d="M%g %d V%d H%g" fill="none" stroke="#000"/>'
-               % (x0, TOP, BOTTOM, x1))
-    out.append('<text x="%g" y="%d" text-anchor="middle">%s</text>'
-               % ((x0 + x1) / 2, BOTTOM + 42, escape(xtitle)))
-    out.append('<text transform="translate(%g %d) rotate(-90)" text-anchor="middle">'
-               'GB/s</text>' % (x0 - 48, (TOP + BOTTOM) // 2))
+def panel(ax, title, points, refs, name, axis=page_axis):
+    """One chart: points = [(x, GB/s)] as a labelled line, refs = {name:
+    GB/s} as dashed lines; axis(ax, points) sets the x axis up and maps x."""
+    at = axis(ax, points)
     for ref, v in sorted(refs.items(), key=lambda kv: -kv[1]):
-        c = COLORS.get(ref, "#555")
-        out.append('<line x1="%g" y1="%.1f" x2="%g" y2="%.1f" stroke="%s" '
-                   'stroke-dasharray="6 4"/>' % (x0, sy(v), x1, sy(v), c))
-        out.append('<text x="%g" y="%.1f" fill="%s">%s %.4g</text>'
-                   % (x1 + 6, sy(v) + 4, c, escape(ref), v))
+        ax.axhline(v, color=COLORS.get(ref, "#555"), linestyle="--", linewidth=1, label="%s %.4g" % (ref, v))
     if points:
-        c = COLORS.get(name, "#000")
-        xy = ["%.1f,%.1f" % (sx(p), sy(v)) for p, v in points]
-        out.append('<polyline points="%s" fill="none" stroke="%s" stroke-width="2"/>'
-                   % (" ".join(xy), c))
-        for p, v in points:
-            out.append('<circle cx="%.1f" cy="%.1f" r="3.5" fill="%s">'
-                       '<title>%s %s: %.4g GB/s</title></circle>'
-                       % (sx(p), sy(v), c, name, xlabel(p), v))
-            out.append('<text x="%.1f" y="%.1f" text-anchor="middle" fill="%s" stroke="#fff" '
-                       'stroke-width="3" paint-order="stroke">%.4g</text>'
-                       % (sx(p), sy(v) - 9, c, v))
-        last_v = points[-1][1]
-        out.append('<text x="%g" y="%.1f" fill="%s" font-weight="bold">%s</text>'
-                   % (x1 + 6, sy(last_v) + 4 + 12, c, name))
-    return out
+        xs, ys = [at(p) for p, _ in points], [v for _, v in points]
+        ax.plot(xs, ys, marker="o", color=COLORS.get(name, "#000"), linewidth=2, label=name)
+        for x, v in zip(xs, ys):
+            ax.annotate("%.4g" % v, (x, v), textcoords="offset points", xytext=(0, 6), ha="center", fontsize=7,
+                        color=COLORS.get(name, "#000"))
+    ax.set_ylim(0, max([v for _, v in points] + list(refs.values()) + [1]) * 1.12)
+    ax.set_ylabel("GB/s")
+    ax.grid(axis="y", color="#e4e4e4", linewidth=0.6)
+    ax.set_title(title, loc="left", fontsize=10, fontweight="bold")
+    if points or refs:
+        ax.legend(fontsize=7, frameon=False, loc="lower right")
 
 
 def series(rows, workload, baseline):
@@ -174,19 +134,8 @@ def ra_series(rows):
     return pts, refs
 
 
-def svg_doc(width, title, body):
-    """A whole SVG: white background, bold title over body."""
-    svg = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" '
-           'viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">'
-           % (width, H, width, H),
-           '<rect width="100%" height="100%" fill="#fff"/>',
-           '<text x="%d" y="24" text-anchor="middle" font-size="14" font-weight="bold">%s</text>'
-           % (width // 2, escape(title))]
-    return "\n".join(svg + body + ["</svg>"]) + "\n"
-
-
 def main(src, dst, ra_dst):
-    rows = load(src)
+    rows = load_last_run(src)
     seq, _ = series(rows, "seq", "ceiling")
     seq_refs = {b: v for b in SEQ_REFS for v in [series(rows, "seq", b)[1]] if v is not None}
     hit, d2d = series(rows, "hit", "d2d")
@@ -199,21 +148,20 @@ def main(src, dst, ra_dst):
             ctx.get("mode") and ctx["mode"] + " run"]
     run = ", ".join(str(b) for b in bits if b)
     if seq or hit:
-        body = panel(LEFT, "seq: cold GPU cache (GB/s)", seq, seq_refs, "seq")
-        body += panel(LEFT + PANEL_W + 60, "hit: pages already in GPU cache (GB/s)", hit,
-                      {"d2d": d2d} if d2d is not None else {}, "hit")
-        with open(dst, "w") as f:
-            f.write(svg_doc(W, "libgpufs read rate vs page size: " + run, body))
+        fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4.2))
+        panel(left, "seq: cold GPU cache (GB/s)", seq, seq_refs, "seq")
+        panel(right, "hit: pages already in GPU cache (GB/s)", hit, {"d2d": d2d} if d2d is not None else {}, "hit")
+        fig.suptitle("libgpufs read rate vs page size: " + run, fontsize=10, fontweight="bold")
+        save(fig, dst)
     else:
         print("%s: no seq or hit rows: %s not written" % (src, dst), file=sys.stderr)
     if ra:
-        body = panel(LEFT, "ra: 4K pages, 4K greads, cold GPU cache (GB/s)", ra, ra_refs,
-                     "ra", window_axis, RA_PANEL_W)
-        with open(ra_dst, "w") as f:
-            f.write(svg_doc(W, "libgpufs readahead: " + run, body))
+        fig, ax = plt.subplots(figsize=(8, 4.2))
+        panel(ax, "ra: 4K pages, 4K greads, cold GPU cache (GB/s)", ra, ra_refs, "ra", window_axis)
+        fig.suptitle("libgpufs readahead: " + run, fontsize=10, fontweight="bold")
+        save(fig, ra_dst)
     else:
         print("%s: no ra rows with 4K pages: %s not written" % (src, ra_dst), file=sys.stderr)
-
 
 if __name__ == "__main__":
     if len(sys.argv) not in (3, 4):

@@ -9,14 +9,14 @@ seq_warp at 4 KiB and 64 KiB pages, and ra64K (blocks, 64 KiB pages, no
 readahead: the reference ra_warp is measured against, not gated).  One
 series per run of each file, named LABEL and the run's number (a rows file
 may hold several runs, told apart by their date).  Rows that failed are
-left out.  Standard library only (benchlib/svgbars.py).
+left out.  Drawn with matplotlib (benchlib/plots.py).
 """
 import json
 import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "benchlib"))
-from svgbars import chart  # noqa: E402
+from plots import chart  # noqa: E402
 
 PALETTE = ("#9ecae1", "#3182bd", "#fdae6b", "#e6550d", "#a1d99b", "#31a354", "#bcbddc", "#756bb1")
 GROUPS = ["ra_warp", "seq_warp 4K", "seq_warp 64K", "ra64K"]

@@ -8,13 +8,13 @@ One group per page size (4K, 64K); one series per workload of each rows
 file's last run ("write" and "write/nobehind"), named LABEL workload, so
 that an older build's file (which has only "write") sits beside a newer
 one's.  The dashed line is 1.0: the expert.  Rows that failed or have no
-ratio are left out.  Standard library only (benchlib/svgbars.py).
+ratio are left out.  Drawn with matplotlib (benchlib/plots.py).
 """
 import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "benchlib"))
-from svgbars import chart, load_last_run  # noqa: E402
+from plots import chart, load_last_run  # noqa: E402
 
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#17becf")
 

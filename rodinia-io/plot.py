@@ -10,14 +10,13 @@ OUT-io.svg (OUT with "-io" before the extension): the I/O bandwidth of the
 four versions per benchmark, GB/s.
 When the file holds several runs, only the last one (the last row's
 "date") is drawn; the rows of the small-cache run (full_cache_ratio) and
-failed rows are left out.  Standard library only; the SVG is written by
-hand.
+failed rows are left out.  Drawn with matplotlib (benchlib/plots.py).
 """
 import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "benchlib"))
-from svgbars import chart, geomean, load_last_run  # noqa: E402
+from plots import chart, geomean, load_last_run  # noqa: E402
 
 VERSIONS = ("expert", "gpufs-4k", "gpufs-64k")
 COLORS = {"expert": "#2ca02c", "gpufs-4k": "#1f77b4", "gpufs-64k": "#ff7f0e"}

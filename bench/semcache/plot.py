@@ -15,14 +15,14 @@ A dashed line marks the no-cache drop-in (1x; 100%).  Rows that failed or
 were skipped, and figures a run did not report, draw no bar; a chart with
 no bars at all is left out with a note on stderr.  The device every row
 names is in the titles (rows from SEMCACHE_DEVICE=host say so there).
-Standard library only; the SVG is written by hand (benchlib/svgbars.py).
+Drawn with matplotlib (benchlib/plots.py).
 """
 import os
 import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "benchlib"))
-from svgbars import chart, load_last_run  # noqa: E402
+from plots import chart, load_last_run  # noqa: E402
 
 SPEED_SERIES = ("openblas", "system-blas", "nvblas", "write-through", "write-back")
 BYTES_SERIES = ("write-through", "write-back")

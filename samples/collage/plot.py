@@ -7,13 +7,13 @@ OUT.svg: each version's speedup over the cpu version (all host cores), one
 group of bars per input size, plus the gpufs versions with the small GPU
 cache on the largest input; a dashed line at 1.  When the file holds
 several runs only the last one (the last row's "date") is drawn; failed
-rows are left out.  Standard library only.
+rows are left out.  Drawn with matplotlib (benchlib/plots.py).
 """
 import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "benchlib"))
-from svgbars import chart, load_last_run  # noqa: E402
+from plots import chart, load_last_run  # noqa: E402
 
 VERSIONS = ("cpu-gpu", "gpufs-block", "gpufs-warp", "gpufs-gread")
 COLORS = {"cpu-gpu": "#9467bd", "gpufs-block": "#ff7f0e", "gpufs-warp": "#1f77b4", "gpufs-gread": "#2ca02c"}

@@ -9,11 +9,13 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include <cuda_runtime_api.h>
+#include <nvtx3/nvToolsExt.h>
 
 #include "libgpufs/host/cuda_glue.h"
 #include "libgpufs/host/detail.h"
@@ -21,6 +23,7 @@
 #include "libgpufs/host/instance.h"
 #include "libgpufs/host/pinner.h"
 #include "libgpufs/host/register.h"
+#include "libgpufs/host/stats_json.h"
 
 _Static_assert(GPUFS_MAX_INSTANCES == GPUFS_DAEMON_MAX_QUEUES,
                "one daemon queue per instance");
@@ -209,9 +212,11 @@ static int start(const struct gpufs_config *user_cfg)
 
 int gpufs_start(const struct gpufs_config *cfg)
 {
+  nvtxRangePushA("gpufs_start");
   const int clean = gpufs_cuda_scope_enter();
   const int rc = start(cfg);
   gpufs_cuda_scope_leave(clean);
+  nvtxRangePop();
   return rc;
 }
 
@@ -258,20 +263,45 @@ out:
 int gpufs_sync(void)
 {
   const int clean = api_lock();
-  if (!rt) {
-    api_unlock(clean);
-    return -EINVAL;
-  }
-  int rc = 0;
-  for (uint32_t i = 0; i < rt->all.n; i++) {
+  int rc = rt ? 0 : -EINVAL;
+  nvtxRangePushA("gpufs_sync");
+  for (uint32_t i = 0; rt && i < rt->all.n; i++) {
     int r = sync_instance(rt->all.in[i], -1);
     if (r && !rc) rc = r;
   }
+  nvtxRangePop();
   api_unlock(clean);
   return rc;
 }
 
 #define STOP_TIMEOUT_MS 10000 /* stop_timeout_ms 0 */
+
+/* Instance i's counters (gpufs_get_instance_stats).  Context: rt_lock held. */
+static int runtime_instance_stats(struct gpufs_runtime *r, uint32_t i, struct gpufs_stats *st)
+{
+  struct gpufs_daemon_stats ds;
+  gpufs_daemon_get_queue_stats(r->daemon, i, &ds);
+  int old = gpufs_instance_enter(r->all.in[i]);
+  int rc = gpufs_instance_stats(r->all.in[i], &ds, st);
+  gpufs_instance_leave(old);
+  if (rc == 0) gpufs_runtime_reg_stats(r->daemon, r->reg_refused, st);
+  return rc;
+}
+
+/* GPUFS_STATS=FILE: every instance's counters as JSON (stats_json.c),
+ * taken when the kernels have ended and the write-back is done.  A file
+ * that cannot be written is said on stderr; gpufs_stop's result stays.
+ * Context: rt_lock held. */
+static void stop_write_stats(struct gpufs_runtime *r)
+{
+  const char *path = getenv("GPUFS_STATS");
+  struct gpufs_stats st[GPUFS_MAX_INSTANCES];
+  if (!path || !*path) return;
+  for (uint32_t i = 0; i < r->all.n; i++)
+    if (runtime_instance_stats(r, i, &st[i]) != 0) memset(&st[i], 0, sizeof(st[i]));
+  int rc = gpufs_stats_json_file(path, st, r->all.n);
+  if (rc) fprintf(stderr, "libgpufs: GPUFS_STATS=%s: %s\n", path, strerror(-rc));
+}
 
 /* Write back what the instances hold dirty, each sync kernel waited for at
  * most limit_ms: kernels may still run, and one that fills every SM keeps
@@ -341,7 +371,7 @@ static int stop_resume(struct gpufs_runtime *r)
  *   5. count what stays dirty (write errors): -EIO; free everything
  * A daemon worker stuck in a host call past the limit (2 or 4) ends the
  * steps there: its memory stays allocated for it. */
-int gpufs_stop(void)
+static int stop(void)
 {
   const int clean = gpufs_cuda_scope_enter();
   /* held to the end: a gpufs_start racing this one waits until the old
@@ -371,6 +401,7 @@ int gpufs_stop(void)
   struct gpufs_hostfile_reg *regs = NULL;
   uint32_t nregs = 0;
   if (!stuck) {
+    stop_write_stats(r);
     runtime_pinner_stop(r);
     gpufs_runtime_reg_take_all(r->daemon, &regs, &nregs);
   }
@@ -397,6 +428,14 @@ int gpufs_stop(void)
   runtime_free(r);
   pthread_mutex_unlock(&rt_lock);
   gpufs_cuda_scope_leave(clean);
+  return rc;
+}
+
+int gpufs_stop(void)
+{
+  nvtxRangePushA("gpufs_stop");
+  const int rc = stop();
+  nvtxRangePop();
   return rc;
 }
 
@@ -430,15 +469,8 @@ int gpufs_get_instance_stats(int instance, struct gpufs_stats *st)
 {
   const int clean = api_lock();
   int rc = -EINVAL;
-  if (rt && st && instance >= 0 && (uint32_t)instance < rt->all.n) {
-    struct gpufs_instance *in = rt->all.in[instance];
-    struct gpufs_daemon_stats ds;
-    gpufs_daemon_get_queue_stats(rt->daemon, (uint32_t)instance, &ds);
-    int old = gpufs_instance_enter(in);
-    rc = gpufs_instance_stats(in, &ds, st);
-    gpufs_instance_leave(old);
-    if (rc == 0) gpufs_runtime_reg_stats(rt->daemon, rt->reg_refused, st);
-  }
+  if (rt && st && instance >= 0 && (uint32_t)instance < rt->all.n)
+    rc = runtime_instance_stats(rt, (uint32_t)instance, st);
   api_unlock(clean);
   return rc;
 }
@@ -473,6 +505,7 @@ int gpufs_get_stats(struct gpufs_stats *st)
 
 int gpufs_register(const char *path)
 {
+  nvtxRangePushA("gpufs_register");
   const int clean = api_lock();
   int rc = -EINVAL;
   if (!rt) {
@@ -485,6 +518,7 @@ int gpufs_register(const char *path)
     if (rc) rt->reg_refused++;
   }
   api_unlock(clean);
+  nvtxRangePop();
   return rc;
 }
 

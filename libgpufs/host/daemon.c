@@ -32,6 +32,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <nvtx3/nvToolsExt.h>
+
 #include "daemon_priv.h"
 
 _Static_assert(GPUFS_DAEMON_MAX_QUEUES <= GPUFS_HOSTFILES_MAX_QUEUES,
@@ -141,9 +143,25 @@ static void close_after_earlier(const struct worker *w, uint32_t qi, uint64_t t)
   }
 }
 
+/* Open the NVTX range "gpufs batch" of a run of k requests (its payload),
+ * which Nsight Systems shows on the worker's thread (docs/api.md, "NVTX
+ * ranges"); nvtxRangePop closes it. */
+static void batch_range_push(uint32_t k)
+{
+  nvtxEventAttributes_t range = {0};
+  range.version = NVTX_VERSION;
+  range.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+  range.messageType = NVTX_MESSAGE_TYPE_ASCII;
+  range.message.ascii = "gpufs batch";
+  range.payloadType = NVTX_PAYLOAD_TYPE_UNSIGNED_INT64;
+  range.payload.ullValue = k;
+  nvtxRangePushEx(&range);
+}
+
 /* Serve the k tickets from first that the worker claimed on queue qi. */
 static void serve_run(struct worker *w, uint32_t qi, uint64_t first, uint32_t k)
 {
+  batch_range_push(k);
   const uint64_t t0 = gpufs_daemon_now_ns();
   const struct served *sv = &w->d->queues[qi];
   const struct gpufs_fileops *fo = &sv->fo;
@@ -180,6 +198,7 @@ static void serve_run(struct worker *w, uint32_t qi, uint64_t first, uint32_t k)
   struct gpufs_daemon_stats busy = {0};
   busy.busy_ns = gpufs_daemon_now_ns() - t0;
   gpufs_daemon_stats_flush(w, qi, &busy);
+  nvtxRangePop();
 }
 
 /* ---- workers ---- */

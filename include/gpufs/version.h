@@ -8,7 +8,7 @@
 #define GPUFS_VERSION_H
 
 #define GPUFS_VERSION_MAJOR 0
-#define GPUFS_VERSION_MINOR 4
+#define GPUFS_VERSION_MINOR 5
 #define GPUFS_VERSION_PATCH 0
 
 /* MAJOR * 10000 + MINOR * 100 + PATCH, for #if comparisons */

@@ -108,9 +108,20 @@ int bench_opts_next(struct bench_opts *p)
   return p->table[i].id;
 }
 
+int bench_opts_is(const char *arg, const char *name, const char **val)
+{
+  const size_t n = strlen(name);
+  if (strncmp(arg, name, n) || (arg[n] && arg[n] != '='))
+    return 0;
+  *val = arg[n] ? arg + n + 1 : NULL;
+  return 1;
+}
+
 int bench_opts_fail(struct bench_opts *p, const char *rule)
 {
-  return opts_errf(p->err, p->errlen, "%s %s: %s", p->name, p->val ? p->val : "", rule);
+  if (!p->val || !*p->val)
+    return opts_errf(p->err, p->errlen, "%s '': %s", p->name, rule);
+  return opts_errf(p->err, p->errlen, "%s %s: %s", p->name, p->val, rule);
 }
 
 /* Decimal digits first: strtod and strtoull also take spaces, signs, "inf", "nan" and hex. */
@@ -173,9 +184,9 @@ static int opts_scaled(const char *s, const char *units, const double *muls, dou
 
 int bench_opts_count(struct bench_opts *p, uint64_t lo, uint64_t hi, uint64_t *out)
 {
-  static const double muls[] = {1e3, 1e3, 1e6, 1e6, 1e9, 1e9};
+  static const double muls[] = {1e3, 1e3, 1e6, 1e6};
   double v;
-  if (opts_scaled(p->val, "kKmMgG", muls, &v) || v != floor(v) || v < (double)lo || v > (double)hi) {
+  if (opts_scaled(p->val, "kKmM", muls, &v) || v != floor(v) || v < (double)lo || v > (double)hi) {
     char rule[128];
     snprintf(rule, sizeof(rule), "a whole count from %llu to %llu (k: thousands, M: millions; e.g. 20k, 1M)",
              (unsigned long long)lo, (unsigned long long)hi);

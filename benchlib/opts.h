@@ -99,6 +99,11 @@ int bench_opts_double(struct bench_opts *p, double lo, double hi, double *out);
  * cap bytes or more. */
 int bench_opts_string(struct bench_opts *p, char *dst, size_t cap);
 
+/* For a program that looks at argv before a parser does (the MPI programs
+ * hand the rest on): 1 when arg is NAME ("--size") or NAME=VALUE, with *val
+ * the VALUE or NULL; else 0. */
+int bench_opts_is(const char *arg, const char *name, const char **val);
+
 /* Refuse the current value: "NAME VALUE: rule" into p->err; -EINVAL. */
 int bench_opts_fail(struct bench_opts *p, const char *rule);
 

@@ -5,8 +5,9 @@
  * throughput beside the pinned-cudaMemcpy ceiling and the naive baseline
  * (one read() + one cudaMemcpy) measured in the same run.
  *
- *   stream [--size MiB] [--dir DIR]        exit 0 only if every byte matched
+ *   stream [--size SIZE] [--dir DIR]       exit 0 only if every byte matched
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +18,9 @@
 
 #include "benchlib/baselines.h"
 #include "benchlib/datafile.h"
+#include "benchlib/opts.h"
 #include "benchlib/pattern.h"
+#include "benchlib/report.h"
 #include "include/gpufs.cuh"
 
 #define SEED 0x5eedull
@@ -173,24 +176,45 @@ static double gread_pass(const char *path, uint64_t size, uint32_t page, unsigne
   return size / (ms / 1e3) / 1e9;
 }
 
+static const char stream_usage[] =
+    "usage: stream [--size SIZE] [--dir DIR]\n"
+    "  --size SIZE   the file to stream, 1M to 1T (K, M, G, T; default 1G)\n"
+    "  --dir DIR     where the file is written (default $GPUFS_RUN_DIR, else /tmp)\n"
+    "Exit status 0 only when every byte read through gread matched the file.\n";
+
+enum { ST_SIZE = BENCH_OPTS_FIRST, ST_DIR };
+
+/* The command line: 0, 1 for --help, -EINVAL with err; *dir stays where
+ * --dir is not given. */
+static int stream_options(int argc, char **argv, uint64_t *size, const char **dir, char *err, size_t len)
+{
+  static const struct bench_opt table[] = {{"size", BENCH_OPT_VALUE, ST_SIZE}, {"dir", BENCH_OPT_VALUE, ST_DIR}};
+  struct bench_opts p;
+  int id, rc = 0;
+  bench_opts_init(&p, argc, argv, table, 2, err, len);
+  while (rc == 0 && (id = bench_opts_next(&p)) != BENCH_OPTS_END) {
+    if (id == BENCH_OPTS_HELP || id < 0)
+      return id == BENCH_OPTS_HELP ? 1 : id;
+    if (id == ST_SIZE)
+      rc = bench_opts_size(&p, 1ull << 20, 1ull << 40, size);
+    else
+      *dir = p.val;
+  }
+  if (rc == 0 && p.optind < argc)
+    return snprintf(err, len, "'%s': stream takes no operands", argv[p.optind]), -EINVAL;
+  return rc ? rc : bench_check_input("--dir", *dir, 1, err, len);
+}
+
 int main(int argc, char **argv)
 {
   uint64_t size = 1ull << 30;
   const char *dir = getenv("GPUFS_RUN_DIR") ? getenv("GPUFS_RUN_DIR") : "/tmp";
-  for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--size") && i + 1 < argc) size = strtoull(argv[++i], NULL, 0) << 20;
-    else if (!strcmp(argv[i], "--dir") && i + 1 < argc) dir = argv[++i];
-    else {
-      fprintf(stderr, "usage: %s [--size MiB] [--dir DIR]\n", argv[0]);
-      return 2;
-    }
-  }
-  int ndev = 0;
-  if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
-    printf("make run: no CUDA GPU on this machine; libgpufs streams files into a GPU and needs one "
-           "(the build succeeded; `make test` runs the host tests here).\n");
+  char err[512];
+  int rc = stream_options(argc, argv, &size, &dir, err, sizeof(err));
+  if ((rc = bench_opts_exit("stream", rc, err, stream_usage)) >= 0)
+    return rc;
+  if (bench_need_gpu("stream", 0) != 0)
     return 2;
-  }
   cudaDeviceProp prop;
   CK(cudaGetDeviceProperties(&prop, 0));
   char path[4096];

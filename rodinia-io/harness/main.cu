@@ -15,6 +15,7 @@
 #include <string.h>
 #include <cuda_runtime.h>
 
+#include "benchlib/opts.h"
 #include "benchlib/report.h"
 #include "benchlib/util.h"
 #include "rodinia-io/harness/driver.h"
@@ -167,28 +168,19 @@ int main(int argc, char **argv)
   for (int i = 0; i < rio_nbenches; i++)
     names[i] = rio_benches[i]->name;
   int rc = rio_parse_options(argc, argv, names, rio_nbenches, &o, err, sizeof(err));
-  if (rc == 1) {
-    fputs(rio_usage, stdout);
-    return 0;
-  }
-  if (rc) {
-    fprintf(stderr, "rodinia: %s\n%s", err, rio_usage);
-    return 2;
-  }
+  if ((rc = bench_opts_exit("rodinia", rc, err, rio_usage)) >= 0)
+    return rc;
   if (o.list) {
     for (int i = 0; i < rio_nbenches; i++)
       printf("%-11s %s\n", rio_benches[i]->name, rio_benches[i]->summary);
     return 0;
   }
-  int ndev = 0;
-  if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
-    fprintf(stderr, "rodinia: no CUDA GPU on this machine; the suite runs its benchmarks on one\n");
+  if (rio_check_files(&o, err, sizeof(err)) != 0) {
+    fprintf(stderr, "rodinia: %s\n", err);
     return 2;
   }
-  if (o.device >= ndev) {
-    fprintf(stderr, "rodinia: --device %d: this machine has %d GPU(s)\n", o.device, ndev);
+  if (bench_need_gpu("rodinia", o.device) != 0)
     return 2;
-  }
   cudaDeviceProp prop;
   cudaGetDeviceProperties(&prop, o.device);
   if (o.out[0] && bench_report_open(o.out) != 0) {

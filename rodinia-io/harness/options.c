@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "benchlib/opts.h"
 #include "benchlib/util.h"
 
 const char rio_usage[] =
@@ -33,16 +34,6 @@ static int rio_bad(char *err, size_t len, const char *fmt, const char *arg)
 {
   snprintf(err, len, fmt, arg);
   return -EINVAL;
-}
-
-static int rio_parse_int(const char *s, int lo, int hi, int *out)
-{
-  char *end;
-  long v = strtol(s, &end, 10);
-  if (end == s || *end || v < lo || v > hi)
-    return -1;
-  *out = (int)v;
-  return 0;
 }
 
 static int rio_parse_versions(const char *s, struct rio_options *o, char *err, size_t len)
@@ -77,6 +68,68 @@ static int rio_parse_versions(const char *s, struct rio_options *o, char *err, s
   return 0;
 }
 
+enum {
+  RO_VERSIONS = BENCH_OPTS_FIRST, RO_SCALE, RO_REPS, RO_CACHE, RO_SMALL_CACHE, RO_DIR, RO_OUT, RO_THREADS,
+  RO_DEVICE, RO_QUICK, RO_LIST, RO_REGEN, RO_NO_GENERATE,
+};
+
+static const struct bench_opt rio_table[] = {
+    {"versions", BENCH_OPT_VALUE, RO_VERSIONS}, {"scale", BENCH_OPT_VALUE, RO_SCALE},
+    {"reps", BENCH_OPT_VALUE, RO_REPS},         {"cache", BENCH_OPT_VALUE, RO_CACHE},
+    {"small-cache", BENCH_OPT_VALUE, RO_SMALL_CACHE}, {"dir", BENCH_OPT_VALUE, RO_DIR},
+    {"out", BENCH_OPT_VALUE, RO_OUT},           {"threads", BENCH_OPT_VALUE, RO_THREADS},
+    {"device", BENCH_OPT_VALUE, RO_DEVICE},     {"quick", BENCH_OPT_FLAG, RO_QUICK},
+    {"list", BENCH_OPT_FLAG, RO_LIST},          {"regen", BENCH_OPT_FLAG, RO_REGEN},
+    {"no-generate", BENCH_OPT_FLAG, RO_NO_GENERATE},
+};
+
+/* What the user gave, for --quick's defaults. */
+struct rio_given {
+  int reps, scale, quick;
+};
+
+static int rio_option(struct bench_opts *p, int id, struct rio_options *o, struct rio_given *g)
+{
+  switch (id) {
+  case RO_VERSIONS: return rio_parse_versions(p->val, o, p->err, p->errlen);
+  case RO_SCALE: g->scale = 1; return bench_opts_double(p, 0, 16, &o->scale);
+  case RO_REPS: g->reps = 1; return bench_opts_int(p, 1, 100, &o->reps);
+  case RO_CACHE: return bench_opts_size(p, 1u << 20, 1ull << 40, &o->cache);
+  case RO_SMALL_CACHE: return bench_opts_size(p, 1u << 20, 1ull << 40, &o->small_cache);
+  case RO_DIR: return bench_opts_string(p, o->dir, sizeof(o->dir) - 64);
+  case RO_OUT: return bench_opts_string(p, o->out, sizeof(o->out));
+  case RO_THREADS: return bench_opts_int(p, 1, 32, &o->expert_threads);
+  case RO_DEVICE: return bench_opts_int(p, 0, 1023, &o->device);
+  case RO_QUICK: g->quick = 1; return 0;
+  case RO_LIST: o->list = 1; return 0;
+  case RO_REGEN: o->gen = RIO_GEN_ALWAYS; return 0;
+  case RO_NO_GENERATE: o->gen = RIO_GEN_NEVER; return 0;
+  }
+  return -EINVAL;
+}
+
+/* BENCH operands: known names, each once. */
+static int rio_parse_benches(char **pos, int npos, const char *const *known, int nknown, struct rio_options *o,
+                       char *err, size_t len)
+{
+  for (int i = 0; i < npos; i++) {
+    const char *a = pos[i];
+    int k;
+    for (k = 0; k < nknown; k++)
+      if (!strcmp(a, known[k]))
+        break;
+    if (k == nknown)
+      return rio_bad(err, len, "unknown benchmark '%s' (--list names them)", a);
+    for (int j = 0; j < o->nbenches; j++)
+      if (!strcmp(o->benches[j], a))
+        return rio_bad(err, len, "benchmark '%s' given twice", a);
+    if (o->nbenches == RIO_MAX_BENCHES)
+      return rio_bad(err, len, "too many benchmarks at '%s'", a);
+    snprintf(o->benches[o->nbenches++], sizeof(o->benches[0]), "%s", a);
+  }
+  return 0;
+}
+
 int rio_parse_options(int argc, char **argv, const char *const *known, int nknown,
                       struct rio_options *o, char *err, size_t len)
 {
@@ -88,82 +141,33 @@ int rio_parse_options(int argc, char **argv, const char *const *known, int nknow
   o->reps = 3;
   o->expert_threads = 8;
   strcpy(o->dir, "/tmp/gpufs_rodinia");
-  int reps_given = 0, scale_given = 0, quick = 0;
-
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    const char *val = i + 1 < argc ? argv[i + 1] : NULL;
-    int takes = !strcmp(a, "--versions") || !strcmp(a, "--scale") || !strcmp(a, "--reps") ||
-                !strcmp(a, "--cache") || !strcmp(a, "--small-cache") || !strcmp(a, "--dir") || !strcmp(a, "--out") ||
-                !strcmp(a, "--threads") || !strcmp(a, "--device");
-    if (takes && !val)
-      return rio_bad(err, len, "%s: needs a value", a);
-    if (!strcmp(a, "--help") || !strcmp(a, "-h"))
-      return 1;
-    else if (!strcmp(a, "--quick"))
-      quick = 1;
-    else if (!strcmp(a, "--list"))
-      o->list = 1;
-    else if (!strcmp(a, "--regen"))
-      o->gen = RIO_GEN_ALWAYS;
-    else if (!strcmp(a, "--no-generate"))
-      o->gen = RIO_GEN_NEVER;
-    else if (!strcmp(a, "--versions")) {
-      int rc = rio_parse_versions(val, o, err, len);
-      if (rc)
-        return rc;
-    } else if (!strcmp(a, "--scale")) {
-      char *end;
-      double s = strtod(val, &end);
-      if (end == val || *end || !(s > 0) || s > 16)
-        return rio_bad(err, len, "--scale %s: a number in (0, 16]", val);
-      o->scale = s;
-      scale_given = 1;
-    } else if (!strcmp(a, "--reps")) {
-      if (rio_parse_int(val, 1, 100, &o->reps))
-        return rio_bad(err, len, "--reps %s: 1 to 100", val);
-      reps_given = 1;
-    } else if (!strcmp(a, "--cache") || !strcmp(a, "--small-cache")) {
-      uint64_t *dst = !strcmp(a, "--cache") ? &o->cache : &o->small_cache;
-      if ((*dst = bench_parse_size(val)) < (1u << 20)) {
-        snprintf(err, len, "%s %s: a size of 1M or more (e.g. 500M, 2G)", a, val);
-        return -EINVAL;
-      }
-    } else if (!strcmp(a, "--threads")) {
-      if (rio_parse_int(val, 1, 32, &o->expert_threads))
-        return rio_bad(err, len, "--threads %s: 1 to 32", val);
-    } else if (!strcmp(a, "--device")) {
-      if (rio_parse_int(val, 0, 1023, &o->device))
-        return rio_bad(err, len, "--device %s: a CUDA device number", val);
-    } else if (!strcmp(a, "--dir") || !strcmp(a, "--out")) {
-      char *dst = !strcmp(a, "--dir") ? o->dir : o->out;
-      if (!*val || strlen(val) >= sizeof(o->dir) - 64)
-        return rio_bad(err, len, "%s: empty or too long", a);
-      strcpy(dst, val);
-    } else if (a[0] == '-') {
-      return rio_bad(err, len, "unknown option '%s' (--help lists them)", a);
-    } else {
-      int k;
-      for (k = 0; k < nknown; k++)
-        if (!strcmp(a, known[k]))
-          break;
-      if (k == nknown)
-        return rio_bad(err, len, "unknown benchmark '%s' (--list names them)", a);
-      for (int j = 0; j < o->nbenches; j++)
-        if (!strcmp(o->benches[j], a))
-          return rio_bad(err, len, "benchmark '%s' given twice", a);
-      if (o->nbenches == RIO_MAX_BENCHES)
-        return rio_bad(err, len, "too many benchmarks at '%s'", a);
-      snprintf(o->benches[o->nbenches++], sizeof(o->benches[0]), "%s", a);
-    }
-    if (takes)
-      i++;
-  }
-  if (quick) {
-    if (!scale_given)
+  struct rio_given g = {0, 0, 0};
+  struct bench_opts p;
+  int id, rc = 0;
+  bench_opts_init(&p, argc, argv, rio_table, sizeof(rio_table) / sizeof(rio_table[0]), err, len);
+  while (rc == 0 && (id = bench_opts_next(&p)) != BENCH_OPTS_END)
+    rc = id == BENCH_OPTS_HELP ? 1 : id < 0 ? id : rio_option(&p, id, o, &g);
+  if (rc == 0)
+    rc = rio_parse_benches(argv + p.optind, argc - p.optind, known, nknown, o, err, len);
+  if (rc)
+    return rc;
+  if (g.quick) {
+    if (!g.scale)
       o->scale = 1.0 / 64;
-    if (!reps_given)
+    if (!g.reps)
       o->reps = 1;
   }
   return 0;
+}
+
+int rio_check_files(const struct rio_options *o, char *err, size_t len)
+{
+  int rc = bench_mkdirs(o->dir);
+  if (rc) {
+    snprintf(err, len, "--dir %s: cannot make the folder (%s)", o->dir, strerror(-rc));
+    return rc;
+  }
+  if ((rc = bench_check_input("--dir", o->dir, 1, err, len)) == 0 && o->out[0])
+    rc = bench_check_output("--out", o->out, err, len);
+  return rc;
 }

@@ -41,6 +41,10 @@ extern const char rio_usage[];
 int rio_parse_options(int argc, char **argv, const char *const *known, int nknown,
                       struct rio_options *o, char *err, size_t errlen);
 
+/* Before any long work: the data folder made and writable, the --out
+ * file writable.  0 or -errno, err naming the path. */
+int rio_check_files(const struct rio_options *o, char *err, size_t errlen);
+
 #ifdef __cplusplus
 }
 #endif

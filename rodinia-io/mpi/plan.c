@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "benchlib/opts.h"
 #include "rodinia-io/conv2d/conv2d.h"
 #include "rodinia-io/gesummv/gesummv.h"
 #include "rodinia-io/harness/options.h"
@@ -107,20 +108,20 @@ int rio_mpi_parse_options(int argc, char **argv, struct rio_mpi_options *o, char
     o->versions[v] = (enum rio_mpi_version)v;
   args[nargs++] = (char *)"rodinia_mpi";
   for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
+    const char *a = argv[i], *val = NULL;
     if (!strcmp(a, "--help") || !strcmp(a, "-h"))
       return 1;
-    if (!strcmp(a, "--device"))
+    if (bench_opts_is(a, "--device", &val))
       return rio_mpi_bad(err, len, "%s: each rank picks its GPU (its rank on the node %% the GPUs it sees); "
                                    "restrict them with CUDA_VISIBLE_DEVICES", a);
-    if (!strcmp(a, "--small-cache") || !strcmp(a, "--threads"))
+    if (bench_opts_is(a, "--small-cache", &val) || bench_opts_is(a, "--threads", &val))
       return rio_mpi_bad(err, len, "%s: an option of the single-process suite (rodinia), not of rodinia_mpi", a);
     if (!strcmp(a, "--no-single")) {
       o->single = 0;
-    } else if (!strcmp(a, "--versions")) {
-      if (i + 1 >= argc)
-        return rio_mpi_bad(err, len, "%s: needs a value", a);
-      const int rc = rio_mpi_parse_versions(argv[++i], o, err, len);
+    } else if (bench_opts_is(a, "--versions", &val)) {
+      if (!val && i + 1 >= argc)
+        return rio_mpi_bad(err, len, "%s needs a value", a);
+      const int rc = rio_mpi_parse_versions(val ? val : argv[++i], o, err, len);
       if (rc)
         return rc;
     } else {

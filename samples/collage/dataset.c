@@ -7,6 +7,7 @@
  * rendering of the output collage.
  */
 #include "samples/collage/collage.h"
+#include "benchlib/opts.h"
 #include "benchlib/util.h"
 
 #include <errno.h>
@@ -286,8 +287,9 @@ static int ds_build_step(void *arg, uint64_t lo, uint64_t hi)
     /* relaxed: the exchange only elects the one thread that prints */
     if (now_ms >= due && atomic_compare_exchange_strong_explicit(&b->next_ms, &due, now_ms + DS_PROGRESS_MS,
                                                                  memory_order_relaxed, memory_order_relaxed))
-      fprintf(b->progress, "\r  dataset: %llu / %llu tiles (%llu%%), %.0fk tiles/s", (unsigned long long)done,
-              (unsigned long long)b->n, (unsigned long long)(done * 100 / b->n), (double)done / el / 1e3);
+      fprintf(b->progress, "%s  dataset: %llu / %llu tiles (%llu%%), %.0fk tiles/s%s",
+              bench_progress_begin(b->progress), (unsigned long long)done, (unsigned long long)b->n,
+              (unsigned long long)(done * 100 / b->n), (double)done / el / 1e3, bench_progress_end(b->progress));
   }
   return 0;
 }
@@ -371,8 +373,8 @@ int collage_dataset_build(const char *path, const struct collage_seeds *s, uint6
   }
   if (progress) {
     const double el = bench_now() - b.t0;
-    fprintf(progress, "\r  dataset: %llu / %llu tiles (100%%), %.0fk tiles/s, %s in %.1f s\n",
-            (unsigned long long)n, (unsigned long long)n, (double)n / el / 1e3, size, el);
+    fprintf(progress, "%s  dataset: %llu / %llu tiles (100%%), %.0fk tiles/s, %s in %.1f s\n",
+            bench_progress_begin(progress), (unsigned long long)n, (unsigned long long)n, (double)n / el / 1e3, size, el);
   }
   return 0;
 }

@@ -23,6 +23,7 @@
 
 #include <gpufs.cuh>
 
+#include "benchlib/opts.h"
 #include "benchlib/report.h"
 #include "benchlib/util.h"
 #include "samples/collage/collage.h"
@@ -63,8 +64,9 @@ static int collage_prepare_dataset(struct collage_ctx *c)
     unlink(path);
   int rc = collage_dataset_open(path, 4096, &c->ds, err, sizeof(err));
   if (rc == -ENOENT) {
-    fprintf(stderr, "collage: building the dataset %s: %llu tiles from %d %s seed pictures\n", path,
-            (unsigned long long)o->tiles, c->seeds.n, c->seeds.source);
+    fprintf(stderr, "collage: building the dataset %s: %llu tiles, %.2f GB, from %d %s seed pictures\n", path,
+            (unsigned long long)o->tiles, (double)collage_record_offset(o->tiles) / 1e9, c->seeds.n,
+            c->seeds.source);
     const double t0 = bench_now();
     rc = collage_dataset_build(path, &c->seeds, o->tiles, COLLAGE_DATASET_SEED, c->threads, stderr);
     if (rc) {
@@ -534,28 +536,25 @@ int main(int argc, char **argv)
   struct collage_ctx c;
   char err[512];
   int rc = collage_parse_options(argc, argv, &o, err, sizeof(err));
-  if (rc == 1) {
-    fputs(collage_usage, stdout);
-    return 0;
-  }
-  if (rc) {
-    fprintf(stderr, "collage: %s\n%s", err, collage_usage);
+  if ((rc = bench_opts_exit("collage", rc, err, collage_usage)) >= 0)
+    return rc;
+  if (collage_check_files(&o, err, sizeof(err)) != 0) {
+    fprintf(stderr, "collage: %s\n", err);
     return 2;
   }
   memset(&c, 0, sizeof(c));
   c.o = &o;
   c.threads = o.threads ? o.threads : bench_host_threads();
+  const int cpu_only = o.nversions == 1 && o.versions[0] == COLLAGE_CPU;
   int ndev = 0;
-  if (cudaGetDeviceCount(&ndev) == cudaSuccess && o.device < ndev) {
+  if (o.mode == COLLAGE_MODE_BENCH && !cpu_only && bench_need_gpu("collage", o.device) != 0)
+    return 2;
+  if (!cpu_only && cudaGetDeviceCount(&ndev) == cudaSuccess && o.device < ndev) {
     cudaDeviceProp prop;
     cudaGetDeviceProperties(&prop, o.device);
     cudaSetDevice(o.device);
     snprintf(c.gpu_name, sizeof(c.gpu_name), "%s", prop.name);
     c.have_gpu = 1;
-  } else if (o.mode == COLLAGE_MODE_BENCH && !(o.nversions == 1 && o.versions[0] == COLLAGE_CPU)) {
-    fprintf(stderr, "collage: no CUDA GPU %d on this machine; the benchmark needs one (or --versions cpu)\n",
-            o.device);
-    return 2;
   }
   if (bench_mkdirs(o.dir) != 0) {
     fprintf(stderr, "collage: cannot make the data folder %s\n", o.dir);

@@ -8,7 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "benchlib/opts.h"
 #include "benchlib/util.h"
 
 const char collage_usage[] =
@@ -54,31 +56,6 @@ static int collage_bad(char *err, size_t len, const char *fmt, const char *arg)
 {
   snprintf(err, len, fmt, arg);
   return -EINVAL;
-}
-
-uint64_t collage_parse_count(const char *s)
-{
-  char *end;
-  double v = strtod(s, &end);
-  if (end == s || !(v > 0))
-    return 0;
-  if (*end == 'k' || *end == 'K')
-    v *= 1e3, end++;
-  else if (*end == 'M' || *end == 'm')
-    v *= 1e6, end++;
-  if (*end || v > 4e9 || v != (double)(uint64_t)v)
-    return 0;
-  return (uint64_t)v;
-}
-
-static int collage_parse_uint(const char *s, long lo, long hi, long *out)
-{
-  char *end;
-  long v = strtol(s, &end, 10);
-  if (end == s || *end || v < lo || v > hi)
-    return -1;
-  *out = v;
-  return 0;
 }
 
 static int collage_parse_versions(const char *s, struct collage_options *o, char *err, size_t len)
@@ -131,17 +108,6 @@ static int collage_parse_sizes(const char *s, struct collage_options *o, char *e
   return 0;
 }
 
-/* Copy a path argument, refusing an empty or too long one. */
-static int collage_path(char *dst, size_t cap, const char *opt, const char *val, char *err, size_t len)
-{
-  if (!*val || strlen(val) >= cap) {
-    snprintf(err, len, "%s: the path is empty or too long", opt);
-    return -EINVAL;
-  }
-  strcpy(dst, val);
-  return 0;
-}
-
 static void collage_defaults(struct collage_options *o)
 {
   memset(o, 0, sizeof(*o));
@@ -157,121 +123,109 @@ static void collage_defaults(struct collage_options *o)
     o->w[i] = collage_default_w[i], o->h[i] = collage_default_h[i];
 }
 
-int collage_parse_options(int argc, char **argv, struct collage_options *o, char *err, size_t len)
+enum {
+  CO_TILES = BENCH_OPTS_FIRST, CO_L, CO_K, CO_CAP, CO_REPS, CO_THREADS, CO_DEVICE, CO_CACHE, CO_SMALL_CACHE,
+  CO_VERSIONS, CO_SIZES, CO_DIR, CO_SEEDS, CO_OUT, CO_COLLAGE_OUT, CO_NO_FETCH, CO_NO_REGISTER, CO_REBUILD,
+  CO_QUICK,
+};
+
+static const struct bench_opt collage_table[] = {
+    {"tiles", BENCH_OPT_VALUE, CO_TILES},       {"L", BENCH_OPT_VALUE, CO_L},
+    {"K", BENCH_OPT_VALUE, CO_K},               {"cap", BENCH_OPT_VALUE, CO_CAP},
+    {"reps", BENCH_OPT_VALUE, CO_REPS},         {"threads", BENCH_OPT_VALUE, CO_THREADS},
+    {"device", BENCH_OPT_VALUE, CO_DEVICE},     {"cache", BENCH_OPT_VALUE, CO_CACHE},
+    {"small-cache", BENCH_OPT_VALUE, CO_SMALL_CACHE}, {"versions", BENCH_OPT_VALUE, CO_VERSIONS},
+    {"sizes", BENCH_OPT_VALUE, CO_SIZES},       {"dir", BENCH_OPT_VALUE, CO_DIR},
+    {"seeds", BENCH_OPT_VALUE, CO_SEEDS},       {"out", BENCH_OPT_VALUE, CO_OUT},
+    {"collage-out", BENCH_OPT_VALUE, CO_COLLAGE_OUT}, {"no-fetch", BENCH_OPT_FLAG, CO_NO_FETCH},
+    {"no-register", BENCH_OPT_FLAG, CO_NO_REGISTER}, {"rebuild", BENCH_OPT_FLAG, CO_REBUILD},
+    {"quick", BENCH_OPT_FLAG, CO_QUICK},
+};
+
+/* --small-cache: a size, or NUMx (the dataset NUM times the cache). */
+static int collage_small_cache(struct bench_opts *p, struct collage_options *o)
 {
-  const char *pos[2];
-  int npos = 0, versions_given = 0;
-  collage_defaults(o);
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    long v = 0;
-    if (!strcmp(a, "--help") || !strcmp(a, "-h"))
-      return 1;
-    if (!strcmp(a, "--no-fetch")) {
-      o->fetch = 0;
-      continue;
-    }
-    if (!strcmp(a, "--no-register")) {
-      o->reg = 0;
-      continue;
-    }
-    if (!strcmp(a, "--rebuild")) {
-      o->rebuild = 1;
-      continue;
-    }
-    if (!strcmp(a, "--quick")) {
-      o->tiles = 20000;
-      o->reps = 1;
-      o->nsizes = 2;
-      continue;
-    }
-    if (a[0] == '-' && a[1]) {
-      static const char *const valued[] = {"--tiles", "--L", "--K", "--cap", "--reps", "--threads", "--device",
-                                           "--cache", "--small-cache", "--versions", "--sizes", "--dir",
-                                           "--seeds", "--out", "--collage-out"};
-      int known = 0;
-      for (size_t k = 0; k < sizeof(valued) / sizeof(valued[0]); k++)
-        known |= !strcmp(a, valued[k]);
-      if (!known)
-        return collage_bad(err, len, "unknown option %s", a);
-      if (i + 1 >= argc)
-        return collage_bad(err, len, "%s needs a value", a);
-      const char *val = argv[++i];
-      int rc = 0;
-      if (!strcmp(a, "--tiles")) {
-        if ((o->tiles = collage_parse_count(val)) < 16)
-          rc = collage_bad(err, len, "--tiles %s: a count of at least 16 (1M, 20k, ...)", val);
-      } else if (!strcmp(a, "--L")) {
-        if (collage_parse_uint(val, 1, COLLAGE_MAX_L, &v))
-          rc = collage_bad(err, len, "--L %s: 1 to 64 tables", val);
-        o->L = (uint32_t)v;
-      } else if (!strcmp(a, "--K")) {
-        if (collage_parse_uint(val, 1, COLLAGE_MAX_K, &v))
-          rc = collage_bad(err, len, "--K %s: 1 to 24 bits", val);
-        o->K = (uint32_t)v;
-      } else if (!strcmp(a, "--cap")) {
-        if (collage_parse_uint(val, 1, COLLAGE_MAX_CAP, &v))
-          rc = collage_bad(err, len, "--cap %s: 1 to 256 tiles a bucket", val);
-        o->cap = (uint32_t)v;
-      } else if (!strcmp(a, "--reps")) {
-        if (collage_parse_uint(val, 1, 100, &v))
-          rc = collage_bad(err, len, "--reps %s: 1 to 100", val);
-        o->reps = (int)v;
-      } else if (!strcmp(a, "--threads")) {
-        if (collage_parse_uint(val, 1, 1024, &v))
-          rc = collage_bad(err, len, "--threads %s: 1 to 1024", val);
-        o->threads = (int)v;
-      } else if (!strcmp(a, "--device")) {
-        if (collage_parse_uint(val, 0, 63, &v))
-          rc = collage_bad(err, len, "--device %s: a CUDA device number", val);
-        o->device = (int)v;
-      } else if (!strcmp(a, "--small-cache") && *val && val[strlen(val) - 1] == 'x') {
-        char *end;
-        o->small_factor = strtod(val, &end);
-        if (end == val || *end != 'x' || end[1] || !(o->small_factor >= 1) || o->small_factor > 1e6)
-          rc = collage_bad(err, len, "--small-cache %s: NUMx means the dataset NUM times the cache (NUM >= 1)", val);
-      } else if (!strcmp(a, "--cache") || !strcmp(a, "--small-cache")) {
-        uint64_t *dst = !strcmp(a, "--cache") ? &o->cache : &o->small_cache;
-        if ((*dst = bench_parse_size(val)) < (1u << 20))
-          rc = collage_bad(err, len, "%s: a size of at least 1M (e.g. 400M, 8G)", a);
-      } else if (!strcmp(a, "--versions")) {
-        rc = collage_parse_versions(val, o, err, len);
-        versions_given = 1;
-      } else if (!strcmp(a, "--sizes")) {
-        rc = collage_parse_sizes(val, o, err, len);
-      } else if (!strcmp(a, "--dir")) {
-        rc = collage_path(o->dir, sizeof(o->dir), a, val, err, len);
-      } else if (!strcmp(a, "--seeds")) {
-        rc = collage_path(o->seeds, sizeof(o->seeds), a, val, err, len);
-      } else if (!strcmp(a, "--out")) {
-        rc = collage_path(o->rows, sizeof(o->rows), a, val, err, len);
-      } else if (!strcmp(a, "--collage-out")) {
-        rc = collage_path(o->collage_out, sizeof(o->collage_out), a, val, err, len);
-      }
-      if (rc)
-        return rc;
-      continue;
-    }
-    if (npos == 2)
-      return collage_bad(err, len, "'%s': at most two pictures (IN OUT)", a);
-    pos[npos++] = a;
+  const char *val = p->val;
+  if (!*val || val[strlen(val) - 1] != 'x')
+    return bench_opts_size(p, 1u << 20, 1ull << 40, &o->small_cache);
+  char *end;
+  o->small_factor = strtod(val, &end);
+  if (end == val || *end != 'x' || end[1] || !(o->small_factor >= 1) || o->small_factor > 1e6)
+    return bench_opts_fail(p, "NUMx means the dataset NUM times the cache (1 <= NUM <= 1e6)");
+  return 0;
+}
+
+/* An option with a small unsigned range into a uint32_t field. */
+static int collage_u32(struct bench_opts *p, long lo, long hi, uint32_t *dst)
+{
+  int v = 0, rc = bench_opts_int(p, lo, hi, &v);
+  *dst = (uint32_t)v;
+  return rc;
+}
+
+static int collage_option(struct bench_opts *p, int id, struct collage_options *o, char *err, size_t len)
+{
+  switch (id) {
+  case CO_TILES: return bench_opts_count(p, 16, 4000000000ull, &o->tiles);
+  case CO_L: return collage_u32(p, 1, COLLAGE_MAX_L, &o->L);
+  case CO_K: return collage_u32(p, 1, COLLAGE_MAX_K, &o->K);
+  case CO_CAP: return collage_u32(p, 1, COLLAGE_MAX_CAP, &o->cap);
+  case CO_REPS: return bench_opts_int(p, 1, 100, &o->reps);
+  case CO_THREADS: return bench_opts_int(p, 1, 1024, &o->threads);
+  case CO_DEVICE: return bench_opts_int(p, 0, 63, &o->device);
+  case CO_CACHE: return bench_opts_size(p, 1u << 20, 1ull << 40, &o->cache);
+  case CO_SMALL_CACHE: return collage_small_cache(p, o);
+  case CO_VERSIONS: o->versions_given = 1; return collage_parse_versions(p->val, o, err, len);
+  case CO_SIZES: return collage_parse_sizes(p->val, o, err, len);
+  case CO_DIR: return bench_opts_string(p, o->dir, sizeof(o->dir));
+  case CO_SEEDS: return bench_opts_string(p, o->seeds, sizeof(o->seeds));
+  case CO_OUT: return bench_opts_string(p, o->rows, sizeof(o->rows));
+  case CO_COLLAGE_OUT: return bench_opts_string(p, o->collage_out, sizeof(o->collage_out));
+  case CO_NO_FETCH: o->fetch = 0; return 0;
+  case CO_NO_REGISTER: o->reg = 0; return 0;
+  case CO_REBUILD: o->rebuild = 1; return 0;
+  case CO_QUICK: o->tiles = 20000, o->reps = 1, o->nsizes = 2; return 0;
   }
+  return -EINVAL;
+}
+
+/* IN OUT, or none: the mode and its default versions. */
+static int collage_operands(char **pos, int npos, struct collage_options *o, char *err, size_t len)
+{
+  if (npos > 2)
+    return collage_bad(err, len, "'%s': at most two pictures (IN OUT)", pos[2]);
   if (npos == 1)
     return collage_bad(err, len, "'%s': give the output picture too (collage IN OUT)", pos[0]);
   if (npos == 2) {
     o->mode = COLLAGE_MODE_PICTURE;
-    if (collage_path(o->in, sizeof(o->in), "IN", pos[0], err, len) ||
-        collage_path(o->out, sizeof(o->out), "OUT", pos[1], err, len))
-      return -EINVAL;
-    if (!versions_given) {
+    if (!*pos[0] || strlen(pos[0]) >= sizeof(o->in) || !*pos[1] || strlen(pos[1]) >= sizeof(o->out))
+      return collage_bad(err, len, "'%s': IN and OUT are paths of 1 to 4095 characters", pos[0]);
+    strcpy(o->in, pos[0]);
+    strcpy(o->out, pos[1]);
+    if (!o->versions_given) {
       o->nversions = 1;
       o->versions[0] = COLLAGE_GPUFS_WARP;
     }
-  } else if (!versions_given) {
+  } else if (!o->versions_given) {
     o->nversions = COLLAGE_NVERSIONS;
     for (int v = 0; v < COLLAGE_NVERSIONS; v++)
       o->versions[v] = (enum collage_version)v;
   }
+  return 0;
+}
+
+int collage_parse_options(int argc, char **argv, struct collage_options *o, char *err, size_t len)
+{
+  struct bench_opts p;
+  int id, rc = 0;
+  collage_defaults(o);
+  bench_opts_init(&p, argc, argv, collage_table, sizeof(collage_table) / sizeof(collage_table[0]), err, len);
+  while (rc == 0 && (id = bench_opts_next(&p)) != BENCH_OPTS_END)
+    rc = id == BENCH_OPTS_HELP ? 1 : id < 0 ? id : collage_option(&p, id, o, err, len);
+  if (rc)
+    return rc;
+  if ((rc = collage_operands(argv + p.optind, argc - p.optind, o, err, len)) != 0)
+    return rc;
   if (o->K == 0)
     o->K = collage_default_k(o->tiles);
   if ((uint64_t)o->L * o->cap > COLLAGE_GPU_MAX_SHORTLIST) {
@@ -280,4 +234,18 @@ int collage_parse_options(int argc, char **argv, struct collage_options *o, char
     return -EINVAL;
   }
   return 0;
+}
+
+int collage_check_files(const struct collage_options *o, char *err, size_t len)
+{
+  int rc = 0;
+  if (o->mode == COLLAGE_MODE_PICTURE && (rc = bench_check_input("IN", o->in, 0, err, len)) == 0)
+    rc = bench_check_output("OUT", o->out, err, len);
+  if (rc == 0 && o->rows[0])
+    rc = bench_check_output("--out", o->rows, err, len);
+  if (rc == 0 && o->collage_out[0])
+    rc = bench_check_output("--collage-out", o->collage_out, err, len);
+  if (rc == 0 && o->seeds[0] && access(o->seeds, F_OK) == 0)
+    rc = bench_check_input("--seeds", o->seeds, 1, err, len);
+  return rc;
 }

@@ -44,6 +44,7 @@ struct collage_options {
   int reg;                           /* gpufs versions: gpufs_register the dataset (default) */
   char rows[4096];                   /* JSON rows file ("": none) */
   char collage_out[4096];            /* bench mode: the collage of one input as PNG ("": none) */
+  int versions_given;                /* --versions was given (else each mode's default) */
 };
 
 extern const char collage_usage[];
@@ -51,8 +52,10 @@ extern const char collage_usage[];
 /* Parse argv.  0: run; 1: --help was asked; -EINVAL: err says what is wrong. */
 int collage_parse_options(int argc, char **argv, struct collage_options *o, char *err, size_t errlen);
 
-/* "1M", "20k", "10000000": a tile count; 0 when it does not parse. */
-uint64_t collage_parse_count(const char *s);
+/* Before any long work: IN readable, OUT and the --out, --collage-out
+ * files writable, --seeds a folder where it exists.  0 or -errno, err
+ * naming the file. */
+int collage_check_files(const struct collage_options *o, char *err, size_t errlen);
 
 #ifdef __cplusplus
 }

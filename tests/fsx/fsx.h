@@ -54,6 +54,10 @@ extern "C" {
  * a 4 MiB cache (half the data). */
 void fsx_opts_default(struct fsx_opts *o);
 
+/* The options against their rules, before any work: 0, or -EINVAL with err
+ * naming the option and the rule it breaks. */
+int fsx_opts_check(const struct fsx_opts *o, char *err, size_t errlen);
+
 /* Name of a kind ("gread", ...). */
 const char *fsx_kind_name(int kind);
 

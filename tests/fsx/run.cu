@@ -42,6 +42,35 @@ void fsx_opts_default(struct fsx_opts *o)
   o->kernel_timeout_s = 120;
 }
 
+/* Frames a group may pin at once: its kept mappings and one round. */
+#define FSX_FRAMES_PER_SLOT (FSX_MAXMAP + 4)
+
+/* The cache every group slot needs at once. */
+static uint64_t fsx_cache_needed(const struct fsx_opts *o)
+{
+  return (uint64_t)FSX_FRAMES_PER_SLOT * o->blocks * FSX_WARPS * o->page_size;
+}
+
+int fsx_opts_check(const struct fsx_opts *o, char *err, size_t len)
+{
+  if (o->files < 1 || o->files > FSX_MAX_FILES)
+    snprintf(err, len, "--files %u: 1 to %d", o->files, FSX_MAX_FILES);
+  else if (o->blocks < 1 || o->ops_per_group < 1)
+    snprintf(err, len, "--blocks and --ops-per-group: at least 1");
+  else if (o->page_size < 4096)
+    snprintf(err, len, "--page %u: at least 4K", o->page_size);
+  else if (o->file_size < 4ull * o->page_size)
+    snprintf(err, len, "--file-size %llu: at least 4 pages of %u bytes", (unsigned long long)o->file_size,
+             o->page_size);
+  else if (o->cache_size < fsx_cache_needed(o))
+    snprintf(err, len, "--cache %llu: at least %llu bytes for %u blocks (%u pages a group slot)",
+             (unsigned long long)o->cache_size, (unsigned long long)fsx_cache_needed(o), o->blocks,
+             (unsigned)FSX_FRAMES_PER_SLOT);
+  else
+    return 0;
+  return -EINVAL;
+}
+
 int fsx_failf(struct fsx_state *st, const char *fmt, ...)
 {
   if (st->r->failed) return 1;
@@ -378,8 +407,6 @@ static void fsx_free(struct fsx_state *st)
   memset(d, 0, sizeof *d);
 }
 
-/* Frames a group may pin at once: its kept mappings and one round. */
-#define FSX_FRAMES_PER_SLOT (FSX_MAXMAP + 4)
 
 static int fsx_start(struct fsx_state *st)
 {
@@ -439,14 +466,8 @@ int fsx_run(const struct fsx_opts *o, struct fsx_report *r)
   const double t0 = fsx_now_s();
   int n = 0;
   int rc = 2;
-  if (o->files < 1 || o->files > FSX_MAX_FILES || o->blocks < 1 || o->page_size < 4096 ||
-      o->file_size < 4ull * o->page_size || o->ops_per_group < 1)
-    fsx_failf(st, "options: files 1..%d, blocks >= 1, page >= 4K, file_size >= 4 pages, ops_per_group >= 1",
-              FSX_MAX_FILES);
-  else if (o->cache_size / o->page_size < (uint64_t)FSX_FRAMES_PER_SLOT * st->slots)
-    fsx_failf(st, "options: the cache must hold %u pages per group slot (%u blocks: %llu bytes)",
-              FSX_FRAMES_PER_SLOT, o->blocks,
-              (unsigned long long)FSX_FRAMES_PER_SLOT * st->slots * o->page_size);
+  if (fsx_opts_check(o, st->r->what, sizeof st->r->what) != 0)
+    st->r->failed = 1;
   else if (cudaGetDeviceCount(&n) != cudaSuccess || n < 1)
     fsx_failf(st, "no CUDA device");
   else if (fsx_watch_start(fsx_dump, st) != 0)

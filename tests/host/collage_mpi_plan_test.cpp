@@ -96,7 +96,14 @@ TEST(CollageMpiPlan, CommandLines)
   EXPECT_EQ(1, m.have_size);
   EXPECT_EQ(640, m.w);
   EXPECT_EQ(480, m.h);
+  ASSERT_EQ(0, parse({"--size=320x256", "--version=cpu", "--tiles=20k", "out.png"}, &m, &err)) << err;
+  EXPECT_EQ(320, m.w);
+  EXPECT_EQ(COLLAGE_CPU, m.version);
+  EXPECT_EQ(20000u, m.o.tiles);
   const std::vector<std::vector<std::string>> bad = {
+      {"--device=0", "in.png", "out.png"},
+      {"--tiles=lots", "in.png", "out.png"},
+      {"--bogus=1", "in.png", "out.png"},
       {},                                   /* no picture */
       {"in.png"},                           /* no output */
       {"--size", "640x480", "a.png", "b.png"},

@@ -149,15 +149,37 @@ TEST(CollageOptions, BadInputIsRefusedWithAMessage)
   }
 }
 
-TEST(CollageOptions, CountsTakeDecimalUnits)
+TEST(CollageOptions, ValuesAfterAnEqualsSign)
 {
-  EXPECT_EQ(collage_parse_count("1M"), 1000000u);
-  EXPECT_EQ(collage_parse_count("20k"), 20000u);
-  EXPECT_EQ(collage_parse_count("12345"), 12345u);
-  EXPECT_EQ(collage_parse_count("2.5M"), 2500000u);
-  EXPECT_EQ(collage_parse_count("0"), 0u);
-  EXPECT_EQ(collage_parse_count("1G"), 0u);
-  EXPECT_EQ(collage_parse_count(""), 0u);
+  Parsed p = Parse({"--tiles=2.5M", "--cache=2G", "--versions=cpu", "in.png", "--small-cache=4x", "out.png"});
+  ASSERT_EQ(p.rc, 0) << p.err;
+  EXPECT_EQ(p.o.tiles, 2500000u);
+  EXPECT_EQ(p.o.cache, 2ull << 30);
+  EXPECT_EQ(p.o.small_factor, 4.0);
+  EXPECT_EQ(p.o.mode, COLLAGE_MODE_PICTURE);
+  ASSERT_EQ(p.o.nversions, 1);
+  EXPECT_EQ(p.o.versions[0], COLLAGE_CPU);
+  p = Parse({"--tiles=1G"});
+  EXPECT_EQ(p.rc, -EINVAL);
+  EXPECT_EQ(p.err.rfind("--tiles 1G: a whole count", 0), 0u) << p.err;
+  p = Parse({"--no-fetch=1"});
+  EXPECT_EQ(p.err, "--no-fetch takes no value");
+}
+
+/* A missing picture is refused before the dataset is fetched or built. */
+TEST(CollageOptions, FilesAreCheckedFirst)
+{
+  char err[512];
+  Parsed p = Parse({"/missing.png", "/tmp/collage_out.png"});
+  ASSERT_EQ(p.rc, 0) << p.err;
+  EXPECT_EQ(collage_check_files(&p.o, err, sizeof(err)), -ENOENT);
+  EXPECT_STREQ(err, "IN /missing.png: No such file or directory");
+  p = Parse({"--out", "/no/such/folder/rows.jsonl"});
+  ASSERT_EQ(p.rc, 0) << p.err;
+  EXPECT_EQ(collage_check_files(&p.o, err, sizeof(err)), -ENOENT);
+  EXPECT_NE(std::string(err).find("--out /no/such/folder/rows.jsonl"), std::string::npos) << err;
+  p = Parse({});
+  EXPECT_EQ(collage_check_files(&p.o, err, sizeof(err)), 0) << err;
 }
 
 TEST(CollageOptions, VersionNames)

@@ -189,8 +189,11 @@ ssize_t slow_pread(int fd, void *buf, size_t len, off_t off)
   nanosleep(&nap, nullptr);
   return pread(fd, buf, len, off);
 }
-const gpufs_io_ops kSlowReads = {nullptr, slow_pread, nullptr, nullptr,
-                                 nullptr, nullptr,    nullptr, nullptr};
+const gpufs_io_ops kSlowReads = [] {
+  gpufs_io_ops io{};
+  io.pread = slow_pread;
+  return io;
+}();
 
 /* Queue 0 is flooded: more client threads than workers keep tickets posted
  * at its head all the time (pages far apart: no merging, one slow pread

@@ -227,8 +227,14 @@ int hook_fadvise(int fd, off_t off, off_t len, int advice)
   return posix_fadvise(fd, off, len, advice);
 }
 
-const gpufs_io_ops kHookIo = {hook_open, hook_pread, hook_close, nullptr, nullptr, nullptr, nullptr,
-                              hook_fadvise};
+const gpufs_io_ops kHookIo = [] {
+  gpufs_io_ops io{};
+  io.open = hook_open;
+  io.pread = hook_pread;
+  io.close = hook_close;
+  io.fadvise = hook_fadvise;
+  return io;
+}();
 
 /* READs of pages 0 .. n-1 of a file (every step-th page). */
 static std::vector<Request> page_reads(int32_t hfid, uint32_t n, uint32_t step = 1)

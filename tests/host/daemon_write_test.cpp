@@ -59,8 +59,11 @@ ssize_t hook_pwrite(int fd, const void *buf, size_t len, off_t off)
   }
   return pwrite(fd, buf, len, off);
 }
-const gpufs_io_ops kFailingWrites = {nullptr, nullptr, nullptr, hook_pwrite, nullptr, nullptr,
-                                     nullptr, nullptr};
+const gpufs_io_ops kFailingWrites = [] {
+  gpufs_io_ops io{};
+  io.pwrite = hook_pwrite;
+  return io;
+}();
 
 class DaemonWrite : public DaemonFixture, public ::testing::Test {
 protected:

@@ -83,6 +83,33 @@ TEST(RodiniaOptions, QuickIsSmallUnlessScaleGiven)
   EXPECT_EQ(2, o.reps);
 }
 
+TEST(RodiniaOptions, ValuesAfterAnEqualsSign)
+{
+  struct rio_options o;
+  std::string err;
+  ASSERT_EQ(0, parse({"--scale=0.5", "lud", "--cache=1G", "--versions=expert", "--out=r.jsonl"}, &o, &err)) << err;
+  EXPECT_DOUBLE_EQ(0.5, o.scale);
+  EXPECT_EQ(1ull << 30, o.cache);
+  ASSERT_EQ(1, o.nversions);
+  EXPECT_EQ(RIO_EXPERT, o.versions[0]);
+  EXPECT_STREQ("r.jsonl", o.out);
+  ASSERT_EQ(1, o.nbenches);
+  EXPECT_STREQ("lud", o.benches[0]);
+}
+
+/* The data folder and the rows file before any input is generated. */
+TEST(RodiniaOptions, FilesAreCheckedFirst)
+{
+  struct rio_options o;
+  char err[256];
+  ASSERT_EQ(0, parse({"--dir", "/proc/no_such_folder", "--out", "/tmp/rio_rows.jsonl"}, &o));
+  EXPECT_NE(0, rio_check_files(&o, err, sizeof(err)));
+  EXPECT_NE(std::string::npos, std::string(err).find("--dir /proc/no_such_folder")) << err;
+  ASSERT_EQ(0, parse({"--dir", "/tmp", "--out", "/no/such/folder/r.jsonl"}, &o));
+  EXPECT_EQ(-ENOENT, rio_check_files(&o, err, sizeof(err)));
+  EXPECT_NE(std::string::npos, std::string(err).find("--out /no/such/folder/r.jsonl")) << err;
+}
+
 TEST(RodiniaOptions, HelpAndList)
 {
   struct rio_options o;
@@ -116,12 +143,14 @@ TEST(RodiniaOptions, BadArgumentsAreNamed)
       {{"--cache", "12Q"}, "--cache 12Q"},
       {{"--cache", "100K"}, "--cache 100K"},
       {{"--small-cache", "x"}, "--small-cache x"},
-      {{"--small-cache"}, "--small-cache: needs a value"},
+      {{"--small-cache"}, "--small-cache needs a value"},
       {{"--threads", "0"}, "--threads 0"},
       {{"--threads", "99"}, "--threads 99"},
       {{"--device", "-2"}, "--device -2"},
-      {{"--dir"}, "--dir: needs a value"},
-      {{"--dir", ""}, "--dir: empty"},
+      {{"--dir"}, "--dir needs a value"},
+      {{"--dir", ""}, "--dir '': empty"},
+      {{"--reps=x"}, "--reps x: an integer from 1 to 100"},
+      {{"--list=1"}, "--list takes no value"},
   };
   for (auto &c : cases) {
     struct rio_options o;

@@ -207,6 +207,10 @@ TEST(RodiniaMpiPlan, CommandLines)
   EXPECT_STREQ("rows.jsonl", o.out);
   EXPECT_EQ(RIO_GEN_ALWAYS, o.gen);
   EXPECT_EQ(1, parse({"gesummv", "--help"}, &o, &err));
+  ASSERT_EQ(0, parse({"--versions=cpu", "gesummv", "--reps=2"}, &o, &err)) << err;
+  ASSERT_EQ(1, o.nversions);
+  EXPECT_EQ(RIO_MPI_CPU, o.versions[0]);
+  EXPECT_EQ(2, o.reps);
 
   const struct {
     std::vector<std::string> args;
@@ -217,6 +221,7 @@ TEST(RodiniaMpiPlan, CommandLines)
       {{"--versions", ","}, "no version"},
       {{"--versions"}, "needs a value"},
       {{"--device", "0"}, "each rank picks its GPU"},
+      {{"--device=0"}, "each rank picks its GPU"},
       {{"--small-cache", "500M"}, "single-process suite"},
       {{"--threads", "4"}, "single-process suite"},
       {{"--bogus"}, "unknown option '--bogus'"},

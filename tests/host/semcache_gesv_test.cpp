@@ -72,9 +72,10 @@ TEST_P(SemCacheGesvTest, ASecondSolveOfTheSameBytesIsAMemoHitWithLapacksAnswer)
     EXPECT_EQ(rp, ipiv.copy()) << "solve " << solve;
     EXPECT_EQ(rb, b.copy()) << "solve " << solve << ": x, bit for bit";
     EXPECT_EQ((uint64_t)solve, s.memo_hits);
-    if (solve == 1) /* whole, or its unprotected edges where it has no page of its own */
+    if (solve == 1) { /* whole, or its unprotected edges where it has no page of its own */
       EXPECT_EQ(((size_t)(nrhs - 1) * ldb + n) * 8, stats().to_dev_bytes - sent)
           << "a hit sends B alone";
+    }
   }
   EXPECT_EQ(2u, s.gesv_calls);
   EXPECT_EQ(0u, s.host_calls);

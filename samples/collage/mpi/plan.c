@@ -16,6 +16,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "benchlib/opts.h"
+
 const char collage_mpi_usage[] =
     "usage: mpirun [mpirun options] collage_mpi [options] IN OUT\n"
     "       mpirun [mpirun options] collage_mpi [options] --size WxH OUT\n"
@@ -53,10 +55,11 @@ static const char *const mpi_valued[] = {"--tiles", "--L",   "--K",    "--cap", 
 static const char *const mpi_refused[] = {"--versions", "--device", "--sizes", "--reps",
                                           "--out",      "--small-cache", "--collage-out"};
 
-static int mpi_in(const char *a, const char *const *list, size_t n)
+/* Whether a is one of list (--NAME or --NAME=VALUE); *val its VALUE or NULL. */
+static int mpi_in(const char *a, const char *const *list, size_t n, const char **val)
 {
   for (size_t k = 0; k < n; k++)
-    if (!strcmp(a, list[k]))
+    if (bench_opts_is(a, list[k], val))
       return 1;
   return 0;
 }
@@ -96,21 +99,24 @@ int collage_mpi_parse_options(int argc, char **argv, struct collage_mpi_options 
   memset(m, 0, sizeof(*m));
   args[nargs++] = (char *)"collage_mpi";
   for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
+    const char *a = argv[i], *val = NULL;
     if (!strcmp(a, "--help") || !strcmp(a, "-h"))
       return 1;
-    if (mpi_in(a, mpi_refused, sizeof(mpi_refused) / sizeof(mpi_refused[0]))) {
-      if (!strcmp(a, "--versions"))
+    if (mpi_in(a, mpi_refused, sizeof(mpi_refused) / sizeof(mpi_refused[0]), &val)) {
+      if (bench_opts_is(a, "--versions", &val))
         return mpi_bad(err, len, "%s: collage_mpi runs one version: --version V", a);
-      if (!strcmp(a, "--device"))
+      if (bench_opts_is(a, "--device", &val))
         return mpi_bad(err, len, "%s: each rank picks its GPU (its rank on the node %% the GPUs it sees); "
                                  "restrict them with CUDA_VISIBLE_DEVICES",
                        a);
       return mpi_bad(err, len, "%s: an option of the collage benchmark, not of collage_mpi", a);
     }
     if (a[0] == '-' && a[1]) {
-      if (!mpi_in(a, mpi_valued, sizeof(mpi_valued) / sizeof(mpi_valued[0]))) {
-        args[nargs++] = argv[i]; /* a flag; collage_parse_options refuses an unknown one */
+      if (!mpi_in(a, mpi_valued, sizeof(mpi_valued) / sizeof(mpi_valued[0]), &val) || val) {
+        /* a flag, or --NAME=VALUE: collage_parse_options takes it whole and refuses an unknown one */
+        if (bench_opts_is(a, "--version", &version) || bench_opts_is(a, "--size", &size))
+          continue;
+        args[nargs++] = argv[i];
         continue;
       }
       if (i + 1 >= argc)

@@ -2,8 +2,9 @@
  * blas.c - SemCache's BLAS calls over its cache (blas.h): their argument
  * checks, their operands' ranges, and taking and giving back the device
  * copies, through the directory (SC_CACHED) or as plain copies in and out
- * (SC_NO_CACHE, and operands on a stack: stacks.h).  gesv is gesv.c; the
- * host routines hostblas.c.
+ * (SC_NO_CACHE, and operands on a stack: stacks.h), or, for a call below
+ * its routine's crossover (crossover.c), the host BLAS on the program's
+ * memory made current.  gesv is gesv.c; the host routines hostblas.c.
  */
 #include "blas_ops.h"
 #include "stacks.h"
@@ -79,8 +80,41 @@ static void untake_one(struct sc_blas *s, struct sc_op *op)
   else sc_release(s->cache, (void *)op->host, op->bytes, SC_READ);
 }
 
+int sc_device_up(struct sc_blas *s)
+{
+  /* acquire: pairs with the release below (s->dev and the cache, filled
+   * by the start, before started) */
+  if (__atomic_load_n(&s->started, __ATOMIC_ACQUIRE)) return 1;
+  if (!s->start || s->start(s) != 0) return 0;
+  __atomic_store_n(&s->started, 1, __ATOMIC_RELEASE);
+  return 1;
+}
+
+int sc_small(struct sc_blas *s, enum sc_routine r, enum sc_prec p, uint64_t work,
+             const struct sc_op *ops, int n)
+{
+  if (!sc_below_crossover(&s->cross, r, p, work)) return 0;
+  /* acquire: as sc_device_up's */
+  const int live = __atomic_load_n(&s->started, __ATOMIC_ACQUIRE);
+  /* an operand the device holds valid: the call runs there, where its
+   * data is (on the host a MODIFIED one would come back, and the next
+   * call on the device would send it again) */
+  if (live && s->mode == SC_CACHED)
+    for (int i = 0; i < n; i++)
+      if ((ops[i].use & SC_READ) && sc_state_of(s->cache, ops[i].host, ops[i].bytes) > SC_INVALID)
+        return 0;
+  /* the host's bytes current for the host routine: a MODIFIED range
+   * there comes back, one the call writes is INVALID and writable (no
+   * fault then) */
+  if (live)
+    for (int i = 0; i < n; i++) sc_host_access(s->cache, ops[i].host, ops[i].bytes, ops[i].use);
+  __atomic_add_fetch(&s->small_calls, 1, __ATOMIC_RELAXED);
+  return 1;
+}
+
 int sc_take(struct sc_blas *s, struct sc_op *ops, int n)
 {
+  if (!sc_device_up(s)) return 1;
   for (int i = 0; i < n; i++)
     for (int j = 0; j < n; j++)
       if (i != j && (ops[i].use & SC_WRITE) && overlap(&ops[i], &ops[j])) return 1;
@@ -156,6 +190,9 @@ int sc_gemm(struct sc_blas *s, enum sc_prec p, char ta, char tb, int m, int n, i
   }
   ops[nops++] =
       (struct sc_op){c, sc_mat_bytes(p, m, n, ldc), out_use(beta != 0, ldc == m), NULL, 0};
+  if (sc_small(s, SC_R_GEMM, p, (uint64_t)m * (uint64_t)n * (uint64_t)(nops == 3 ? k : 1), ops,
+               nops))
+    return sc_host_blas.gemm(NULL, p, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   int rc = sc_take(s, ops, nops);
   /* alpha 0 (or k 0): C = beta C, as gemm with k 0 computes it; A and B
    * are not on the device, so C's copy stands for them (never read) */
@@ -186,6 +223,8 @@ int sc_gemv(struct sc_blas *s, enum sc_prec p, char t, int m, int n, double alph
       {a, sc_mat_bytes(p, m, n, lda), SC_READ, NULL, 0},
       {x, vec_bytes(p, lenx, incx), SC_READ, NULL, 0},
       {y, vec_bytes(p, leny, incy), out_use(beta != 0, incy == 1 || incy == -1), NULL, 0}};
+  if (sc_small(s, SC_R_GEMV, p, (uint64_t)m * (uint64_t)n, ops, 3))
+    return sc_host_blas.gemv(NULL, p, t, m, n, alpha, a, lda, x, incx, beta, y, incy);
   int rc = sc_take(s, ops, 3);
   if (rc == 0)
     rc = sc_give(s, ops, 3,
@@ -202,6 +241,8 @@ int sc_axpy(struct sc_blas *s, enum sc_prec p, int n, double alpha, const void *
   if (n <= 0 || alpha == 0) return 0;
   struct sc_op ops[2] = {{x, vec_bytes(p, n, incx), SC_READ, NULL, 0},
                          {y, vec_bytes(p, n, incy), SC_READ_WRITE, NULL, 0}};
+  if (sc_small(s, SC_R_AXPY, p, (uint64_t)n, ops, 2))
+    return sc_host_blas.axpy(NULL, p, n, alpha, x, incx, y, incy);
   int rc = sc_take(s, ops, 2);
   if (rc == 0)
     rc = sc_give(s, ops, 2,
@@ -215,6 +256,8 @@ int sc_scal(struct sc_blas *s, enum sc_prec p, int n, double alpha, void *x, int
 {
   if (n <= 0 || incx <= 0) return 0;
   struct sc_op op = {x, vec_bytes(p, n, incx), SC_READ_WRITE, NULL, 0};
+  if (sc_small(s, SC_R_SCAL, p, (uint64_t)n, &op, 1))
+    return sc_host_blas.scal(NULL, p, n, alpha, x, incx);
   int rc = sc_take(s, &op, 1);
   if (rc == 0) rc = sc_give(s, &op, 1, s->dev.scal(s->dev.ctx, p, n, alpha, op.dev, incx));
   if (rc == 0) return 0;
@@ -229,6 +272,8 @@ int sc_dot(struct sc_blas *s, enum sc_prec p, int n, const void *x, int incx, co
   if (n <= 0) return 0;
   struct sc_op ops[2] = {{x, vec_bytes(p, n, incx), SC_READ, NULL, 0},
                          {y, vec_bytes(p, n, incy), SC_READ, NULL, 0}};
+  if (sc_small(s, SC_R_DOT, p, (uint64_t)n, ops, 2))
+    return sc_host_blas.dot(NULL, p, n, x, incx, y, incy, out);
   int rc = sc_take(s, ops, 2);
   if (rc == 0)
     rc = sc_give(s, ops, 2, s->dev.dot(s->dev.ctx, p, n, ops[0].dev, incx, ops[1].dev, incy, out));

@@ -26,6 +26,22 @@ extern "C" {
 
 enum sc_prec { SC_F64 = 0, SC_F32 = 1 }; /* double, float */
 
+/* A float as a double (exactly), without the denormal-operand flag that
+ * x86's conversion raises for a subnormal float: the program's own BLAS
+ * never converts its float arguments, and reads none of a call with a bad
+ * argument (netlib's testers pass uninitialised ones there, and gfortran
+ * reports the flags raised at STOP). */
+static inline double sc_widen(float f)
+{
+  union {
+    float f;
+    uint32_t u;
+  } v = {f};
+  if (v.u & 0x7f800000u) return (double)f;
+  const double m = (double)(int32_t)(v.u & 0x007fffffu) * 0x1p-149; /* exact, normal */
+  return v.u >> 31 ? -m : m;
+}
+
 /* The routines as a device runs them on device pointers (column-major;
  * trans 'N' or 'T'), every one finished when it returns (its result on the
  * device complete: the cache may hand the buffers to another thread's
@@ -63,6 +79,36 @@ extern const struct sc_device_blas sc_host_blas;
  * its outputs back, keeping nothing: the plain offload baseline. */
 enum sc_mode { SC_CACHED = 0, SC_NO_CACHE = 1 };
 
+/* The routines, for their crossovers (crossover.c). */
+enum sc_routine { SC_R_GEMM, SC_R_GEMV, SC_R_AXPY, SC_R_SCAL, SC_R_DOT, SC_R_GESV, SC_NROUTINES };
+
+/* Per routine and precision, the order n of the smallest call that goes
+ * to the device; a smaller one runs on the host BLAS on the program's own
+ * memory (blas.c's route: unless an operand it reads is held valid on the
+ * device).  The size of a call is measured as a square problem's n:
+ * gemm m n k against n^3, gemv m n against n^2, a vector's length against
+ * n, gesv's order against n.  All 0 (sc_blas_init's): every call goes to
+ * the device. */
+struct sc_crossover {
+  uint32_t n[SC_NROUTINES][2]; /* [routine][enum sc_prec] */
+};
+
+/* The drop-in's defaults, measured on an H200 against the machine's
+ * OpenBLAS (docs/semcache.md, "The crossover"). */
+void sc_crossover_defaults(struct sc_crossover *x);
+
+/* Apply SEMCACHE_CROSSOVER's text to x: a number (every routine's n; 0:
+ * every call to the device), or a comma list of name=n where name is a
+ * routine (gemm, gemv, axpy, scal, dot, gesv: both precisions) or one
+ * precision's (dgemm, sgemv, ...).  Entries that do not parse are skipped
+ * and named in bad (one line, may be cut); 0 when all parsed, else -EINVAL. */
+int sc_crossover_parse(struct sc_crossover *x, const char *text, char *bad, size_t badlen);
+
+/* Whether a call of routine r whose size is `work` (gemm m n k, gemv m n,
+ * a vector's n, gesv's n) is below its crossover. */
+int sc_below_crossover(const struct sc_crossover *x, enum sc_routine r, enum sc_prec p,
+                       uint64_t work);
+
 struct sc_memo; /* gesv's remembered factorizations (gesv.c) */
 
 struct sc_blas {
@@ -70,9 +116,19 @@ struct sc_blas {
   struct sc_device_blas dev;
   enum sc_mode mode;
   struct sc_memo *memo;    /* NULL: gesv factors every time */
+  struct sc_crossover cross; /* all 0 after sc_blas_init: every call to the device */
+  /* NULL, or what starts the device before the first call that goes
+   * there (the drop-in opens the GPU only then: a program whose calls are
+   * all below their crossovers never starts CUDA).  Fills dev and starts
+   * the cache; 0, or nonzero when the device cannot run (every call then
+   * runs on the host, counted in host_calls).  Called by every thread
+   * that finds `started` 0 (it keeps its own once). */
+  int (*start)(struct sc_blas *s);
+  int started;             /* 1: dev and the cache run; acquire/release */
   /* counts, relaxed atomics (no order: read at exit or by tests) */
   uint64_t calls;          /* calls run on the device */
   uint64_t host_calls;     /* calls run on the host BLAS (overlap, no room) */
+  uint64_t small_calls;    /* calls below their crossover, run on the host BLAS */
   uint64_t gesv_calls;     /* gesv calls, wherever they ran */
   uint64_t memo_hits;      /* gesv calls that reused remembered factors */
   uint64_t memo_ns;        /* time comparing A against remembered ones (and
@@ -84,7 +140,8 @@ struct sc_blas {
 
 /* Start s over cache c (in SC_NO_CACHE too: the cache owns the device
  * memory, the lock for the backend's copies and the counters) with device routines dev; memo 1
- * remembers gesv's factors (SC_CACHED only).  0 or -ENOMEM. */
+ * remembers gesv's factors (SC_CACHED only).  Started (no start hook),
+ * no crossover.  0 or -ENOMEM. */
 int sc_blas_init(struct sc_blas *s, struct sc_cache *c, const struct sc_device_blas *dev,
                  enum sc_mode mode, int memo);
 

@@ -446,6 +446,11 @@ int sc_flush(struct sc_cache *c)
 
 int sc_state_of(struct sc_cache *c, const void *host, size_t bytes)
 {
+  const uintptr_t a = (uintptr_t)host;
+  /* relaxed: sc_host_access's quick test (a range never cached: no lock) */
+  if (a + bytes <= __atomic_load_n(&c->lo_bound, __ATOMIC_RELAXED) ||
+      a >= __atomic_load_n(&c->hi_bound, __ATOMIC_RELAXED))
+    return -1;
   sc_lock(c);
   struct sc_entry *e = find_exact(c, (uintptr_t)host, bytes);
   int s = e ? (int)e->state : -1;

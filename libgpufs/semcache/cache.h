@@ -178,7 +178,8 @@ void sc_host_access(struct sc_cache *c, const void *addr, size_t len, enum sc_us
 /* Write back every MODIFIED range (they become SHARED).  0 or an error. */
 int sc_flush(struct sc_cache *c);
 
-/* The state of the range cached at exactly [host, host + bytes), or -1. */
+/* The state of the range cached at exactly [host, host + bytes), or -1
+ * (without the lock where no range was ever cached there). */
 int sc_state_of(struct sc_cache *c, const void *host, size_t bytes);
 
 void sc_get_stats(struct sc_cache *c, struct sc_stats *st);

@@ -33,7 +33,11 @@
  *   SEMCACHE_STORE=closed | open  how copies back write the host
  *                            (cache.h, enum sc_store; default closed where
  *                            this process can, else open)
+ *   SEMCACHE_CROSSOVER=...   where small calls stay on the program's BLAS
+ *                            (blas.h, struct sc_crossover; crossover.c):
+ *                            n, or name=n,... (0: every call to the device)
  *   SEMCACHE_STATS=1         one semcache-stats line on stderr at exit
+ * The device starts at the first call above its crossover.
  * A call with a bad argument goes to the program's own routine, which
  * reports it as it would without the drop-in (dropin.h, SC_BAD_ARGS).
  */
@@ -54,7 +58,8 @@
 struct sc_blas sc_g_blas;
 __thread int sc_in_host __attribute__((tls_model("initial-exec")));
 static struct sc_cache g_cache;
-static int g_on;                 /* the cache serves the calls; atomics only */
+static int g_on;                 /* the drop-in serves the calls; atomics only */
+static int g_live;               /* the cache runs (started); atomics only */
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static const char *g_device = "none";
 static enum sc_protocol g_protocol = SC_WRITE_BACK;
@@ -70,20 +75,22 @@ static void dropin_stats(void)
 {
   struct sc_stats s;
   memset(&s, 0, sizeof(s));
-  const int on = __atomic_load_n(&g_on, __ATOMIC_ACQUIRE);
-  if (on) sc_get_stats(&g_cache, &s);
+  /* acquire: pairs with start_device's release of g_live */
+  const int live = __atomic_load_n(&g_live, __ATOMIC_ACQUIRE);
+  if (live) sc_get_stats(&g_cache, &s);
   const struct sc_blas *b = &sc_g_blas;
   const double memo_s = (double)__atomic_load_n(&b->memo_ns, __ATOMIC_RELAXED) / 1e9;
   fprintf(stderr,
-          "semcache-stats {\"device\":\"%s\",\"cache\":\"%s\",\"protocol\":\"%s\","
-          "\"calls\":%llu,\"host_calls\":%llu,"
+          "semcache-stats {\"device\":\"%s\",\"started\":%d,\"cache\":\"%s\",\"protocol\":\"%s\","
+          "\"calls\":%llu,\"host_calls\":%llu,\"small_calls\":%llu,"
           "\"transfers_h2d\":%llu,\"bytes_h2d\":%llu,\"transfers_d2h\":%llu,\"bytes_d2h\":%llu,"
           "\"hits\":%llu,\"misses\":%llu,\"invalidations\":%llu,\"faults\":%llu,"
           "\"evictions\":%llu,\"refused\":%llu,\"closed_stores\":%llu,\"edge_copies\":%llu,\"edge_bytes\":%llu,\"gesv_calls\":%llu,\"gesv_memo_hits\":%llu,"
           "\"bookkeeping_s\":%.6f,\"memo_check_s\":%.6f,\"device_s\":%.6f,\"copy_s\":%.6f}\n",
-          g_device, g_cached ? "on" : "off",
+          g_device, live, g_cached ? "on" : "off",
           g_protocol == SC_WRITE_THROUGH ? "write-through" : "write-back",
           (unsigned long long)b->calls, (unsigned long long)b->host_calls,
+          (unsigned long long)__atomic_load_n(&b->small_calls, __ATOMIC_RELAXED),
           (unsigned long long)s.to_dev, (unsigned long long)s.to_dev_bytes,
           (unsigned long long)s.to_host, (unsigned long long)s.to_host_bytes,
           (unsigned long long)s.hits, (unsigned long long)s.misses,
@@ -114,28 +121,91 @@ static int env_switch(const char *name, int def)
   return def;
 }
 
+/* The device as configured, opened at the first call above its crossover
+ * (start_device). */
+static struct {
+  int gpu;           /* SEMCACHE_DEVICE: gpu (1) or host (0) */
+  size_t capacity;   /* SEMCACHE_CAPACITY */
+} g_want;
+static pthread_once_t g_start_once = PTHREAD_ONCE_INIT;
+static int g_start_rc = -1; /* written once under g_start_once */
+
+/* Open the device and start the cache over it (once, at the first call
+ * that goes there: a program whose calls all stay below their crossovers
+ * never loads CUDA).  Where the GPU cannot be had, one warning and every
+ * call runs on the program's BLAS. */
+static void start_device(void)
+{
+  struct sc_backend be = sc_cpu_backend;
+  struct sc_device_blas routines = sc_host_blas;
+  size_t capacity = g_want.capacity;
+  if (g_want.gpu) {
+    char why[160] = "";
+    size_t pool = 0;
+    if (sc_gpu_open(capacity, &be, &routines, &pool, why, sizeof(why)) != SC_GPU_READY) {
+      fprintf(stderr, "semcache: %s: BLAS calls go to the program's BLAS on the CPU "
+                      "(SEMCACHE_DEVICE=host runs the cache on host memory)\n", why);
+      g_device = "none";
+      return;
+    }
+    if (!capacity || capacity > pool) capacity = pool; /* evict before the pool runs dry */
+  }
+  if (sc_cache_init(&g_cache, &be, g_protocol, capacity) != 0) {
+    fprintf(stderr, "semcache: the cache did not start: BLAS calls go to the program's BLAS\n");
+    g_device = "none";
+    return;
+  }
+  sc_g_blas.dev = routines;
+  g_start_rc = 0;
+  /* release: the cache's fields before g_live; pairs with the acquire of
+   * sc_live_cache (the I/O calls) */
+  __atomic_store_n(&g_live, 1, __ATOMIC_RELEASE);
+}
+
+/* sc_g_blas's start hook (blas.h): pthread_once orders start_device's
+ * writes before every caller's return. */
+static int dropin_start(struct sc_blas *s)
+{
+  (void)s;
+  pthread_once(&g_start_once, start_device);
+  return g_start_rc;
+}
+
+/* SEMCACHE_CAPACITY or SEMCACHE_MEMO_BYTES: bytes, or def (warned). */
+static size_t env_bytes(const char *name, size_t def)
+{
+  const char *v = env(name);
+  char *end = NULL;
+  const size_t b = v ? strtoull(v, &end, 0) : def;
+  if (v && (end == v || *end || v[0] == '-')) {
+    fprintf(stderr, "semcache: %s=%s is not a number of bytes: %zu\n", name, v, def);
+    return def;
+  }
+  return b;
+}
+
+/* The calls' crossovers: the defaults, then SEMCACHE_CROSSOVER. */
+static void crossover_init(struct sc_crossover *x)
+{
+  char bad[96];
+  const char *v = env("SEMCACHE_CROSSOVER");
+  sc_crossover_defaults(x);
+  if (v && sc_crossover_parse(x, v, bad, sizeof(bad)) != 0)
+    fprintf(stderr, "semcache: SEMCACHE_CROSSOVER: %s not taken (name=n, names gemm, gemv, "
+                    "axpy, scal, dot, gesv, d or s before one: one precision)\n", bad);
+}
+
 static void dropin_init(void)
 {
   const char *dev = env("SEMCACHE_DEVICE");
   const char *proto = env("SEMCACHE_PROTOCOL");
-  const char *cap = env("SEMCACHE_CAPACITY");
   const char *stats = env("SEMCACHE_STATS");
   const int cached = env_switch("SEMCACHE_CACHE", 1), memo = env_switch("SEMCACHE_MEMO", 1);
   g_cached = cached;
-  char *end = NULL;
-  size_t capacity = cap ? strtoull(cap, &end, 0) : 0;
-  if (cap && (end == cap || *end || cap[0] == '-')) {
-    fprintf(stderr, "semcache: SEMCACHE_CAPACITY=%s is not a number of bytes: no cap\n", cap);
-    capacity = 0;
-  }
-  const char *memo_b = env("SEMCACHE_MEMO_BYTES");
-  size_t memo_bytes = memo_b ? strtoull(memo_b, &end, 0) : SC_MEMO_DEFAULT_BYTES;
-  if (memo_b && (end == memo_b || *end || memo_b[0] == '-')) {
-    fprintf(stderr, "semcache: SEMCACHE_MEMO_BYTES=%s is not a number of bytes: %zu\n", memo_b,
-            SC_MEMO_DEFAULT_BYTES);
-    memo_bytes = SC_MEMO_DEFAULT_BYTES;
-  }
+  g_want.capacity = env_bytes("SEMCACHE_CAPACITY", 0);
+  const size_t memo_bytes = env_bytes("SEMCACHE_MEMO_BYTES", SC_MEMO_DEFAULT_BYTES);
   const char *memo_t = env("SEMCACHE_MEMO_THREADS");
+  char *end = NULL;
   const long memo_threads = memo_t ? strtol(memo_t, &end, 10) : 0;
   if (memo_t && (end == memo_t || *end || memo_threads < 1 || memo_threads > 8)) {
     fprintf(stderr, "semcache: SEMCACHE_MEMO_THREADS=%s is not 1 to 8: the default\n", memo_t);
@@ -148,38 +218,26 @@ static void dropin_init(void)
                     "write-back\n", proto);
   if (dev && strcmp(dev, "host") != 0 && strcmp(dev, "gpu") != 0)
     fprintf(stderr, "semcache: SEMCACHE_DEVICE=%s is not gpu or host: gpu\n", dev);
-  struct sc_backend be = sc_cpu_backend;
-  struct sc_device_blas routines = sc_host_blas;
-  if (dev && strcmp(dev, "host") == 0) {
-    g_device = "host";
-  } else {
-    char why[160] = "";
-    size_t pool = 0;
-    if (sc_gpu_open(capacity, &be, &routines, &pool, why, sizeof(why)) != SC_GPU_READY) {
-      /* the one warning: pthread_once runs this once */
-      fprintf(stderr, "semcache: %s: BLAS calls go to the program's BLAS on the CPU "
-                      "(SEMCACHE_DEVICE=host runs the cache on host memory)\n", why);
-      return;
-    }
-    g_device = "gpu";
-    if (!capacity || capacity > pool) capacity = pool; /* evict before the pool runs dry */
-  }
-  if (sc_cache_init(&g_cache, &be, g_protocol, capacity) != 0 ||
-      sc_blas_init(&sc_g_blas, &g_cache, &routines, cached ? SC_CACHED : SC_NO_CACHE, memo) != 0) {
+  g_want.gpu = !(dev && strcmp(dev, "host") == 0);
+  g_device = g_want.gpu ? "gpu" : "host";
+  if (sc_blas_init(&sc_g_blas, &g_cache, &sc_host_blas, cached ? SC_CACHED : SC_NO_CACHE, memo)) {
     fprintf(stderr, "semcache: the cache did not start: BLAS calls go to the program's BLAS\n");
     g_device = "none";
     return;
   }
+  sc_g_blas.started = 0;
+  sc_g_blas.start = dropin_start;
+  crossover_init(&sc_g_blas.cross);
   sc_memo_budget(&sc_g_blas, memo_bytes);
   if (memo_t) sc_memo_threads(&sc_g_blas, memo_threads);
-  /* release: the cache's fields before g_on; pairs with sc_on()'s acquire */
+  /* release: sc_g_blas's fields before g_on; pairs with sc_on()'s acquire */
   __atomic_store_n(&g_on, 1, __ATOMIC_RELEASE);
 }
 
 struct sc_cache *sc_live_cache(void)
 {
-  /* acquire: pairs with dropin_init's release of g_on */
-  return __atomic_load_n(&g_on, __ATOMIC_ACQUIRE) ? &g_cache : NULL;
+  /* acquire: pairs with start_device's release of g_live */
+  return __atomic_load_n(&g_live, __ATOMIC_ACQUIRE) ? &g_cache : NULL;
 }
 
 int sc_on(void)
@@ -216,7 +274,7 @@ extern void *__libc_realloc(void *, size_t);
  * cached cannot hold it). */
 static void forget(void *p, size_t len)
 {
-  if (!p || !len || !__atomic_load_n(&g_on, __ATOMIC_RELAXED)) return;
+  if (!p || !len || !__atomic_load_n(&g_live, __ATOMIC_RELAXED)) return;
   /* the cache's own frees (its entries, its "device" buffers) happen with
    * its lock held, and the CUDA libraries' inside the GPU routines
    * (sc_gpu_busy, gpu.h): they are never the program's ranges */

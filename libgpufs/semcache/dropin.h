@@ -26,6 +26,14 @@ extern __thread int sc_in_host __attribute__((tls_model("initial-exec")));
  * a host routine, or when the cache is off. */
 #define SC_PASS() (sc_in_host || !sc_on())
 
+/* An entry point's alpha or beta (float or double) as the double the
+ * calls take (blas.h's sc_widen for a float). */
+static inline double sc_widen_d(double d)
+{
+  return d;
+}
+#define SC_WIDEN(x) _Generic((x), float: sc_widen, default: sc_widen_d)(x)
+
 /* The program's symbol `name` (its BLAS or LAPACK, however loaded:
  * find.h), or NULL where no library has it. */
 void *sc_next(const char *name);

@@ -36,14 +36,14 @@ static char tch(CBLAS_TRANSPOSE t)
     }                                                                                      \
     int r = 0, at = 1; /* the bad parameter's number, if r > 0 */                          \
     if (layout == CblasColMajor) {                                                         \
-      r = sc_gemm(&sc_g_blas, PREC, tch(ta), tch(tb), m, n, k, alpha, a, lda, b, ldb,      \
-                  beta, c, ldc);                                                           \
+      r = sc_gemm(&sc_g_blas, PREC, tch(ta), tch(tb), m, n, k, SC_WIDEN(alpha), a, lda, b, \
+                  ldb, SC_WIDEN(beta), c, ldc);                                            \
       at = r + 1;                                                                          \
     } else if (layout == CblasRowMajor) {                                                  \
       /* C^T = op(B)^T op(A)^T, column-major: the operands swap */                         \
       static const int pos[14] = {0, 3, 2, 5, 4, 6, 0, 0, 11, 0, 9, 0, 0, 14};             \
-      r = sc_gemm(&sc_g_blas, PREC, tch(tb), tch(ta), n, m, k, alpha, b, ldb, a, lda,      \
-                  beta, c, ldc);                                                           \
+      r = sc_gemm(&sc_g_blas, PREC, tch(tb), tch(ta), n, m, k, SC_WIDEN(alpha), b, ldb, a, \
+                  lda, SC_WIDEN(beta), c, ldc);                                            \
       at = r > 0 && r < 14 ? pos[r] : r + 1;                                               \
     }                                                                                      \
     if (r > 0 || (layout != CblasColMajor && layout != CblasRowMajor))                     \
@@ -58,8 +58,8 @@ static char tch(CBLAS_TRANSPOSE t)
       SC_NEXT(P##gemm_)(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);            \
       return;                                                                              \
     }                                                                                      \
-    int r = sc_gemm(&sc_g_blas, PREC, *ta, *tb, *m, *n, *k, *alpha, a, *lda, b, *ldb,      \
-                    *beta, c, *ldc);                                                       \
+    int r = sc_gemm(&sc_g_blas, PREC, *ta, *tb, *m, *n, *k, SC_WIDEN(*alpha), a, *lda, b,  \
+                    *ldb, SC_WIDEN(*beta), c, *ldc);                                       \
     if (r > 0)                                                                             \
       SC_BAD_ARGS(P##gemm_, sc_fortran_error(NAME, r), ta, tb, m, n, k, alpha, a, lda, b,  \
                   ldb, beta, c, ldc);                                                      \
@@ -82,7 +82,8 @@ SC_GEMM(s, float, SC_F32, "SGEMM ")
     }                                                                                      \
     int r = 0, at = 1; /* the bad parameter's number, if r > 0 */                          \
     if (layout == CblasColMajor) {                                                         \
-      r = sc_gemv(&sc_g_blas, PREC, tch(t), m, n, alpha, a, lda, x, incx, beta, y, incy);  \
+      r = sc_gemv(&sc_g_blas, PREC, tch(t), m, n, SC_WIDEN(alpha), a, lda, x, incx,        \
+                  SC_WIDEN(beta), y, incy);                                                \
       at = r + 1;                                                                          \
     } else if (layout == CblasRowMajor) {                                                  \
       /* a row-major m x n A is a column-major n x m one: the other transpose */           \
@@ -90,7 +91,8 @@ SC_GEMM(s, float, SC_F32, "SGEMM ")
       const char other = t == CblasNoTrans                               ? 'T'             \
                          : t == CblasTrans || t == CblasConjTrans ? 'N'                    \
                                                                   : '?';                   \
-      r = sc_gemv(&sc_g_blas, PREC, other, n, m, alpha, a, lda, x, incx, beta, y, incy);   \
+      r = sc_gemv(&sc_g_blas, PREC, other, n, m, SC_WIDEN(alpha), a, lda, x, incx,         \
+                  SC_WIDEN(beta), y, incy);                                                \
       at = r > 0 && r < 12 ? pos[r] : r + 1;                                               \
     }                                                                                      \
     if (r > 0 || (layout != CblasColMajor && layout != CblasRowMajor))                     \
@@ -105,8 +107,8 @@ SC_GEMM(s, float, SC_F32, "SGEMM ")
       SC_NEXT(P##gemv_)(t, m, n, alpha, a, lda, x, incx, beta, y, incy);                  \
       return;                                                                              \
     }                                                                                      \
-    int r = sc_gemv(&sc_g_blas, PREC, *t, *m, *n, *alpha, a, *lda, x, *incx, *beta, y,     \
-                    *incy);                                                                \
+    int r = sc_gemv(&sc_g_blas, PREC, *t, *m, *n, SC_WIDEN(*alpha), a, *lda, x, *incx,     \
+                    SC_WIDEN(*beta), y, *incy);                                            \
     if (r > 0)                                                                             \
       SC_BAD_ARGS(P##gemv_, sc_fortran_error(NAME, r), t, m, n, alpha, a, lda, x, incx,    \
                   beta, y, incy);                                                          \
@@ -122,23 +124,23 @@ SC_GEMV(s, float, SC_F32, "SGEMV ")
                        T *y, const CBLAS_INT incy)                                         \
   {                                                                                        \
     if (SC_PASS()) SC_NEXT(cblas_##P##axpy)(n, alpha, x, incx, y, incy);                   \
-    else sc_axpy(&sc_g_blas, PREC, n, alpha, x, incx, y, incy);                            \
+    else sc_axpy(&sc_g_blas, PREC, n, SC_WIDEN(alpha), x, incx, y, incy);                  \
   }                                                                                        \
   void P##axpy_(const int *n, const T *alpha, const T *x, const int *incx, T *y,           \
                 const int *incy)                                                           \
   {                                                                                        \
     if (SC_PASS()) SC_NEXT(P##axpy_)(n, alpha, x, incx, y, incy);                          \
-    else sc_axpy(&sc_g_blas, PREC, *n, *alpha, x, *incx, y, *incy);                        \
+    else sc_axpy(&sc_g_blas, PREC, *n, SC_WIDEN(*alpha), x, *incx, y, *incy);              \
   }                                                                                        \
   void cblas_##P##scal(const CBLAS_INT n, const T alpha, T *x, const CBLAS_INT incx)       \
   {                                                                                        \
     if (SC_PASS()) SC_NEXT(cblas_##P##scal)(n, alpha, x, incx);                            \
-    else sc_scal(&sc_g_blas, PREC, n, alpha, x, incx);                                     \
+    else sc_scal(&sc_g_blas, PREC, n, SC_WIDEN(alpha), x, incx);                           \
   }                                                                                        \
   void P##scal_(const int *n, const T *alpha, T *x, const int *incx)                       \
   {                                                                                        \
     if (SC_PASS()) SC_NEXT(P##scal_)(n, alpha, x, incx);                                   \
-    else sc_scal(&sc_g_blas, PREC, *n, *alpha, x, *incx);                                  \
+    else sc_scal(&sc_g_blas, PREC, *n, SC_WIDEN(*alpha), x, *incx);                        \
   }                                                                                        \
   T cblas_##P##dot(const CBLAS_INT n, const T *x, const CBLAS_INT incx, const T *y,        \
                    const CBLAS_INT incy)                                                   \

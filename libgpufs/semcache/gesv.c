@@ -116,6 +116,7 @@ int sc_blas_init(struct sc_blas *s, struct sc_cache *c, const struct sc_device_b
   s->cache = c;
   s->dev = *dev;
   s->mode = mode;
+  s->started = 1;
   if (memo && mode == SC_CACHED) {
     s->memo = sc_pages_alloc(sizeof(*s->memo));
     if (!s->memo) return -ENOMEM;
@@ -328,6 +329,14 @@ static void copy_mat(enum sc_prec p, int n, void *d, int ldd, const void *src, i
     memcpy((char *)d + (size_t)j * ldd * es, (const char *)src + (size_t)j * lds * es, n * es);
 }
 
+/* gesv by the host's getrf and getrs on the program's memory. */
+static int gesv_host(enum sc_prec p, int n, int nrhs, void *a, int lda, int *ipiv, void *b,
+                     int ldb, int *info)
+{
+  sc_host_blas.getrf(NULL, p, n, a, lda, ipiv, info);
+  return *info == 0 && nrhs > 0 ? sc_host_blas.getrs(NULL, p, n, nrhs, a, lda, ipiv, b, ldb) : 0;
+}
+
 /* Factor and solve without the memo (SC_NO_CACHE, no memo, or a matrix
  * too large to remember): A, ipiv and B are the call's operands. */
 static int gesv_plain(struct sc_blas *s, enum sc_prec p, int n, int nrhs, void *a, int lda,
@@ -346,8 +355,7 @@ static int gesv_plain(struct sc_blas *s, enum sc_prec p, int n, int nrhs, void *
   }
   if (rc == 0) return 0;
   sc_count_host(s); /* overlap, no room, or the device failed: A and B as they came */
-  sc_host_blas.getrf(NULL, p, n, a, lda, ipiv, info);
-  return *info == 0 && nrhs > 0 ? sc_host_blas.getrs(NULL, p, n, nrhs, a, lda, ipiv, b, ldb) : 0;
+  return gesv_host(p, n, nrhs, a, lda, ipiv, b, ldb, info);
 }
 
 /* The least recently used slot holding a factorization, or NULL. */
@@ -494,6 +502,15 @@ int sc_gesv(struct sc_blas *s, enum sc_prec p, int n, int nrhs, void *a, int lda
   if (ldb < maxi(1, n)) return 7;
   if (n == 0) return 0;
   __atomic_add_fetch(&s->gesv_calls, 1, __ATOMIC_RELAXED);
+  const struct sc_op ops[3] = {{a, sc_mat_bytes(p, n, n, lda), SC_READ_WRITE, NULL, 0},
+                               {ipiv, (size_t)n * sizeof(int), SC_WRITE, NULL, 0},
+                               {b, sc_mat_bytes(p, n, nrhs, ldb), SC_READ_WRITE, NULL, 0}};
+  if (sc_small(s, SC_R_GESV, p, (uint64_t)n, ops, nrhs > 0 ? 3 : 2))
+    return gesv_host(p, n, nrhs, a, lda, ipiv, b, ldb, info);
+  if (!sc_device_up(s)) {
+    sc_count_host(s);
+    return gesv_host(p, n, nrhs, a, lda, ipiv, b, ldb, info);
+  }
   if (s->memo && memo_fits(s->memo, p, n) && s->dev.getrf)
     return gesv_memo(s, p, n, nrhs, a, lda, ipiv, b, ldb, info);
   return gesv_plain(s, p, n, nrhs, a, lda, ipiv, b, ldb, info);

@@ -39,13 +39,15 @@
  *     protection when the cache asks) between the host range and two
  *     pinned staging buffers made at open, and cudaMemcpyAsync between
  *     those and the device on the copy stream, with cudaEventRecord /
- *     cudaEventSynchronize / cudaStreamSynchronize, all made by the copier
- *     thread (by_copier), started at open: the lock's holder makes no CUDA
- *     call itself, so a CUDA call's occasional malloc never runs on a
- *     thread that may have faulted inside malloc, and one copy of each
- *     direction at open ran what the runtime initializes lazily.  Each
- *     thread's runtime state is also made before its call takes its
- *     operands (d_prepare), outside the lock.
+ *     cudaEventSynchronize / cudaStreamSynchronize.  A call's own takes
+ *     and gives make them on the calling thread, whose runtime state is
+ *     made before its call takes its operands (d_prepare, outside the
+ *     lock); the fault handler, which may have interrupted malloc, and a
+ *     thread whose state could not be made hand them to the copier thread
+ *     (by_copier, started at open), so a CUDA call's occasional malloc
+ *     never runs on a thread that may have faulted inside malloc.  One
+ *     copy of each direction at open ran what the runtime initializes
+ *     lazily.
  * What may allocate - handle and stream creation, cuBLAS and cuSOLVER
  * calls with their workspaces, cudaMalloc - runs without the cache's lock.
  * A free() or munmap() the CUDA libraries make inside our routines
@@ -243,14 +245,27 @@ static void *copier_main(void *arg)
   return NULL;
 }
 
+/* Whether the lock's holder may make a copy's CUDA calls itself: its
+ * runtime state is made (nothing of the runtime's to set up, so no malloc
+ * on its first use), and it is not in the fault handler (which may have
+ * interrupted the C library's allocator).  A call's own takes and gives
+ * are so: they skip the copier's two thread switches (its wait on the
+ * driver is the same as the copier's would be). */
+static int copy_here(void)
+{
+  return t_ready && !sc_in_fault;
+}
+
 static int g_to_dev(void *ctx, void *dev, const void *host, size_t bytes)
 {
-  return by_copier(ctx, 1, dev, host, bytes, SC_STORE_OPEN);
+  return copy_here() ? copy_to_dev(ctx, dev, host, bytes)
+                     : by_copier(ctx, 1, dev, host, bytes, SC_STORE_OPEN);
 }
 
 static int g_to_host(void *ctx, void *host, const void *dev, size_t bytes, enum sc_store how)
 {
-  return by_copier(ctx, 0, host, dev, bytes, how);
+  return copy_here() ? copy_to_host(ctx, host, dev, bytes, how)
+                     : by_copier(ctx, 0, host, dev, bytes, how);
 }
 
 /* Host to device in staged pieces: piece i is copied into stage[i % 2]

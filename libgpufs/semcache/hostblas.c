@@ -102,7 +102,7 @@ static int h_dot(void *ctx, enum sc_prec p, int n, const void *x, int incx, cons
   (void)ctx;
   SC_ENTER();
   *out = p == SC_F64 ? SC_HOST(ddot_)(&n, x, &incx, y, &incy)
-                     : (double)SC_HOST(sdot_)(&n, x, &incx, y, &incy);
+                     : sc_widen(SC_HOST(sdot_)(&n, x, &incx, y, &incy));
   SC_LEAVE();
   return 0;
 }

@@ -12,6 +12,9 @@
 #
 # Usage: bench_smoke.sh STRUCTDYN CHAIN LIBSEMCACHE
 set -u
+# the protocol and the loaders under test: every call on the device,
+# whatever its size (SEMCACHE_CROSSOVER=0), unless the caller says
+export SEMCACHE_CROSSOVER=${SEMCACHE_CROSSOVER-0}
 structdyn=$1 chain=$2 lib=$3
 tol=1e-9
 err=$(mktemp)

@@ -16,9 +16,18 @@
 # argument goes to the library's own routine, which reports it and ends or
 # returns as it does alone.  Prints one closing line.
 #
-# Usage: dropin_test.sh CHAIN LIBSEMCACHE ROUTINES IO
+# The crossover (issue 36): with the default crossovers chain.c's calls
+# (n = 128) stay on the program's BLAS and the device never starts;
+# tests/semcache/mixed.c, whose large calls go to the device and small
+# ones to the host on parts of the same matrices, must give the BLAS's
+# own checksum in both protocols.
+#
+# Usage: dropin_test.sh CHAIN LIBSEMCACHE ROUTINES IO MIXED
 set -u
-chain=$1 lib=$2 routines=$3 io=$4
+# the protocol and the loaders under test: every call on the device,
+# whatever its size (SEMCACHE_CROSSOVER=0), unless the caller says
+export SEMCACHE_CROSSOVER=${SEMCACHE_CROSSOVER-0}
+chain=$1 lib=$2 routines=$3 io=$4 mixed=$5
 err=$(mktemp)
 trap 'rm -f "$err"' EXIT
 fail() { echo "semcache: drop-in: FAILED: $*"; exit 1; }
@@ -78,6 +87,24 @@ for dev in gpu ""; do
   fi
 done
 
+# the crossover: small calls on the program's BLAS, the device not started
+got=$(LD_PRELOAD=$lib SEMCACHE_DEVICE=host SEMCACHE_CROSSOVER= SEMCACHE_STATS=1 "$chain" 2>"$err") ||
+  fail "default crossovers: exit status $?"
+[ "$got" = "$want" ] || fail "default crossovers: '$got', the BLAS alone '$want'"
+[ "$(stat small_calls)" = 17 ] && [ "$(stat calls)" = 0 ] && grep -q '"started":0' "$err" ||
+  fail "default crossovers: want chain.c's 17 calls small, the device not started: $(cat "$err")"
+mixed_want=$("$mixed") || fail "mixed.c alone"
+for proto in write-back write-through; do
+  got=$(LD_PRELOAD=$lib SEMCACHE_DEVICE=host SEMCACHE_PROTOCOL=$proto SEMCACHE_CROSSOVER=gemm=64 \
+        SEMCACHE_STATS=1 "$mixed" 2>"$err") || fail "mixed.c, $proto: exit status $?"
+  [ "$got" = "$mixed_want" ] || fail "mixed.c, $proto: '$got', the BLAS alone '$mixed_want'"
+  [ "$(stat calls)" -ge 6 ] && [ "$(stat small_calls)" -ge 6 ] ||
+    fail "mixed.c, $proto: want 6 device calls and small ones: $(cat "$err")"
+done
+got=$(LD_PRELOAD=$lib SEMCACHE_DEVICE=host SEMCACHE_CROSSOVER=gemm=64,hemm=3,dgemv=x "$chain" 2>"$err")
+[ "$got" = "$want" ] && [ "$(grep -c "SEMCACHE_CROSSOVER: hemm=3,dgemv=x not taken" "$err")" = 1 ] ||
+  fail "a bad SEMCACHE_CROSSOVER entry: want one warning naming it: $(cat "$err")"
+
 # bad values: one warning each, the default taken, right results (a bad
 # device is the GPU: routines.c, right on either)
 for bad in SEMCACHE_PROTOCOL=write-sometimes SEMCACHE_CACHE=maybe SEMCACHE_MEMO=perhaps SEMCACHE_MEMO_BYTES=much SEMCACHE_MEMO_THREADS=lots \
@@ -121,5 +148,6 @@ bad_kind=""
 bad_case "cblas_dgemm's bad lda" "[Dd][Gg][Ee][Mm][Mm]" "$chain" bad
 bad_case "dgesv_'s bad lda" "DGESV.*parameter number *4" "$routines" bad-gesv
 echo "semcache: drop-in: same results as the BLAS alone (both protocols, no cache: every operand" \
-     "each call); $to_dev transfers for $calls calls; gesv memo 3 hits of 7; GPU: $gpu;" \
+     "each call; small calls on the host beside large ones on the device);" \
+     "$to_dev transfers for $calls calls; gesv memo 3 hits of 7; GPU: $gpu;" \
      "bad arguments as the library alone:$bad_kind"

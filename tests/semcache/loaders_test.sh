@@ -21,6 +21,9 @@
 #
 # Usage: loaders_test.sh LIBSEMCACHE DLOPEN LOCAL_MODULE STACK
 set -u
+# the protocol and the loaders under test: every call on the device,
+# whatever its size (SEMCACHE_CROSSOVER=0), unless the caller says
+export SEMCACHE_CROSSOVER=${SEMCACHE_CROSSOVER-0}
 lib=$(cd "$(dirname "$1")" && pwd)/$(basename "$1") dl=$2 mod=$3 stack=$4 # lib: absolute (runs below cd)
 here=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d)

@@ -72,8 +72,6 @@ SEMCACHE_IO    := $(BUILD)/tests/semcache_io
 SEMCACHE_DLOPEN := $(BUILD)/tests/semcache_dlopen
 SEMCACHE_LOCAL  := $(BUILD)/tests/libsemcache_local_blas.so
 SEMCACHE_STACK  := $(BUILD)/tests/semcache_stack
-# calls on both sides of the crossover on the same matrices (issue 36)
-SEMCACHE_MIXED  := $(BUILD)/tests/semcache_mixed
 # SemCache's benchmark programs (bench/semcache/, `make semcache-bench`)
 SCB_DIR   := $(BUILD)/semcache-bench
 SCB_PROGS := $(SCB_DIR)/chain $(SCB_DIR)/structdyn
@@ -239,10 +237,6 @@ $(SEMCACHE_LOCAL): tests/semcache/local_blas.c
 	$(call say,CC,$<)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) -fPIC -shared $< -o $@ -llapack -lblas -lm
 
-$(SEMCACHE_MIXED): tests/semcache/mixed.c
-	$(call say,CC,$<)mkdir -p $(dir $@)
-	$(Q)$(CC) $(CFLAGS) $< -o $@ -lblas
-
 $(SEMCACHE_STACK): tests/semcache/stack.c
 	$(call say,CC,$<)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) $< -o $@ -lblas -lm -lpthread
@@ -255,15 +249,14 @@ semcache: $(SEMCACHE_SO)
 # reference's ends the program, and its routines run threads of their own.
 OPENBLAS_DIR ?= $(firstword $(wildcard $(BUILD)/openblas/usr/lib/*/openblas-pthread))
 test-semcache: $(SEMCACHE_SO) $(SEMCACHE_CHAIN) $(SEMCACHE_ROUTINES) $(SEMCACHE_IO) $(SCB_PROGS) \
-               $(SEMCACHE_DLOPEN) $(SEMCACHE_LOCAL) $(SEMCACHE_STACK) $(SEMCACHE_MIXED)
-	tests/semcache/dropin_test.sh $(SEMCACHE_CHAIN) $(SEMCACHE_SO) $(SEMCACHE_ROUTINES) $(SEMCACHE_IO) $(SEMCACHE_MIXED)
+               $(SEMCACHE_DLOPEN) $(SEMCACHE_LOCAL) $(SEMCACHE_STACK)
+	tests/semcache/dropin_test.sh $(SEMCACHE_CHAIN) $(SEMCACHE_SO) $(SEMCACHE_ROUTINES) $(SEMCACHE_IO)
 	tests/semcache/loaders_test.sh $(SEMCACHE_SO) $(SEMCACHE_DLOPEN) $(SEMCACHE_LOCAL) $(SEMCACHE_STACK)
 	@if [ -n "$(OPENBLAS_DIR)" ]; then echo "semcache: over OpenBLAS ($(OPENBLAS_DIR))"; \
-	  LD_LIBRARY_PATH=$(OPENBLAS_DIR) tests/semcache/dropin_test.sh $(SEMCACHE_CHAIN) $(SEMCACHE_SO) $(SEMCACHE_ROUTINES) $(SEMCACHE_IO) $(SEMCACHE_MIXED) && \
+	  LD_LIBRARY_PATH=$(OPENBLAS_DIR) tests/semcache/dropin_test.sh $(SEMCACHE_CHAIN) $(SEMCACHE_SO) $(SEMCACHE_ROUTINES) $(SEMCACHE_IO) && \
 	  LD_LIBRARY_PATH=$(OPENBLAS_DIR) tests/semcache/loaders_test.sh $(SEMCACHE_SO) $(SEMCACHE_DLOPEN) $(SEMCACHE_LOCAL) $(SEMCACHE_STACK); \
 	else echo "semcache: no OpenBLAS unpacked in $(BUILD)/openblas: the drop-in test over OpenBLAS skipped"; fi
 	tests/semcache/bench_smoke.sh $(SCB_DIR)/structdyn $(SCB_DIR)/chain $(SEMCACHE_SO)
-	tests/semcache/netlib_test.sh $(SEMCACHE_SO)
 
 # The GPU tests run the drop-in on those programs (tests/gpu/semcache_test.cu).
 $(GPU_TESTS): | $(SEMCACHE_SO) $(SEMCACHE_CHAIN) $(SEMCACHE_ROUTINES) $(SEMCACHE_IO)

@@ -100,7 +100,7 @@ static void bench_write_job(const struct bench_job *j, const struct gpufs_config
 /* ---------------- one run ---------------- */
 
 /* The ra rows' kernels last about 0.1 s, and one run of them moves by
- * 10-30% between runs of one call (docs/results.md, 2026-11-27 sixth): a
+ * 10-30% between runs of one call (docs/benchmarks.md, the ra rows): a
  * readahead job reads the file BENCH_RA_RUNS times, each on a fresh runtime
  * (gpufs_stop, gpufs_start: nothing cached), and keeps the run of median
  * GB/s with its own counters; a run that failed, came short or read a wrong

@@ -1,7 +1,7 @@
 /*
  * copy_probe.cu - how fast a grid of the hit row's shape copies cached
  * pages out, by how it copies: the question behind the "hit" row
- * (docs/results.md, 2026-11-27 seventh and eighth), whose reads ran at
+ * (docs/design-read.md 7, "The copy out"), whose reads ran at
  * 0.745x of the device-to-device copy while the copy itself was the bound.
  *
  * A pool of 4 KiB frames (the page cache) holds a 4 GiB "file" in an order

@@ -1,7 +1,7 @@
 /*
  * pull_probe.cu - how fast kernels pull pinned host memory into device
  * memory, by who pulls: the question behind gread_warp's readahead rows
- * (docs/results.md, 2026-11-27, sixth), where 2,112 warps each copying a 128 KiB
+ * (docs/design-read.md 7, "The pull gate"), where 2,112 warps each copying a 128 KiB
  * round from mapped staging made 27-35 GB/s and 264 blocks copying the same
  * rounds made 40-45.
  *

@@ -99,7 +99,7 @@ void gpufs_config_default(struct gpufs_config *cfg);
 
 /* The staging bytes cfg gives: staging_size, or for 0, room for 16384 page
  * requests in flight, between 256 MiB and 1 GiB (measured: 4,096 slots of
- * 64 KiB starved 2,112 warps reading 4 pages each; docs/results.md), but
+ * 64 KiB starved 2,112 warps reading 4 pages each; docs/design-write.md 16), but
  * no more than two slots per cache frame (at least GPUFS_MIN_SLOTS): a
  * small cache has no more loads in flight than frames. */
 uint64_t gpufs_config_staging(const struct gpufs_config *cfg);

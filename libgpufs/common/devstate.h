@@ -78,7 +78,7 @@ struct gpufs_ftab_stats {
  * any: one load after the other, each waiting for the last (an L2 round
  * trip), the link scan of 128 nodes held the table lock, and with it every
  * joiner of a grid's gopen, for ~50 us on an H100 (5% of a 1 GiB hit
- * pass; docs/results.md). */
+ * pass; docs/design.md 6). */
 #define GPUFS_SCAN_BATCH 16u
 
 struct gpufs_ftab {

@@ -44,7 +44,7 @@
  * blocks, a list holds one writer's pages in the order it wrote them, and a
  * flusher's batch of 32 is a run of consecutive pages: one pwrite.  With
  * 16 lists a batch mixed the pages of ~16 blocks (about 6 pages a pwrite,
- * 0.47-0.68x expert_write at 4 KiB pages: docs/results.md 2026-11-27 (fifth)).
+ * 0.47-0.68x expert_write at 4 KiB pages; docs/design-write.md 12).
  * 1 KiB a node; flushers skip empty lists 32 at a time (writeback.cuh). */
 #define GPUFS_DLISTS 256
 
@@ -138,7 +138,7 @@ GPUFS_HD uint32_t gpufs_dlist_next(const struct gpufs_cache *c, uint32_t f)
  * write-back of a frame at a time: two could reach the file in either
  * order, the older bytes last.  The WB holder waits only for the host, or
  * (lanes of one flushing group) for frames of lists taken before its own,
- * so no chain of these waits closes a cycle (docs/design.md, 5b). */
+ * so no chain of these waits closes a cycle (docs/design-write.md 12). */
 GPUFS_HD void gpufs_dirty_take(const struct gpufs_cache *c, uint32_t f)
 {
   struct gpufs_frame *fr = &c->frames[f];

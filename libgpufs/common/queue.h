@@ -181,7 +181,7 @@ GPUFS_HD struct gpufs_slot *gpufs_q_slot(const struct gpufs_queue_ref *q, uint64
  * an H100, 1,056 warps reading one host word (about 1 M reads/s, however
  * slowly each polled) cut kernels' reads of pinned host memory from 51 to
  * 5.6 GB/s, while 27 M reads/s of 1,056 different lines cost 2%
- * (bench/probes/pull_probe.cu; docs/results.md, 2026-11-27, sixth).  Waits for a ticket
+ * (bench/probes/pull_probe.cu; docs/design.md 5, "One stop word per slot").  Waits for a ticket
  * key it by the ticket, whose slot's line the waiter reads anyway; other
  * waits by where they run (gpufs_q_stop_key_here, device). */
 GPUFS_HD const uint32_t *gpufs_q_stop_word(const struct gpufs_queue_ref *q, uint64_t key)

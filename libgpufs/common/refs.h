@@ -25,7 +25,7 @@
  * Why two joins: a grid whose every group opens one file joins one word
  * from every group at once.  By CAS one joiner wins per round trip to the
  * word and the others try again (264 blocks on an H100: 144 us of a 163 us
- * gopen, docs/results.md 2026-11-27 seventh); adds do not fail, so the
+ * gopen; docs/design.md 6); adds do not fail, so the
  * joins take two round trips each however many there are.  A join by add
  * that failed leaves nothing behind: its mark was never a reference.
  *

@@ -34,7 +34,7 @@
  * once, before the loop: the stores to dst may alias them for all the
  * compiler knows, and a reload in every trip puts two dependent loads
  * before each trip's copies (the hit row ran at 0.75x of the
- * device-to-device copy with them, docs/results.md 2026-11-27 eighth).
+ * device-to-device copy with them; docs/design-read.md 7, "The copy out").
  * A span or a round is under 2^32 bytes (256 pages of at most 2 MiB), so
  * offsets are 32-bit. */
 template <typename G, typename F>

@@ -22,7 +22,7 @@
  * window counts from the request's first page, so a request as large as the
  * window prefetches nothing: it keeps as many pages in flight as readahead
  * would, and readahead would only lengthen its round (measured with 1 MiB
- * calls on 64 KiB pages: docs/results.md).  A call that is not sequential
+ * calls on 64 KiB pages: docs/design-read.md 8).  A call that is not sequential
  * resets the window.  gfadvise RANDOM turns it off for the descriptor;
  * SEQUENTIAL starts at the largest window and treats every call as
  * sequential.

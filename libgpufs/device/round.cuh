@@ -191,7 +191,7 @@ GPUFS_UNROLL
  * device-memory work waits behind: on an H100 (bench/probes/pull_probe.cu
  * mix), 4 of 16 warps an SM pulling cut the other warps' device copies from
  * 2,471 to 544 GB/s, 8 to 100, while the pull stayed at 50.4-51.4 GB/s
- * (docs/results.md, 2026-11-27, sixth).  Blocks are not gated: a block of
+ * (docs/design-read.md 7, "The pull gate").  Blocks are not gated: a block of
  * 256 threads is one group, and two to a SM is the usual grid.  The counter
  * is a throttle: it publishes nothing (relaxed), and a holder only copies,
  * so a waiter waits for copies in progress and nothing else. */

@@ -4,7 +4,7 @@
  * staging, instead of one pread system call per run (docs/config.md).
  *
  * On the GPU machines a random 4 KiB pread costs about 3 us of a worker,
- * a copy from the mapping a third of that (docs/results.md, 2026-11-26).
+ * a copy from the mapping a third of that (docs/design-read.md 10).
  *
  * The mapping is made by the host file table (hostfiles.c), one per open
  * hfid, of the file's size at its first READ; these are the two pieces it

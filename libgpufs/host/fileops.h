@@ -60,7 +60,7 @@ void gpufs_serve_writes(const struct gpufs_fileops *fo, struct gpufs_ticket *t, 
  * first file they read, so that the runs of one file (random reads: a run
  * per page) take one pin, not one each: 16 workers pinning one entry word
  * for every 4 KiB page spent more time passing its cache line around than
- * copying (docs/results.md, 2026-11-26).  The worker drops it before any
+ * copying (docs/design-read.md 10).  The worker drops it before any
  * other op of the batch (a READ after a CLOSE of its file must find the
  * file closed) and at the batch's end.  hfid -1: none held. */
 struct gpufs_pin {

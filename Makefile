@@ -72,10 +72,14 @@ SEMCACHE_IO    := $(BUILD)/tests/semcache_io
 SEMCACHE_DLOPEN := $(BUILD)/tests/semcache_dlopen
 SEMCACHE_LOCAL  := $(BUILD)/tests/libsemcache_local_blas.so
 SEMCACHE_STACK  := $(BUILD)/tests/semcache_stack
+# calls on both sides of the crossover on the same matrices (issue 36)
+SEMCACHE_MIXED  := $(BUILD)/tests/semcache_mixed
 # SemCache's benchmark programs (bench/semcache/, `make semcache-bench`)
 SCB_DIR   := $(BUILD)/semcache-bench
 SCB_PROGS := $(SCB_DIR)/chain $(SCB_DIR)/structdyn
 SCB_CBLAS := $(SCB_DIR)/libcblas_f77.so
+# the time of one call by routine and size, and cuBLAS's own (bench/semcache/calls.py)
+SCB_CALLS := $(SCB_DIR)/calls $(SCB_DIR)/cublas_calls
 LAPACKE_A := $(shell $(CC) -print-file-name=liblapacke.a)
 LIB      := $(BUILD)/libgpufs.a
 
@@ -237,6 +241,10 @@ $(SEMCACHE_LOCAL): tests/semcache/local_blas.c
 	$(call say,CC,$<)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) -fPIC -shared $< -o $@ -llapack -lblas -lm
 
+$(SEMCACHE_MIXED): tests/semcache/mixed.c
+	$(call say,CC,$<)mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS) $< -o $@ -lblas
+
 $(SEMCACHE_STACK): tests/semcache/stack.c
 	$(call say,CC,$<)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) $< -o $@ -lblas -lm -lpthread
@@ -249,14 +257,15 @@ semcache: $(SEMCACHE_SO)
 # reference's ends the program, and its routines run threads of their own.
 OPENBLAS_DIR ?= $(firstword $(wildcard $(BUILD)/openblas/usr/lib/*/openblas-pthread))
 test-semcache: $(SEMCACHE_SO) $(SEMCACHE_CHAIN) $(SEMCACHE_ROUTINES) $(SEMCACHE_IO) $(SCB_PROGS) \
-               $(SEMCACHE_DLOPEN) $(SEMCACHE_LOCAL) $(SEMCACHE_STACK)
-	tests/semcache/dropin_test.sh $(SEMCACHE_CHAIN) $(SEMCACHE_SO) $(SEMCACHE_ROUTINES) $(SEMCACHE_IO)
+               $(SEMCACHE_DLOPEN) $(SEMCACHE_LOCAL) $(SEMCACHE_STACK) $(SEMCACHE_MIXED)
+	tests/semcache/dropin_test.sh $(SEMCACHE_CHAIN) $(SEMCACHE_SO) $(SEMCACHE_ROUTINES) $(SEMCACHE_IO) $(SEMCACHE_MIXED)
 	tests/semcache/loaders_test.sh $(SEMCACHE_SO) $(SEMCACHE_DLOPEN) $(SEMCACHE_LOCAL) $(SEMCACHE_STACK)
 	@if [ -n "$(OPENBLAS_DIR)" ]; then echo "semcache: over OpenBLAS ($(OPENBLAS_DIR))"; \
-	  LD_LIBRARY_PATH=$(OPENBLAS_DIR) tests/semcache/dropin_test.sh $(SEMCACHE_CHAIN) $(SEMCACHE_SO) $(SEMCACHE_ROUTINES) $(SEMCACHE_IO) && \
+	  LD_LIBRARY_PATH=$(OPENBLAS_DIR) tests/semcache/dropin_test.sh $(SEMCACHE_CHAIN) $(SEMCACHE_SO) $(SEMCACHE_ROUTINES) $(SEMCACHE_IO) $(SEMCACHE_MIXED) && \
 	  LD_LIBRARY_PATH=$(OPENBLAS_DIR) tests/semcache/loaders_test.sh $(SEMCACHE_SO) $(SEMCACHE_DLOPEN) $(SEMCACHE_LOCAL) $(SEMCACHE_STACK); \
 	else echo "semcache: no OpenBLAS unpacked in $(BUILD)/openblas: the drop-in test over OpenBLAS skipped"; fi
 	tests/semcache/bench_smoke.sh $(SCB_DIR)/structdyn $(SCB_DIR)/chain $(SEMCACHE_SO)
+	tests/semcache/netlib_test.sh $(SEMCACHE_SO)
 
 # The GPU tests run the drop-in on those programs (tests/gpu/semcache_test.cu).
 $(GPU_TESTS): | $(SEMCACHE_SO) $(SEMCACHE_CHAIN) $(SEMCACHE_ROUTINES) $(SEMCACHE_IO)
@@ -272,7 +281,7 @@ $(GPU_TESTS): | $(SEMCACHE_SO) $(SEMCACHE_CHAIN) $(SEMCACHE_ROUTINES) $(SEMCACHE
 # liblapacke.  semcache-bench-quick: tiny sizes, rows in the build folder.
 # SEMCACHE_BENCH_ARGS passes options (python3 bench/semcache/run.py -h).
 SEMCACHE_BENCH_ARGS ?=
-.PHONY: semcache-bench semcache-bench-quick semcache-bench-build
+.PHONY: semcache-bench semcache-bench-quick semcache-bench-build semcache-calls
 
 $(SCB_DIR)/chain: bench/semcache/chain.c bench/semcache/util.h
 	$(call say,CC,$<)mkdir -p $(dir $@)
@@ -283,6 +292,14 @@ $(SCB_DIR)/structdyn: bench/semcache/structdyn.c bench/semcache/util.h
 	$(Q)test -f $(LAPACKE_A) || { echo "liblapacke.a not found: apt-get install liblapacke-dev" >&2; exit 1; }
 	$(Q)$(CC) $(CFLAGS) -O3 $< -o $@ $(LAPACKE_A) -llapack -lblas -lm
 
+$(SCB_DIR)/calls: bench/semcache/calls.c bench/semcache/util.h
+	$(call say,CC,$<)mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS) -O3 $< -o $@ $(LAPACKE_A) -llapack -lblas -lm
+
+$(SCB_DIR)/cublas_calls: bench/semcache/cublas_calls.c bench/semcache/util.h
+	$(call say,CC,$<)mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS) $< -o $@ -L$(CUDA)/lib64 -Wl,-rpath,$(CUDA)/lib64 -lcublas -lcudart -lm
+
 $(SCB_CBLAS): bench/semcache/cblas_f77.c
 	$(call say,CC,$<)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) -fPIC -shared $< -o $@ -lblas
@@ -290,12 +307,17 @@ $(SCB_CBLAS): bench/semcache/cblas_f77.c
 $(SCB_DIR)/commit: $(BUILD)/commit.stamp
 	$(Q)mkdir -p $(dir $@) && cp $< $@
 
-semcache-bench-build: $(SEMCACHE_SO) $(SCB_PROGS) $(SCB_CBLAS) $(SCB_DIR)/commit
+semcache-bench-build: $(SEMCACHE_SO) $(SCB_PROGS) $(SCB_CBLAS) $(SCB_CALLS) $(SCB_DIR)/commit
 
 semcache-bench: semcache-bench-build
 	python3 bench/semcache/run.py --bin $(SCB_DIR) --lib $(SEMCACHE_SO) \
 	    --out docs/results/semcache-latest.jsonl $(SEMCACHE_BENCH_ARGS); s=$$?; \
 	  python3 bench/semcache/plot.py docs/results/semcache-latest.jsonl docs/results/semcache; exit $$s
+
+# The crossovers and the cost of a call (docs/semcache.md): calls.py's
+# tables last, rows in the build folder.
+semcache-calls: semcache-bench-build
+	python3 bench/semcache/calls.py --bin $(SCB_DIR) --lib $(SEMCACHE_SO) --out $(SCB_DIR)/calls.jsonl
 
 semcache-bench-quick: semcache-bench-build
 	python3 bench/semcache/run.py --quick --bin $(SCB_DIR) --lib $(SEMCACHE_SO) \
@@ -446,20 +468,20 @@ bench: $(BENCH_BIN)
 PROBE_BIN := $(BUILD)/bench/pull_probe
 COPY_PROBE_BIN := $(BUILD)/bench/copy_probe
 LATE_PROBE_BIN := $(BUILD)/bench/late_register_probe
-$(LATE_PROBE_BIN): bench/probes/late_register_probe.cu
+$(LATE_PROBE_BIN): bench/probes/late_register_probe.cu benchlib/opts.h $(BENCHLIB)
 	$(call say,NVCC,$@)mkdir -p $(dir $@)
-	$(Q)$(NVCC) -O2 -std=c++17 -arch=$(CUDA_ARCH) $< -o $@ --cudart static -lpthread
+	$(Q)$(NVCC) -O2 -std=c++17 -arch=$(CUDA_ARCH) $(INC) $< $(BENCHLIB) -o $@ --cudart static -lpthread
 $(COPY_PROBE_BIN): bench/probes/copy_probe.cu benchlib/cuda_check.h benchlib/baselines.h $(BENCHLIB) $(LIB)
 	$(call say,NVCC,$@)mkdir -p $(dir $@)
 	$(Q)$(NVCC) $(NVFLAGS) $< $(BENCHLIB) $(LIB) -o $@ --cudart static -lpthread
-$(PROBE_BIN): bench/probes/pull_probe.cu benchlib/cuda_check.h
+$(PROBE_BIN): bench/probes/pull_probe.cu benchlib/cuda_check.h benchlib/opts.h $(BENCHLIB)
 	$(call say,NVCC,$@)mkdir -p $(dir $@)
-	$(Q)$(NVCC) -O3 -std=c++17 -arch=$(CUDA_ARCH) $(INC) $< -o $@ --cudart static -lpthread
+	$(Q)$(NVCC) -O3 -std=c++17 -arch=$(CUDA_ARCH) $(INC) $< $(BENCHLIB) -o $@ --cudart static -lpthread
 probe: $(PROBE_BIN) $(COPY_PROBE_BIN) $(LATE_PROBE_BIN)
 	$(PROBE_BIN)
 	$(COPY_PROBE_BIN)
-	$(LATE_PROBE_BIN) && $(LATE_PROBE_BIN) b
-	compute-sanitizer --tool memcheck $(LATE_PROBE_BIN) b
+	$(LATE_PROBE_BIN) && $(LATE_PROBE_BIN) --before
+	compute-sanitizer --tool memcheck $(LATE_PROBE_BIN) --before
 
 # Every GPU at once (needs two or more; docs/multigpu.md): the mgpu rows
 # alone, with the device-0 baselines, and the multi-GPU tests.

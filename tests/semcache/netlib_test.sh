@@ -20,7 +20,9 @@
 # Environment: NETLIB_BLAS_DIR, NETLIB_LAPACK_DIR (the programs and
 # inputs; default Debian's /usr/lib/<triplet>/{blas,lapack}),
 # SEMCACHE_NETLIB_DEVICES ("host gpu" to ask for both, "host" only),
-# SEMCACHE_NETLIB_FULL=1 (the LAPACK testers' full inputs in every mode).
+# SEMCACHE_NETLIB_FULL=1 (the LAPACK testers' full inputs in every mode),
+# SEMCACHE_NETLIB_LOG=FILE (one line per run appended: program, input,
+# device, mode, protocol, seconds, the reference's, the stats line).
 # A missing package skips the test with a line saying so.  Prints one
 # line per device and mode (runs, seconds against the reference's) and a
 # closing line.
@@ -111,6 +113,9 @@ $(head -20 "$out.diff")"
           grep -q '"device":"gpu","started":1' "$out/stderr.txt" ||
             fail "$1 on gpu, $mode: the GPU did not start: $(tail -2 "$out/stderr.txt")"
         fi
+        [ -z "${SEMCACHE_NETLIB_LOG:-}" ] ||
+          echo "$1 $2 $dev $mode $proto $(cat "$out.s") $(cat "$work/ref-$1-$2.s")" \
+               "$(grep '^semcache-stats ' "$out/stderr.txt")" >>"$SEMCACHE_NETLIB_LOG"
         n=$((n + 1)) total=$((total + 1))
         sec=$(awk -v a="$sec" -v b="$(cat "$out.s")" 'BEGIN { print a + b }')
         ref=$(awk -v a="$ref" -v b="$(cat "$work/ref-$1-$2.s")" 'BEGIN { print a + b }')

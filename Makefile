@@ -3,7 +3,8 @@
 #   make            everything `make all` builds: the library, samples, tests,
 #                   benchmarks and applications (tests/default_goal_test.sh checks)
 #   make run        the main job: stream a generated 1 GiB file through gread
-#   make test       host tests (ThreadSanitizer) + GPU tests (skip without a GPU)
+#   make test       host tests (ThreadSanitizer), GPU tests (skip without a GPU), the
+#                   install, MPI, SemCache and default-goal checks; the summary last
 #   make bench      benchmarks with their baselines (needs a GPU)
 #   make rodinia    the rodinia-io suite;  make collage  the LSH image collage (GPU)
 #   make mpi        collage_mpi and rodinia_mpi over MPI ranks (needs Open MPI; docs/mpi.md)

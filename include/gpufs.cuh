@@ -180,6 +180,35 @@ int gpufs_get_instance_stats(int instance, struct gpufs_stats *st);
  * closed for the call); host API calls wait while it runs. */
 ssize_t gpufs_pread(const char *path, void *buf, size_t size, int64_t offset);
 
+/* Acquire/release consistency (GAIA's model; docs/api.md, "gpufs_acquire,
+ * gpufs_release"), beside close-to-open.
+ * gpufs_acquire(path): from host code, between kernels, after the host
+ * (any process) changed the file in place: bring every instance's view of
+ * it up to date without a close and open.  Every page of the file is
+ * hashed from the host page cache and compared with the file's previous
+ * acquire; the pages that changed are dropped from the GPU caches (their
+ * next read loads them again), the others stay cached, also for later
+ * gopens.  The first acquire of a file drops every page of it.  A page a
+ * GPU holds dirty stays (the GPU's own writes win).  Returns the pages
+ * dropped over all instances (>= 0); -ENOENT, -EACCES, ... as open(2);
+ * -EISDIR, -EINVAL (not a regular file, path NULL: -EFAULT, or libgpufs
+ * not started); -EBUSY when a running kernel kept a changed page in use
+ * for 1 s (call it between kernels; the next acquire drops every page);
+ * -EAGAIN when the file kept changing while it was read; -ENOMEM, -EIO.
+ * Cost: reading the whole file from the host page cache once (several
+ * threads), and one small kernel per instance.  A size change is seen at
+ * the next gopen (open descriptors keep their size).  Differences to GAIA:
+ * the writer needs no help (no hook in the host's page cache): changes
+ * are found by content, so a page rewritten with the same bytes counts as
+ * unchanged.
+ * gpufs_release(path): write back every dirty page the instances hold of
+ * the file and fsync it (gpufs_sync for one file), so that host readers
+ * see the GPUs' writes; waits for kernels that hold the file's write-back.
+ * 0, the first write-back error, -EINVAL when not started, or -errno of
+ * the path's lookup.  Device code releases with gfsync. */
+int64_t gpufs_acquire(const char *path);
+int gpufs_release(const char *path);
+
 /* Register the host file `path` (any name of it) for reads straight from
  * the host page cache: the file is mapped (read-only, shared) and its
  * mapping pinned and mapped for every GPU (cudaHostRegister); a gopen of

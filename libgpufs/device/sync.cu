@@ -1,5 +1,6 @@
 /*
- * sync.cu - gpufs_sync's kernel: host code writes back every file.
+ * sync.cu - gpufs_sync's kernel: host code writes back every file (or one:
+ * gpufs_release).
  *
  * One block per file-table entry of one instance: a block whose entry is
  * open for writing holds it, writes back its file's dirty lists (its
@@ -37,7 +38,7 @@ static __device__ void mark_live_mappings(const struct gpufs_dev *d, uint32_t fd
   gpufs_spin_unlock(m->lock);
 }
 
-static __global__ void sync_kernel(uint32_t instance, int *results)
+static __global__ void sync_kernel(uint32_t instance, uint32_t cid, int *results)
 {
   gpufs_block_group g{};
   const struct gpufs_dev *d = gpufs_instance(instance);
@@ -54,6 +55,15 @@ static __global__ void sync_kernel(uint32_t instance, int *results)
     if (g.rank() == 0) results[fd] = 0;
     return;
   }
+  /* relaxed: the hold keeps the entry open, its cid set */
+  if (cid != 0 && gpufs_ld_relaxed_u32_dev(&d->ftab.files[fd].cid) != cid) { /* another file */
+    g.sync(); /* every thread has read the cid before the hold goes */
+    if (g.rank() == 0) {
+      results[fd] = 0;
+      gpufs_fd_unhold(d, fd);
+    }
+    return;
+  }
   /* the hold keeps the file open (its last gclose waits) through the fsync */
   if (g.rank() == 0) mark_live_mappings(d, (uint32_t)fd);
   int64_t err = gpufs_wb_file(g, d, (uint32_t)fd, ring);
@@ -68,9 +78,10 @@ static __global__ void sync_kernel(uint32_t instance, int *results)
   }
 }
 
-extern "C" int gpufs_dev_sync_launch(uint32_t instance, uint32_t nfiles, int *results, void *stream)
+extern "C" int gpufs_dev_sync_launch(uint32_t instance, uint32_t cid, uint32_t nfiles, int *results,
+                                     void *stream)
 {
-  sync_kernel<<<nfiles, SYNC_THREADS, 0, (cudaStream_t)stream>>>(instance, results);
+  sync_kernel<<<nfiles, SYNC_THREADS, 0, (cudaStream_t)stream>>>(instance, cid, results);
   return cudaGetLastError() == cudaSuccess ? 0 : -GPUFS_EIO;
 }
 
@@ -78,5 +89,6 @@ extern "C" int gpufs_dev_preload(void)
 {
   struct cudaFuncAttributes a;
   if (cudaFuncGetAttributes(&a, sync_kernel) != cudaSuccess) return -GPUFS_EIO;
+  if (gpufs_dev_drop_preload() != 0) return -GPUFS_EIO;
   return gpufs_dev_host_read_preload();
 }

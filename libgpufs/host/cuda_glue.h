@@ -19,9 +19,11 @@ int gpufs_dev_publish(const struct gpufs_dev *d, int is_default);
 
 /* Launch gpufs_sync's kernel for instance `instance` (current device) on
  * stream: one block per file-table entry, each leaving 0 or its file's
- * first error in results[entry] (device memory).  0, or -EIO when the
+ * first error in results[entry] (device memory); with cid != 0 only the
+ * entries of that file write back (gpufs_release).  0, or -EIO when the
  * launch fails. */
-int gpufs_dev_sync_launch(uint32_t instance, uint32_t nfiles, int *results, void *stream);
+int gpufs_dev_sync_launch(uint32_t instance, uint32_t cid, uint32_t nfiles, int *results,
+                          void *stream);
 
 /* Launch gpufs_pread's kernel for instance `instance` (current device) on
  * stream: copy the pages of [off, off+size) of file cid that the instance
@@ -33,6 +35,22 @@ int gpufs_dev_sync_launch(uint32_t instance, uint32_t nfiles, int *results, void
 int gpufs_dev_host_read_launch(uint32_t instance, uint32_t cid, uint32_t version, uint64_t off,
                                uint64_t size, uint8_t *dst, uint8_t *have,
                                unsigned long long *gpu_size, void *stream);
+
+/* gpufs_acquire's drop of the listed pages of file cid at `version` from
+ * instance `instance`'s cache (device/drop.cu). */
+struct gpufs_drop_params {
+  uint32_t instance, cid, version;
+  const uint64_t *pages;       /* page indices, device memory */
+  uint64_t n;
+  unsigned long long *counts;  /* [GPUFS_DROP_RESULTS], device memory,
+                                  zeroed by the caller: pages dropped,
+                                  kept dirty, kept busy (cache.h) */
+};
+
+/* Launch the drop kernel (current device) on stream.  0, or -EIO when the
+ * launch fails. */
+int gpufs_dev_drop_launch(const struct gpufs_drop_params *p, void *stream);
+int gpufs_dev_drop_preload(void);
 
 /* On the current CUDA device: load the library's own kernels (gpufs_sync's
  * and gpufs_pread's) now.  With lazy loading (CUDA's default), the first

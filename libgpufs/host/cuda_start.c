@@ -12,11 +12,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include <cuda_runtime_api.h>
 #include <nvtx3/nvToolsExt.h>
 
+#include "libgpufs/host/acquire.h"
 #include "libgpufs/host/cuda_glue.h"
 #include "libgpufs/host/detail.h"
 #include "libgpufs/host/hostfiles.h"
@@ -36,6 +38,7 @@ struct gpufs_runtime {
    * after the daemon starts, read by its workers' pin hints (atomics) */
   uint64_t pinner;
   int pin_device; /* the pinner's CUDA device: the first instance's */
+  struct gpufs_acq_table *acq; /* gpufs_acquire's page hashes; under rt_lock */
 };
 
 /* The daemon's pin_hint hook (fileops.h): to the runtime's pinner. */
@@ -112,6 +115,7 @@ static void runtime_free(struct gpufs_runtime *r)
   clear_devices(dev, r->all.n);
   gpufs_instances_unlink(&r->all);
   for (uint32_t i = 0; i < r->all.n; i++) gpufs_instance_destroy(r->all.in[i]);
+  gpufs_acq_table_destroy(r->acq);
   free(r);
 }
 
@@ -164,7 +168,8 @@ static int start(const struct gpufs_config *user_cfg)
     return -EBUSY;
   }
   struct gpufs_runtime *r = calloc(1, sizeof(*r));
-  if (!r) {
+  if (!r || gpufs_acq_table_create(&r->acq) != 0) {
+    free(r);
     pthread_mutex_unlock(&rt_lock);
     return -ENOMEM;
   }
@@ -221,10 +226,10 @@ int gpufs_start(const struct gpufs_config *cfg)
 }
 
 /* gpufs_sync's work for one instance, with rt_lock held: run the sync
- * kernel on the instance's side stream and wait for it at most timeout_ms
- * (< 0: no limit).  0, the first file's error, or -ETIMEDOUT (the kernel
- * still runs). */
-static int sync_instance(struct gpufs_instance *in, int timeout_ms)
+ * kernel on the instance's side stream (every file, or cid's alone) and
+ * wait for it at most timeout_ms (< 0: no limit).  0, the first file's
+ * error, or -ETIMEDOUT (the kernel still runs). */
+static int sync_instance(struct gpufs_instance *in, uint32_t cid, int timeout_ms)
 {
   uint32_t n = in->dev.ftab.nfiles;
   int rc = 0;
@@ -234,7 +239,7 @@ static int sync_instance(struct gpufs_instance *in, int timeout_ms)
     gpufs_instance_leave(old);
     return -ENOMEM;
   }
-  if ((rc = gpufs_dev_sync_launch(in->index, n, in->sync_results, in->stats_stream)) != 0) goto out;
+  if ((rc = gpufs_dev_sync_launch(in->index, cid, n, in->sync_results, in->stats_stream)) != 0) goto out;
   for (int waited = 0;; waited++) {
     cudaError_t q = cudaStreamQuery(in->stats_stream);
     if (q == cudaSuccess) break;
@@ -266,7 +271,7 @@ int gpufs_sync(void)
   int rc = rt ? 0 : -EINVAL;
   nvtxRangePushA("gpufs_sync");
   for (uint32_t i = 0; rt && i < rt->all.n; i++) {
-    int r = sync_instance(rt->all.in[i], -1);
+    int r = sync_instance(rt->all.in[i], 0, -1);
     if (r && !rc) rc = r;
   }
   nvtxRangePop();
@@ -312,7 +317,7 @@ static void stop_write_back(struct gpufs_runtime *r, uint32_t limit_ms)
   for (uint32_t i = 0; i < r->all.n; i++) {
     struct gpufs_instance *in = r->all.in[i];
     int old = gpufs_instance_enter(in);
-    if (gpufs_instance_dirty(in) != 0) sync_instance(in, (int)limit_ms);
+    if (gpufs_instance_dirty(in) != 0) sync_instance(in, 0, (int)limit_ms);
     gpufs_instance_leave(old);
   }
 }
@@ -543,4 +548,28 @@ ssize_t gpufs_pread(const char *path, void *buf, size_t size, int64_t offset)
   ssize_t r = rt ? gpufs_runtime_pread(&rt->all, rt->daemon, path, buf, size, offset) : -EINVAL;
   api_unlock(clean);
   return r;
+}
+
+int64_t gpufs_acquire(const char *path)
+{
+  const int clean = api_lock();
+  const int64_t r = rt ? gpufs_runtime_acquire(&rt->all, rt->daemon, rt->acq, path) : -EINVAL;
+  api_unlock(clean);
+  return r;
+}
+
+int gpufs_release(const char *path)
+{
+  const int clean = api_lock();
+  struct stat st;
+  struct gpufs_hostfile_id id;
+  int rc = !rt ? -EINVAL : !path ? -EFAULT : stat(path, &st) != 0 ? -errno : 0;
+  /* no GPU opened the file: none holds its pages dirty */
+  const int known = rc == 0 && gpufs_hostfiles_acquire_ident(gpufs_daemon_files(rt->daemon), &st, &id) == 0;
+  for (uint32_t i = 0; known && i < rt->all.n; i++) {
+    int r = sync_instance(rt->all.in[i], id.cid, -1);
+    if (r && !rc) rc = r;
+  }
+  api_unlock(clean);
+  return rc;
 }

@@ -395,6 +395,35 @@ int gpufs_hostfiles_ident(struct gpufs_hostfiles *hf, const struct stat *st,
   return rc;
 }
 
+int gpufs_hostfiles_acquire_ident(struct gpufs_hostfiles *hf, const struct stat *st,
+                                  struct gpufs_hostfile_id *id)
+{
+  int rc = -ENOENT;
+  pthread_mutex_lock(&hf->lock);
+  struct hf_inode *n = gpufs_hf_inode_find(hf->inodes, hf->icap, (uint64_t)st->st_dev,
+                                           (uint64_t)st->st_ino);
+  if (n->cid != 0) {
+    *id = (struct gpufs_hostfile_id){(uint64_t)n->size, n->cid, n->version, 0, 0};
+    rc = 0;
+  }
+  pthread_mutex_unlock(&hf->lock);
+  return rc;
+}
+
+void gpufs_hostfiles_acquired(struct gpufs_hostfiles *hf, const struct stat *st, uint64_t nchanged)
+{
+  pthread_mutex_lock(&hf->lock);
+  struct hf_inode *n = gpufs_hf_inode_find(hf->inodes, hf->icap, (uint64_t)st->st_dev,
+                                           (uint64_t)st->st_ino);
+  if (n->cid != 0 && n->size == (int64_t)st->st_size) {
+    n->mtime_ns = gpufs_timespec_ns(st->st_mtim);
+    n->ctime_ns = gpufs_timespec_ns(st->st_ctim);
+    n->stale = 0;
+  }
+  if (n->cid != 0 && nchanged && n->reg == REG_LIVE && n->r.automatic) gpufs_hf_reg_retire(hf, n);
+  pthread_mutex_unlock(&hf->lock);
+}
+
 void gpufs_hostfiles_forget(struct gpufs_hostfiles *hf, uint64_t dev, uint64_t ino)
 {
   pthread_mutex_lock(&hf->lock);

@@ -156,6 +156,21 @@ uint32_t gpufs_hostfiles_renew(struct gpufs_hostfiles *hf, int fd);
 int gpufs_hostfiles_ident(struct gpufs_hostfiles *hf, const struct stat *st,
                           struct gpufs_hostfile_id *id);
 
+/* gpufs_acquire: the cache identity GPU caches hold the inode st names
+ * under (its current version), whatever changed since their last open: 0
+ * and *id (size as recorded), or -ENOENT when no GPU opened it. */
+int gpufs_hostfiles_acquire_ident(struct gpufs_hostfiles *hf, const struct stat *st,
+                                  struct gpufs_hostfile_id *id);
+
+/* gpufs_acquire dropped from every GPU cache the nchanged pages of the
+ * inode st names (a fstat taken before it hashed them, unchanged after)
+ * that changed: the GPUs now hold the file as st says.  Records st's
+ * times when the record has st's size (so the next open keeps the version
+ * and the pages; a size change is left for that open to see), clears the
+ * stale mask, and retires an automatic pin when pages changed (a
+ * truncation may have taken its pinned pages out of the file). */
+void gpufs_hostfiles_acquired(struct gpufs_hostfiles *hf, const struct stat *st, uint64_t nchanged);
+
 /* The daemon removed the last name of inode (dev, ino) it may know: a file
  * created later with the same numbers gets a new version at its open. */
 void gpufs_hostfiles_forget(struct gpufs_hostfiles *hf, uint64_t dev, uint64_t ino);

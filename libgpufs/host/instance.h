@@ -107,6 +107,12 @@ int gpufs_instance_stats(const struct gpufs_instance *in, const struct gpufs_dae
 ssize_t gpufs_runtime_pread(struct gpufs_instances *all, struct gpufs_daemon *daemon,
                             const char *path, void *buf, size_t size, int64_t offset);
 
+/* gpufs_acquire's work (cuda_acquire.c), with the runtime locked: the
+ * pages dropped from the instances' caches, or -errno. */
+struct gpufs_acq_table;
+int64_t gpufs_runtime_acquire(struct gpufs_instances *all, struct gpufs_daemon *daemon,
+                              struct gpufs_acq_table *t, const char *path);
+
 /* sum += one, field by field (chain_max: the larger). */
 void gpufs_stats_add(struct gpufs_stats *sum, const struct gpufs_stats *one);
 

@@ -1,0 +1,127 @@
+/*
+ * cuda_acquire.c - gpufs_acquire's work (docs/api.md, "gpufs_acquire,
+ * gpufs_release"): bring every instance's view of a file up to date with
+ * the host without a close and open, re-reading only the pages whose
+ * bytes changed.
+ *
+ *   fstat; hash every page from the host page cache (acquire.c), by
+ *     several threads; fstat again: a file that moved meanwhile is hashed
+ *     again (at most ACQ_TRIES times, then -EAGAIN)
+ *   the pages whose hash differs from the file's last acquire (all of
+ *     them at its first)
+ *   each instance: the drop kernel (device/drop.cu) frees those pages
+ *     from its cache; a page a kernel still uses is tried again for at
+ *     most ACQ_BUSY_MS, then -EBUSY (the file's hashes are forgotten, so
+ *     the next acquire drops every page)
+ *   the host file record takes the file's times (hostfiles.h): the next
+ *     gopen keeps the version, and with it the pages that did not change
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cuda_runtime_api.h>
+
+#include "libgpufs/host/acquire.h"
+#include "libgpufs/host/cuda_glue.h"
+#include "libgpufs/host/detail.h"
+#include "libgpufs/host/hostfiles.h"
+#include "libgpufs/host/instance.h"
+
+#define ACQ_TRIES 3       /* hashes of a file that keeps changing */
+#define ACQ_BUSY_MS 1000  /* how long pages in use are tried again */
+#define ACQ_THREADS 16u   /* hashing threads, at most the online CPUs */
+
+static int acq_same(const struct stat *a, const struct stat *b)
+{
+  return a->st_size == b->st_size && a->st_mtim.tv_sec == b->st_mtim.tv_sec &&
+         a->st_mtim.tv_nsec == b->st_mtim.tv_nsec && a->st_ctim.tv_sec == b->st_ctim.tv_sec &&
+         a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
+}
+
+/* Hash fd's file until two fstats around the hashing agree: *st and
+ * *hash (malloc'd, the caller frees).  0 or -errno. */
+static int acq_hash_stable(int fd, uint32_t page, struct stat *st, uint64_t **hash)
+{
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  const uint32_t threads = cpus > 0 && (uint64_t)cpus < ACQ_THREADS ? (uint32_t)cpus : ACQ_THREADS;
+  for (int t = 0; t < ACQ_TRIES; t++) {
+    struct stat after;
+    if (fstat(fd, st) != 0) return -errno;
+    if (!S_ISREG(st->st_mode)) return S_ISDIR(st->st_mode) ? -EISDIR : -EINVAL;
+    const uint64_t npages = ((uint64_t)st->st_size + page - 1) / page;
+    if (!(*hash = malloc((npages ? npages : 1) * sizeof(uint64_t)))) return -ENOMEM;
+    int rc = gpufs_acq_hash(fd, (uint64_t)st->st_size, page, threads, *hash);
+    if (rc == 0 && fstat(fd, &after) != 0) rc = -errno;
+    if (rc == 0 && acq_same(st, &after)) return 0;
+    free(*hash);
+    *hash = NULL;
+    if (rc != 0) return rc;
+  }
+  gpufs_set_detail("the file kept changing while gpufs_acquire read it");
+  return -EAGAIN;
+}
+
+/* Drop pages[0, n) of file id from instance in's cache, trying pages in
+ * use again for ACQ_BUSY_MS (dirty pages stay: the GPU's bytes win).
+ * *dropped counts them.  0, -EBUSY, or -errno. */
+static int acq_drop_instance(struct gpufs_instance *in, const struct gpufs_hostfile_id *id,
+                             const uint64_t *pages, uint64_t n, uint64_t *dropped)
+{
+  int rc = 0, old = gpufs_instance_enter(in);
+  uint64_t *dpages = NULL;
+  unsigned long long *dcounts = NULL, counts[GPUFS_DROP_RESULTS];
+  cudaStream_t st = in->stats_stream;
+  CU(cudaMalloc((void **)&dpages, n * sizeof(uint64_t)));
+  CU(cudaMalloc((void **)&dcounts, sizeof(counts)));
+  CU(cudaMemcpyAsync(dpages, pages, n * sizeof(uint64_t), cudaMemcpyHostToDevice, st));
+  for (int waited = 0;; waited++) {
+    const struct gpufs_drop_params p = {in->index, id->cid, id->version, dpages, n, dcounts};
+    CU(cudaMemsetAsync(dcounts, 0, sizeof(counts), st));
+    if ((rc = gpufs_dev_drop_launch(&p, st)) != 0) goto fail;
+    CU(cudaMemcpyAsync(counts, dcounts, sizeof(counts), cudaMemcpyDeviceToHost, st));
+    CU(cudaStreamSynchronize(st));
+    *dropped += counts[GPUFS_DROP_DONE];
+    if (counts[GPUFS_DROP_BUSY] == 0) break;
+    if (waited >= ACQ_BUSY_MS) {
+      gpufs_set_detail("gpufs_acquire: %llu changed pages stay in use by a running kernel",
+                       (unsigned long long)counts[GPUFS_DROP_BUSY]);
+      rc = -EBUSY;
+      break;
+    }
+    struct timespec ms = {0, 1000000L};
+    nanosleep(&ms, NULL);
+  }
+fail:
+  cudaFree(dpages);
+  cudaFree(dcounts);
+  gpufs_instance_leave(old);
+  return rc;
+}
+
+int64_t gpufs_runtime_acquire(struct gpufs_instances *all, struct gpufs_daemon *daemon,
+                              struct gpufs_acq_table *t, const char *path)
+{
+  if (!path) return -EFAULT;
+  const int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -errno;
+  const uint32_t page = all->in[0]->dev.cache.page_size;
+  struct stat st;
+  uint64_t *hash = NULL, *changed = NULL, nchanged = 0, dropped = 0;
+  int rc = acq_hash_stable(fd, page, &st, &hash);
+  close(fd);
+  if (rc == 0) rc = gpufs_acq_update(t, &st, page, hash, &changed, &nchanged);
+  struct gpufs_hostfiles *hf = gpufs_daemon_files(daemon);
+  struct gpufs_hostfile_id id;
+  /* no GPU opened the file: none caches any of it */
+  const int known = rc == 0 && gpufs_hostfiles_acquire_ident(hf, &st, &id) == 0;
+  for (uint32_t i = 0; known && nchanged && i < all->n && rc == 0; i++)
+    rc = acq_drop_instance(all->in[i], &id, changed, nchanged, &dropped);
+  if (rc == 0) gpufs_hostfiles_acquired(hf, &st, nchanged);
+  else if (nchanged) gpufs_acq_forget(t, &st); /* some pages may be stale: all next time */
+  free(changed);
+  return rc < 0 ? rc : (int64_t)dropped;
+}

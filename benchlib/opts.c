@@ -108,6 +108,13 @@ int bench_opts_next(struct bench_opts *p)
   return p->table[i].id;
 }
 
+int bench_opts_operands(struct bench_opts *p, int max)
+{
+  if (p->argc - p->optind <= max)
+    return 0;
+  return opts_errf(p->err, p->errlen, "'%s': an operand too many (at most %d)", p->argv[p->optind + max], max);
+}
+
 int bench_opts_is(const char *arg, const char *name, const char **val)
 {
   const size_t n = strlen(name);

@@ -78,6 +78,11 @@ void bench_opts_init(struct bench_opts *p, int argc, char **argv, const struct b
  * -EINVAL with p->err naming an unknown option or a missing value. */
 int bench_opts_next(struct bench_opts *p);
 
+/* After BENCH_OPTS_END: 0 when at most max operands follow the options,
+ * else -EINVAL naming the first one too many ("'x': an operand too many
+ * (at most 0)"). */
+int bench_opts_operands(struct bench_opts *p, int max);
+
 /* The current value as an int in [lo, hi]; 0 or -EINVAL ("--reps abc: an
  * integer from 1 to 100"). */
 int bench_opts_int(struct bench_opts *p, long lo, long hi, int *out);

@@ -200,8 +200,8 @@ static int stream_options(int argc, char **argv, uint64_t *size, const char **di
     else
       *dir = p.val;
   }
-  if (rc == 0 && p.optind < argc)
-    return snprintf(err, len, "'%s': stream takes no operands", argv[p.optind]), -EINVAL;
+  if (rc == 0)
+    rc = bench_opts_operands(&p, 0);
   return rc ? rc : bench_check_input("--dir", *dir, 1, err, len);
 }
 

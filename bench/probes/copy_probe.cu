@@ -25,7 +25,7 @@
  * row is the bench's d2d baseline (bench_d2d: cudaMemcpy of the same bytes,
  * bytes copied / time, the median of 5).
  *
- * Usage: copy_probe [file_gib]   (default 4)
+ * Usage: copy_probe [--size SIZE]   (default 4G)
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -35,6 +35,8 @@
 
 #include "benchlib/baselines.h"
 #include "benchlib/cuda_check.h"
+#include "benchlib/opts.h"
+#include "benchlib/report.h"
 
 #define PROBE_PAGE 4096u
 #define PROBE_CALL (1u << 20)
@@ -154,10 +156,37 @@ static int cmp_double(const void *a, const void *b)
   return x < y ? -1 : x > y;
 }
 
+static const char probe_usage[] =
+    "usage: copy_probe [--size SIZE]\n"
+    "  --size SIZE  the file the copies stand for, whole GiB (1G to 64G, default 4G); three buffers of\n"
+    "               that size are allocated on the GPU\n";
+
+/* The command line: 0, 1 for --help, or -EINVAL with err. */
+static int probe_options(int argc, char **argv, uint64_t *size, char *err, size_t len)
+{
+  static const struct bench_opt table[] = {{"size", BENCH_OPT_VALUE, BENCH_OPTS_FIRST}};
+  struct bench_opts p;
+  int id, rc = 0;
+  bench_opts_init(&p, argc, argv, table, 1, err, len);
+  while (rc == 0 && (id = bench_opts_next(&p)) != BENCH_OPTS_END) {
+    if (id != BENCH_OPTS_FIRST)
+      rc = id == BENCH_OPTS_HELP ? 1 : id;
+    else if ((rc = bench_opts_size(&p, 1ull << 30, 64ull << 30, size)) == 0 && *size % (1ull << 30))
+      rc = bench_opts_fail(&p, "whole GiB (1G, 4G, ...)");
+  }
+  return rc ? rc : bench_opts_operands(&p, 0);
+}
+
 int main(int argc, char **argv)
 {
-  const uint64_t gib = argc > 1 ? strtoull(argv[1], NULL, 10) : 4;
-  const uint64_t size = gib << 30, npages = size / PROBE_PAGE, ncalls = size / PROBE_CALL;
+  uint64_t size = 4ull << 30;
+  char err[256];
+  int rc = probe_options(argc, argv, &size, err, sizeof(err));
+  if ((rc = bench_opts_exit("copy_probe", rc, err, probe_usage)) >= 0)
+    return rc;
+  if (bench_need_gpu("copy_probe", 0) != 0)
+    return 2;
+  const uint64_t gib = size >> 30, npages = size / PROBE_PAGE, ncalls = size / PROBE_CALL;
   cudaDeviceProp prop;
   PROBE_CHECK(cudaGetDeviceProperties(&prop, 0));
   const int sms = prop.multiProcessorCount;

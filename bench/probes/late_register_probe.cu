@@ -5,8 +5,8 @@
  * descriptor open during the pin learns it from a READ reply and reads the
  * mapping (docs/api.md, "Automatic pins").
  *
- *   late_register_probe      register after the launch, from another thread
- *   late_register_probe b    register before the launch
+ *   late_register_probe            register after the launch, from another thread
+ *   late_register_probe --before   register before the launch
  *
  * Each prints the kernel's sum of the registered words (right: 65536).
  * Run plain and under `compute-sanitizer --tool memcheck`.  On an H200
@@ -20,6 +20,30 @@
 #include <cstdlib>
 #include <thread>
 #include <cuda/atomic>
+
+#include "benchlib/opts.h"
+#include "benchlib/report.h"
+
+static const char probe_usage[] =
+    "usage: late_register_probe [--before]\n"
+    "  --before  register the host memory before the kernel's launch (default: after it, from another\n"
+    "            thread, as an automatic pin does)\n";
+
+/* The command line: 0, 1 for --help, or -EINVAL with err. */
+static int probe_options(int argc, char **argv, int *before, char *err, size_t len)
+{
+  static const struct bench_opt table[] = {{"before", BENCH_OPT_FLAG, BENCH_OPTS_FIRST}};
+  struct bench_opts p;
+  int id, rc = 0;
+  bench_opts_init(&p, argc, argv, table, 1, err, len);
+  while (rc == 0 && (id = bench_opts_next(&p)) != BENCH_OPTS_END) {
+    if (id == BENCH_OPTS_FIRST)
+      *before = 1;
+    else
+      rc = id == BENCH_OPTS_HELP ? 1 : id;
+  }
+  return rc ? rc : bench_opts_operands(&p, 0);
+}
 __global__ void k(unsigned *go, const unsigned long long *const *pp, unsigned long long *out)
 {
   cuda::atomic_ref<unsigned, cuda::thread_scope_system> g(*go);
@@ -35,7 +59,13 @@ __global__ void k(unsigned *go, const unsigned long long *const *pp, unsigned lo
 }
 int main(int argc, char **argv)
 {
-  const int before = argc > 1;
+  int before = 0;
+  char err[256];
+  int rc = probe_options(argc, argv, &before, err, sizeof(err));
+  if ((rc = bench_opts_exit("late_register_probe", rc, err, probe_usage)) >= 0)
+    return rc;
+  if (bench_need_gpu("late_register_probe", 0) != 0)
+    return 2;
   size_t len = 1 << 20;
   unsigned long long *h = (unsigned long long *)aligned_alloc(4096, len);
   for (size_t i = 0; i < len / 8; i++) h[i] = 1;

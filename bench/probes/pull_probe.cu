@@ -24,7 +24,7 @@
  * copies of 4 KiB by the others (probe_mix_run): does a pull slow the SM's
  * other memory work?
  *
- * Usage: pull_probe [total_gib] [mix]   (default 8)
+ * Usage: pull_probe [--size SIZE] [--mix]   (default 8G)
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -34,6 +34,8 @@
 #include <cuda_runtime.h>
 
 #include "benchlib/cuda_check.h"
+#include "benchlib/opts.h"
+#include "benchlib/report.h"
 
 #define PROBE_BUF (256ull << 20)
 #define PROBE_LOADS 8
@@ -152,9 +154,41 @@ __global__ void probe_mix_run(const uint4 *host, const uint4 *dsrc, uint4 *ddst,
   if (lane == 0) atomicAdd(pull ? pulled : copied, bytes);
 }
 
+static const char probe_usage[] =
+    "usage: pull_probe [--size SIZE] [--mix]\n"
+    "  --size SIZE  bytes each configuration copies (1G to 1T, default 8G)\n"
+    "  --mix        also host pulls by some warps of every block beside device copies by the others\n";
+
+enum { PP_SIZE = BENCH_OPTS_FIRST, PP_MIX };
+
+/* The command line: 0, 1 for --help, or -EINVAL with err. */
+static int probe_options(int argc, char **argv, uint64_t *total, int *mix, char *err, size_t len)
+{
+  static const struct bench_opt table[] = {{"size", BENCH_OPT_VALUE, PP_SIZE}, {"mix", BENCH_OPT_FLAG, PP_MIX}};
+  struct bench_opts p;
+  int id, rc = 0;
+  bench_opts_init(&p, argc, argv, table, 2, err, len);
+  while (rc == 0 && (id = bench_opts_next(&p)) != BENCH_OPTS_END) {
+    if (id == PP_SIZE)
+      rc = bench_opts_size(&p, 1ull << 30, 1ull << 40, total);
+    else if (id == PP_MIX)
+      *mix = 1;
+    else
+      rc = id == BENCH_OPTS_HELP ? 1 : id;
+  }
+  return rc ? rc : bench_opts_operands(&p, 0);
+}
+
 int main(int argc, char **argv)
 {
-  const uint64_t total = (argc > 1 ? strtoull(argv[1], NULL, 10) : 8) << 30;
+  uint64_t total = 8ull << 30;
+  int mix = 0;
+  char err[256];
+  int rc = probe_options(argc, argv, &total, &mix, err, sizeof(err));
+  if ((rc = bench_opts_exit("pull_probe", rc, err, probe_usage)) >= 0)
+    return rc;
+  if (bench_need_gpu("pull_probe", 0) != 0)
+    return 2;
   uint8_t *host = NULL, *dev = NULL, *check = NULL;
   unsigned long long *hword = NULL, *dpolls = NULL;
   int *dstop = NULL;
@@ -184,7 +218,7 @@ int main(int argc, char **argv)
   printf("ceiling (cudaMemcpy H2D, 256 MiB x 8): %.2f GB/s\n", ceiling);
 
   /* host pulls beside device copies on the same SMs (264 x 256) */
-  if (argc > 2 && !strcmp(argv[2], "mix")) {
+  if (mix) {
     uint8_t *dsrc = NULL;
     unsigned long long *cnt = NULL, h[2];
     if (BENCH_CUDA(cudaMalloc(&dsrc, PROBE_BUF)) || BENCH_CUDA(cudaMalloc(&cnt, 2 * sizeof(*cnt))))

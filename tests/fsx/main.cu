@@ -83,8 +83,8 @@ static int fsx_parse(int argc, char **argv, struct fsx_opts *o, char *err, size_
   bench_opts_init(&p, argc, argv, fsx_table, sizeof(fsx_table) / sizeof(fsx_table[0]), err, len);
   while (rc == 0 && (id = bench_opts_next(&p)) != BENCH_OPTS_END)
     rc = id == BENCH_OPTS_HELP ? 1 : id < 0 ? id : fsx_option(&p, id, o);
-  if (rc == 0 && p.optind < argc)
-    return snprintf(err, len, "'%s': fsx takes no operands", argv[p.optind]), -EINVAL;
+  if (rc == 0)
+    rc = bench_opts_operands(&p, 0);
   return rc ? rc : fsx_opts_check(o, err, len);
 }
 

@@ -95,6 +95,20 @@ TEST(Opts, OperandsComeAfterTheOptionsInOrder)
   EXPECT_EQ(p.quick, 0);
 }
 
+TEST(Opts, OperandsBeyondTheLimitAreNamed)
+{
+  char err[128];
+  std::string a0 = "prog", a1 = "--quick", a2 = "one", a3 = "two";
+  char *argv[] = {&a0[0], &a1[0], &a2[0], &a3[0]};
+  struct bench_opts p;
+  bench_opts_init(&p, 4, argv, kTable, sizeof(kTable) / sizeof(kTable[0]), err, sizeof(err));
+  while (bench_opts_next(&p) > BENCH_OPTS_END) {
+  }
+  EXPECT_EQ(0, bench_opts_operands(&p, 2));
+  EXPECT_EQ(-EINVAL, bench_opts_operands(&p, 1));
+  EXPECT_STREQ("'two': an operand too many (at most 1)", err);
+}
+
 TEST(Opts, HelpInBothSpellingsWinsOverLaterErrors)
 {
   EXPECT_EQ(Parse({"--help"}).rc, 1);

@@ -37,6 +37,7 @@
 
 #include <gpufs.cuh> /* the host API (C linkage) */
 
+#include "benchlib/opts.h"
 #include "benchlib/util.h"
 #include "samples/collage/collage.h"
 #include "samples/collage/mpi/collage_mpi.h"
@@ -156,6 +157,19 @@ static void mpi_paths(const struct collage_options *o, char *ds, size_t dslen, c
 {
   snprintf(ds, dslen, "%s/collage-%llu.ds", o->dir, (unsigned long long)o->tiles);
   snprintf(ix, ixlen, "%s/collage-%llu-L%u-K%u-C%u.ix", o->dir, (unsigned long long)o->tiles, o->L, o->K, o->cap);
+}
+
+/* Rank 0, before any work: IN readable (unless --size), OUT writable.
+ * 0, or 2 with the reason on stderr. */
+static int mpi_check_files(const struct collage_mpi_options *m)
+{
+  char err[512];
+  int rc = m->have_size ? 0 : bench_check_input("IN", m->in, 0, err, sizeof(err));
+  if (rc == 0)
+    rc = bench_check_output("OUT", m->out, err, sizeof(err));
+  if (rc)
+    fprintf(stderr, "collage_mpi: %s\n", err);
+  return rc ? 2 : 0;
 }
 
 /* Rank 0: the seeds, the dataset and the index, built when missing (as
@@ -481,6 +495,8 @@ static int mpi_main(struct mpi_ctx *c, int argc, char **argv)
       fprintf(stderr, "collage_mpi: %s\n  (collage_mpi --help lists the options)\n", err);
     return 2;
   }
+  if ((rc = bench_mpi_agree(me0 ? mpi_check_files(&c->m) : 0)) != 0)
+    return rc;
   const enum collage_version v = c->m.version;
   r->threads = c->m.o.threads ? c->m.o.threads
                               : collage_mpi_threads(collage_mpi_cpus_allowed(), collage_mpi_cpus_online(), r->nlocal);

@@ -183,25 +183,13 @@ TEST_F(AcquireTest, TheGpusDirtyPagesWinAndReleaseWritesThem)
   cudaFree(dr);
 }
 
-static __global__ void acq_open_on(gpufs_ref ref, const char *p, int *fd)
-{
-  const int r = gopen(ref, p, GPUFS_O_RDONLY);
-  if (threadIdx.x == 0) *fd = r;
-}
 
 TEST_F(AcquireTest, EveryInstanceDrops)
 {
   make(41);
   start(2);
-  gpufs_ref r1;
-  ASSERT_EQ(0, gpufs_get_ref(1, &r1));
-  int fd0 = host_open(path), fd1 = -1, *dfd = nullptr;
+  int fd0 = host_open(path), fd1 = host_open_on(path, 1);
   ASSERT_GE(fd0, 0);
-  dpath dp(path);
-  CUDA_OK(cudaMalloc(&dfd, sizeof(int)));
-  acq_open_on<<<1, 32>>>(r1, dp.d, dfd);
-  CUDA_OK(cudaMemcpy(&fd1, dfd, sizeof(int), cudaMemcpyDeviceToHost));
-  cudaFree(dfd);
   ASSERT_GE(fd1, 0) << gpufs_strerror(fd1);
   read_check(fd0, "instance 0");
   read_check(fd1, "instance 1");

@@ -17,12 +17,6 @@
 
 namespace {
 
-static __global__ void ap_open_on(gpufs_ref ref, const char *path, int *fd)
-{
-  int r = gopen(ref, path, GPUFS_O_RDONLY);
-  if (threadIdx.x == 0) *fd = r;
-}
-
 /* The counters now (runtime-wide and summed over instances). */
 gpufs_stats ap_stats()
 {
@@ -57,34 +51,10 @@ protected:
     ASSERT_EQ(0, gpufs_start(&c)) << gpufs_error_detail();
     started = true;
   }
-  /* Open path on instance `inst`, read all of it with `blocks` blocks in
-   * 256 KiB calls checking every byte, close it. */
   void read_all(const std::string &path, uint64_t size, uint64_t seed, unsigned blocks = 32,
                 int inst = 0)
   {
-    gpufs_ref ref;
-    ASSERT_EQ(0, gpufs_get_ref(inst, &ref));
-    dpath dp(path);
-    int *dfd = nullptr, fd = -1;
-    uint8_t *bufs = nullptr;
-    unsigned long long *cnt = nullptr, h[2] = {0, 0};
-    const uint64_t chunk = 256u << 10;
-    CUDA_OK(cudaMalloc(&dfd, sizeof(int)));
-    CUDA_OK(cudaMalloc(&bufs, blocks * chunk));
-    CUDA_OK(cudaMalloc(&cnt, sizeof(h)));
-    CUDA_OK(cudaMemset(cnt, 0, sizeof(h)));
-    ap_open_on<<<1, 32>>>(ref, dp.d, dfd);
-    CUDA_OK(cudaMemcpy(&fd, dfd, sizeof(int), cudaMemcpyDeviceToHost));
-    ASSERT_GE(fd, 0) << gpufs_strerror(fd);
-    stream_check<<<blocks, 256>>>(fd, size, seed, chunk, -1, bufs, cnt, cnt + 1, false);
-    CUDA_OK(cudaDeviceSynchronize());
-    CUDA_OK(cudaMemcpy(h, cnt, sizeof(h), cudaMemcpyDeviceToHost));
-    EXPECT_EQ(0ull, h[0]) << "bytes that differ from the file " << path;
-    EXPECT_EQ(0ull, h[1]) << "calls that failed or came short";
-    EXPECT_EQ(0, host_close(fd));
-    cudaFree(dfd);
-    cudaFree(bufs);
-    cudaFree(cnt);
+    read_all_checked(path, size, seed, blocks, inst);
   }
 };
 

@@ -156,6 +156,12 @@ static __global__ void tu_open(const char *path, int flags, int *fd)
   if (threadIdx.x == 0) *fd = r;
 }
 
+static __global__ void tu_open_on(gpufs_ref ref, const char *path, int flags, int *fd)
+{
+  int r = gopen(ref, path, flags, 0644);
+  if (threadIdx.x == 0) *fd = r;
+}
+
 static __global__ void tu_close(int fd, int *r)
 {
   int c = gclose(fd);
@@ -185,6 +191,47 @@ inline int host_close(int fd)
   cudaMemcpy(&r, d, sizeof(int), cudaMemcpyDeviceToHost);
   cudaFree(d);
   return r;
+}
+
+/* gopen path read-only on instance `inst` (-1: the default instance) by
+ * one warp-sized block: the descriptor, or -errno. */
+inline int host_open_on(const std::string &path, int inst)
+{
+  if (inst < 0) return host_open(path);
+  gpufs_ref ref;
+  if (gpufs_get_ref(inst, &ref) != 0) return -GPUFS_EINVAL;
+  dpath dp(path);
+  int *d, fd = -1000;
+  cudaMalloc(&d, sizeof(int));
+  tu_open_on<<<1, 32>>>(ref, dp.d, GPUFS_O_RDONLY, d);
+  cudaDeviceSynchronize();
+  cudaMemcpy(&fd, d, sizeof(int), cudaMemcpyDeviceToHost);
+  cudaFree(d);
+  return fd;
+}
+
+/* Open path on instance inst (-1: the default), read all of it with
+ * `blocks` blocks in 256 KiB calls checking every byte against seed's
+ * pattern (stream_check), and close it. */
+inline void read_all_checked(const std::string &path, uint64_t size, uint64_t seed,
+                             unsigned blocks = 32, int inst = -1)
+{
+  const int fd = host_open_on(path, inst);
+  ASSERT_GE(fd, 0) << gpufs_strerror(fd);
+  uint8_t *bufs = nullptr;
+  unsigned long long *cnt = nullptr, h[2] = {0, 0};
+  const uint64_t chunk = 256u << 10;
+  ASSERT_EQ(cudaSuccess, cudaMalloc(&bufs, blocks * chunk));
+  ASSERT_EQ(cudaSuccess, cudaMalloc(&cnt, sizeof(h)));
+  ASSERT_EQ(cudaSuccess, cudaMemset(cnt, 0, sizeof(h)));
+  stream_check<<<blocks, 256>>>(fd, size, seed, chunk, -1, bufs, cnt, cnt + 1, false);
+  EXPECT_EQ(cudaSuccess, cudaDeviceSynchronize());
+  EXPECT_EQ(cudaSuccess, cudaMemcpy(h, cnt, sizeof(h), cudaMemcpyDeviceToHost));
+  EXPECT_EQ(0ull, h[0]) << "bytes that differ from the file " << path;
+  EXPECT_EQ(0ull, h[1]) << "calls that failed or came short";
+  EXPECT_EQ(0, host_close(fd)) << "gclose";
+  cudaFree(bufs);
+  cudaFree(cnt);
 }
 
 inline struct gpufs_config small_config(uint32_t page, uint64_t cache)

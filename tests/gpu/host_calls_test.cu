@@ -97,34 +97,6 @@ TEST_F(HostCallsTest, TheProgramsPendingErrorStays)
   EXPECT_EQ("cudaSuccess", last_error());
 }
 
-/* Blocks that read their share of fd in 256 KiB calls (stream_check). */
-static void read_all_checked(const std::string &path, uint64_t size, uint64_t seed, unsigned blocks)
-{
-  dpath dp(path);
-  int *dfd = nullptr, fd = -1;
-  uint8_t *bufs = nullptr;
-  unsigned long long *cnt = nullptr, h[2] = {0, 0};
-  const uint64_t chunk = 256u << 10;
-  CUDA_OK(cudaMalloc(&dfd, sizeof(int)));
-  CUDA_OK(cudaMalloc(&bufs, blocks * chunk));
-  CUDA_OK(cudaMalloc(&cnt, sizeof(h)));
-  CUDA_OK(cudaMemset(cnt, 0, sizeof(h)));
-  tu_open<<<1, 32>>>(dp.d, GPUFS_O_RDONLY, dfd);
-  CUDA_OK(cudaMemcpy(&fd, dfd, sizeof(int), cudaMemcpyDeviceToHost));
-  ASSERT_GE(fd, 0) << gpufs_strerror(fd);
-  stream_check<<<blocks, 256>>>(fd, size, seed, chunk, -1, bufs, cnt, cnt + 1, false);
-  CUDA_OK(cudaDeviceSynchronize());
-  CUDA_OK(cudaMemcpy(h, cnt, sizeof(h), cudaMemcpyDeviceToHost));
-  EXPECT_EQ(0ull, h[0]) << "bytes that differ from the file";
-  EXPECT_EQ(0ull, h[1]) << "calls that failed or came short";
-  tu_close<<<1, 32>>>(fd, dfd);
-  CUDA_OK(cudaMemcpy(&fd, dfd, sizeof(int), cudaMemcpyDeviceToHost));
-  EXPECT_EQ(0, fd) << "gclose";
-  cudaFree(dfd);
-  cudaFree(bufs);
-  cudaFree(cnt);
-}
-
 /* A program that sets only a small cache (8 MiB of 64 KiB pages: 128
  * frames, too few for 64 rings of 4) starts with the rings and staging
  * chosen for it and reads a file 4x its cache correctly; the same cache

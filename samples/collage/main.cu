@@ -549,7 +549,7 @@ int main(int argc, char **argv)
   int ndev = 0;
   if (o.mode == COLLAGE_MODE_BENCH && !cpu_only && bench_need_gpu("collage", o.device) != 0)
     return 2;
-  if (!cpu_only && cudaGetDeviceCount(&ndev) == cudaSuccess && o.device < ndev) {
+  if (cudaGetDeviceCount(&ndev) == cudaSuccess && o.device < ndev) {
     cudaDeviceProp prop;
     cudaGetDeviceProperties(&prop, o.device);
     cudaSetDevice(o.device);

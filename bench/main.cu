@@ -40,6 +40,7 @@
 #include "benchlib/datafile.h"
 #include "bench/driver.h"
 #include "bench/multigpu.h"
+#include "bench/acquire.h"
 #include "bench/peer.h"
 #include "bench/registered.h"
 #include "benchlib/report.h"
@@ -60,6 +61,8 @@ static void bench_usage(FILE *f)
           "                  rand (with rand/reg and their rand20 twins),\n"
           "                  big, ra, passes (seq and rand read three times in one\n"
           "                  instance, no register call: automatic pins), write, peer,\n"
+          "                  acquire (a file changed in place between kernels: gpufs_acquire\n"
+          "                  against a reopen and a whole copy),\n"
           "                  cold (expert_cold, seq/cold, seq/cold/reg: the\n"
           "                  file dropped from the page cache first; needs --dir on a disk file\n"
           "                  system; not run by --quick unless named), reg (the registered rows\n"
@@ -127,7 +130,7 @@ static int bench_parse(int argc, char **argv, struct bench_options *o)
       o->device = atoi(v);
   }
   if (o->only) {
-    static const char *known = ",baselines,seq,hit,seq_warp,rand,big,ra,passes,write,peer,cold,reg,mgpu,";
+    static const char *known = ",baselines,seq,hit,seq_warp,rand,big,ra,passes,write,peer,acquire,cold,reg,mgpu,";
     const char *p = o->only;
     while (*p) {
       size_t n = strcspn(p, ",");
@@ -355,6 +358,8 @@ int main(int argc, char **argv)
     bench_plan_run();
   if (bench_selected("peer"))
     bench_peer();
+  if (bench_selected("acquire"))
+    bench_acquire();
   if (bench_selected("mgpu"))
     bench_multigpu();
 

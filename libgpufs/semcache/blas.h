@@ -94,13 +94,14 @@ struct sc_crossover {
 };
 
 /* The drop-in's defaults, measured on an H200 against the machine's
- * OpenBLAS (docs/semcache.md, "The crossover"). */
+ * OpenBLAS (docs/semcache.md, "The crossover"): gemm and gesv only; level
+ * 1 and 2 calls go to the device only where their operands are. */
 void sc_crossover_defaults(struct sc_crossover *x);
 
 /* Apply SEMCACHE_CROSSOVER's text to x: a number (every routine's n; 0:
- * every call to the device), or a comma list of name=n where name is a
- * routine (gemm, gemv, axpy, scal, dot, gesv: both precisions) or one
- * precision's (dgemm, sgemv, ...).  Entries that do not parse are skipped
+ * every call to the device; "never": none by its size), or a comma list
+ * of name=n where name is a routine (gemm, gemv, axpy, scal, dot, gesv:
+ * both precisions) or one precision's (dgemm, sgemv, ...).  Entries that do not parse are skipped
  * and named in bad (one line, may be cut); 0 when all parsed, else -EINVAL. */
 int sc_crossover_parse(struct sc_crossover *x, const char *text, char *bad, size_t badlen);
 

@@ -17,22 +17,26 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The largest n taken: n^3 stays within 64 bits. */
-#define SC_CROSS_MAX (1u << 20)
+/* A crossover no size reaches: the routine stays on the host unless its
+ * operands are on the device (SEMCACHE_CROSSOVER's "never"). */
+#define SC_NEVER UINT32_MAX
 
 static const char *const names[SC_NROUTINES] = {"gemm", "gemv", "axpy", "scal", "dot", "gesv"};
 
 void sc_crossover_defaults(struct sc_crossover *x)
 {
-  /* {double, float}: bench/semcache/crossover.c on an H200 (16 cores,
-   * OpenBLAS), operands sent with each call (docs/semcache.md) */
+  /* {double, float}: bench/semcache/calls.py on an H200 against the
+   * machine's OpenBLAS (16 cores), operands sent with each call: the
+   * smallest n from which the GPU was faster up to the ladder's end
+   * (docs/results/2026-11-29-semcache.md).  Level 1 and 2 never were:
+   * their operands cross PCIe slower than the host's memory serves them */
   static const uint32_t def[SC_NROUTINES][2] = {
-      {256, 256},          /* gemm: n^3 */
-      {4096, 4096},        /* gemv: n^2 */
-      {1u << 20, 1u << 20}, /* axpy */
-      {1u << 20, 1u << 20}, /* scal */
-      {1u << 20, 1u << 20}, /* dot */
-      {128, 128},          /* gesv: n */
+      {256, 384},            /* gemm: m n k against n^3 */
+      {SC_NEVER, SC_NEVER},  /* gemv */
+      {SC_NEVER, SC_NEVER},  /* axpy */
+      {SC_NEVER, SC_NEVER},  /* scal */
+      {SC_NEVER, SC_NEVER},  /* dot */
+      {128, 256},            /* gesv: the order */
   };
   memcpy(x->n, def, sizeof(def));
 }
@@ -55,8 +59,9 @@ static int parse_entry(struct sc_crossover *x, const char *e, size_t len)
   buf[len] = 0;
   char *eq = strchr(buf, '='), *end = NULL;
   const char *num = eq ? eq + 1 : buf;
-  const unsigned long v = strtoul(num, &end, 0);
-  if (end == num || *end || num[0] == '-' || v > SC_CROSS_MAX) return -EINVAL;
+  const int never = strcmp(num, "never") == 0;
+  const unsigned long v = never ? SC_NEVER : strtoul(num, &end, 0);
+  if (!never && (end == num || *end || num[0] == '-' || v >= SC_NEVER)) return -EINVAL;
   int r = -1, lo = SC_F64, hi = SC_F32; /* routines [r or all], precisions [lo, hi] */
   if (eq) {
     *eq = 0;
@@ -93,6 +98,10 @@ int sc_below_crossover(const struct sc_crossover *x, enum sc_routine r, enum sc_
                        uint64_t work)
 {
   const uint64_t n = x->n[r][p];
-  const uint64_t bound = r == SC_R_GEMM ? n * n * n : r == SC_R_GEMV ? n * n : n;
+  if (n == SC_NEVER) return 1;
+  /* n^3 and n^2 saturate: past 2^21 every call is below */
+  const uint64_t bound = r == SC_R_GEMM ? (n < (1u << 21) ? n * n * n : UINT64_MAX)
+                         : r == SC_R_GEMV ? n * n
+                                          : n;
   return work < bound;
 }

@@ -35,7 +35,8 @@
  *                            this process can, else open)
  *   SEMCACHE_CROSSOVER=...   where small calls stay on the program's BLAS
  *                            (blas.h, struct sc_crossover; crossover.c):
- *                            n, or name=n,... (0: every call to the device)
+ *                            n, or name=n,... (0: every call to the device;
+ *                            never: none by its size)
  *   SEMCACHE_STATS=1         one semcache-stats line on stderr at exit
  * The device starts at the first call above its crossover.
  * A call with a bad argument goes to the program's own routine, which
@@ -191,8 +192,9 @@ static void crossover_init(struct sc_crossover *x)
   const char *v = env("SEMCACHE_CROSSOVER");
   sc_crossover_defaults(x);
   if (v && sc_crossover_parse(x, v, bad, sizeof(bad)) != 0)
-    fprintf(stderr, "semcache: SEMCACHE_CROSSOVER: %s not taken (name=n, names gemm, gemv, "
-                    "axpy, scal, dot, gesv, d or s before one: one precision)\n", bad);
+    fprintf(stderr, "semcache: SEMCACHE_CROSSOVER: %s not taken (name=n or name=never, names "
+                    "gemm, gemv, axpy, scal, dot, gesv, d or s before one: one precision)\n",
+            bad);
 }
 
 static void dropin_init(void)

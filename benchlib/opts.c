@@ -230,6 +230,52 @@ int bench_opts_double(struct bench_opts *p, double lo, double hi, double *out)
   return 0;
 }
 
+/* The index of the name s[0 .. len) among c's, or -1. */
+static int opts_name_find(const struct bench_names *c, const char *s, size_t len)
+{
+  for (int k = 0; k < c->n; k++)
+    if (strlen(c->names[k]) == len && !strncmp(c->names[k], s, len))
+      return k;
+  return -1;
+}
+
+/* rule: why name s[0 .. len) of the list is refused (k: its index, -1 when unknown). */
+static void opts_name_refusal(const struct bench_names *c, int k, const char *s, size_t len, char *rule, size_t cap)
+{
+  const int shown = (int)(len < 64 ? len : 64);
+  if (k >= 0) {
+    snprintf(rule, cap, "'%.*s' given twice", shown, s);
+    return;
+  }
+  size_t at = (size_t)snprintf(rule, cap, "unknown %s '%.*s' (", c->what, shown, s);
+  for (int j = 0; j < c->n && at < cap; j++)
+    at += (size_t)snprintf(rule + at, cap - at, "%s%s", c->names[j], j + 1 < c->n ? ", " : ")");
+}
+
+int bench_opts_names(struct bench_opts *p, const struct bench_names *c, int *idx, int *count)
+{
+  char rule[320];
+  *count = 0;
+  for (const char *s = p->val; *s;) {
+    const size_t len = strcspn(s, ",");
+    const int k = len ? opts_name_find(c, s, len) : -2; /* -2: an empty item, skipped */
+    int seen = 0;
+    for (int i = 0; k >= 0 && i < *count; i++)
+      seen |= idx[i] == k;
+    if (k == -1 || seen) {
+      opts_name_refusal(c, k, s, len, rule, sizeof(rule));
+      return bench_opts_fail(p, rule);
+    }
+    if (k >= 0)
+      idx[(*count)++] = k;
+    s += len + (s[len] == ',');
+  }
+  if (*count)
+    return 0;
+  snprintf(rule, sizeof(rule), "no %s", c->what);
+  return bench_opts_fail(p, rule);
+}
+
 int bench_opts_string(struct bench_opts *p, char *dst, size_t cap)
 {
   if (!*p->val || strlen(p->val) >= cap) {

@@ -100,6 +100,20 @@ int bench_opts_size(struct bench_opts *p, uint64_t lo, uint64_t hi, uint64_t *ou
 /* A decimal number in (lo, hi] ("a number above 0 and at most 16"). */
 int bench_opts_double(struct bench_opts *p, double lo, double hi, double *out);
 
+/* The choices of a list option: names[0 .. n), each a `what` in messages. */
+struct bench_names {
+  const char *const *names;
+  int n;
+  const char *what; /* "version" */
+};
+
+/* The current value as a comma-separated list of choices, each at most
+ * once ("cpu,gpufs-4k"): idx[0 .. *count) their indexes in names, in the
+ * order given (idx has room for c->n).  0 or -EINVAL naming the option and
+ * the fault: "unknown version 'x' (cpu, gpufs-4k)", "'cpu' given twice",
+ * "no version". */
+int bench_opts_names(struct bench_opts *p, const struct bench_names *c, int *idx, int *count);
+
 /* Copy the value (a path or a name) into dst; refused when empty or of
  * cap bytes or more. */
 int bench_opts_string(struct bench_opts *p, char *dst, size_t cap);

@@ -36,36 +36,22 @@ static int rio_bad(char *err, size_t len, const char *fmt, const char *arg)
   return -EINVAL;
 }
 
-static int rio_parse_versions(const char *s, struct rio_options *o, char *err, size_t len)
+/* --versions: the versions in table order, so that cpu-io and expert run
+ * before the ratios need them. */
+static int rio_versions(struct bench_opts *p, struct rio_options *o)
 {
-  char buf[128];
-  if (strlen(s) >= sizeof(buf))
-    return rio_bad(err, len, "--versions %s: too long", s);
-  strcpy(buf, s);
+  const char *names[RIO_NVERSIONS];
+  int idx[RIO_NVERSIONS], n = 0;
+  for (int v = 0; v < RIO_NVERSIONS; v++)
+    names[v] = rio_version_name((enum rio_version)v);
+  const struct bench_names choices = {names, RIO_NVERSIONS, "version"};
+  int rc = bench_opts_names(p, &choices, idx, &n);
   o->nversions = 0;
-  for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-    int v;
-    for (v = 0; v < RIO_NVERSIONS; v++)
-      if (!strcmp(tok, rio_version_name((enum rio_version)v)))
-        break;
-    if (v == RIO_NVERSIONS)
-      return rio_bad(err, len, "--versions: unknown version '%s' (cpu-io, expert, gpufs-4k, gpufs-64k)", tok);
-    for (int k = 0; k < o->nversions; k++)
-      if (o->versions[k] == (enum rio_version)v)
-        return rio_bad(err, len, "--versions: '%s' given twice", tok);
-    o->versions[o->nversions++] = (enum rio_version)v;
-  }
-  if (o->nversions == 0)
-    return rio_bad(err, len, "--versions '%s': no version", s);
-  /* table order, so that cpu-io and expert run before the ratios need them */
-  for (int a = 0; a < o->nversions; a++)
-    for (int b = a + 1; b < o->nversions; b++)
-      if (o->versions[b] < o->versions[a]) {
-        enum rio_version t = o->versions[a];
-        o->versions[a] = o->versions[b];
-        o->versions[b] = t;
-      }
-  return 0;
+  for (int v = 0; rc == 0 && v < RIO_NVERSIONS; v++)
+    for (int k = 0; k < n; k++)
+      if (idx[k] == v)
+        o->versions[o->nversions++] = (enum rio_version)v;
+  return rc;
 }
 
 enum {
@@ -91,7 +77,7 @@ struct rio_given {
 static int rio_option(struct bench_opts *p, int id, struct rio_options *o, struct rio_given *g)
 {
   switch (id) {
-  case RO_VERSIONS: return rio_parse_versions(p->val, o, p->err, p->errlen);
+  case RO_VERSIONS: return rio_versions(p, o);
   case RO_SCALE: g->scale = 1; return bench_opts_double(p, 0, 16, &o->scale);
   case RO_REPS: g->reps = 1; return bench_opts_int(p, 1, 100, &o->reps);
   case RO_CACHE: return bench_opts_size(p, 1u << 20, 1ull << 40, &o->cache);

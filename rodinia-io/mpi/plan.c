@@ -69,30 +69,20 @@ static int rio_mpi_bad(char *err, size_t len, const char *fmt, const char *arg)
   return -EINVAL;
 }
 
+/* --versions (taken out of argv before the suite's parser runs): the
+ * versions in table order. */
 static int rio_mpi_parse_versions(const char *s, struct rio_mpi_options *o, char *err, size_t len)
 {
-  char buf[128];
-  int seen[RIO_MPI_NVERSIONS] = {0};
-  if (strlen(s) >= sizeof(buf))
-    return rio_mpi_bad(err, len, "--versions %s: too long", s);
-  strcpy(buf, s);
-  for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-    int v;
-    for (v = 0; v < RIO_MPI_NVERSIONS && strcmp(tok, rio_mpi_vnames[v]); v++)
-      ;
-    if (v == RIO_MPI_NVERSIONS)
-      return rio_mpi_bad(err, len, "--versions: unknown version '%s' (cpu, gpufs-4k, gpufs-64k)", tok);
-    if (seen[v])
-      return rio_mpi_bad(err, len, "--versions: '%s' given twice", tok);
-    seen[v] = 1;
-  }
+  static const struct bench_names choices = {rio_mpi_vnames, RIO_MPI_NVERSIONS, "version"};
+  struct bench_opts p = {.name = "--versions", .val = s, .err = err, .errlen = len};
+  int idx[RIO_MPI_NVERSIONS], n = 0;
+  int rc = bench_opts_names(&p, &choices, idx, &n);
   o->nversions = 0;
-  for (int v = 0; v < RIO_MPI_NVERSIONS; v++) /* table order */
-    if (seen[v])
-      o->versions[o->nversions++] = (enum rio_mpi_version)v;
-  if (o->nversions == 0)
-    return rio_mpi_bad(err, len, "--versions '%s': no version", s);
-  return 0;
+  for (int v = 0; rc == 0 && v < RIO_MPI_NVERSIONS; v++)
+    for (int k = 0; k < n; k++)
+      if (idx[k] == v)
+        o->versions[o->nversions++] = (enum rio_mpi_version)v;
+  return rc;
 }
 
 int rio_mpi_parse_options(int argc, char **argv, struct rio_mpi_options *o, char *err, size_t len)

@@ -42,11 +42,12 @@ const char collage_usage[] =
     "  --collage-out PNG  benchmark: write the collage of the largest input up to 2048 wide\n"
     "  --quick            20k tiles, sizes 512x384 and 1024x768, 1 repetition\n";
 
+static const char *const collage_version_names[COLLAGE_NVERSIONS] = {"cpu", "cpu-gpu", "gpufs-block",
+                                                                     "gpufs-warp", "gpufs-gread"};
+
 const char *collage_version_name(enum collage_version v)
 {
-  static const char *const names[COLLAGE_NVERSIONS] = {"cpu", "cpu-gpu", "gpufs-block", "gpufs-warp",
-                                                        "gpufs-gread"};
-  return (unsigned)v < COLLAGE_NVERSIONS ? names[v] : "?";
+  return (unsigned)v < COLLAGE_NVERSIONS ? collage_version_names[v] : "?";
 }
 
 static const int collage_default_w[] = {512, 1024, 2048, 4096, 8192};
@@ -58,30 +59,16 @@ static int collage_bad(char *err, size_t len, const char *fmt, const char *arg)
   return -EINVAL;
 }
 
-static int collage_parse_versions(const char *s, struct collage_options *o, char *err, size_t len)
+/* --versions: the versions in the order given. */
+static int collage_versions(struct bench_opts *p, struct collage_options *o)
 {
-  char buf[256];
-  if (strlen(s) >= sizeof(buf))
-    return collage_bad(err, len, "--versions %s: too long", s);
-  strcpy(buf, s);
-  o->nversions = 0;
-  for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-    int v;
-    for (v = 0; v < COLLAGE_NVERSIONS; v++)
-      if (!strcmp(tok, collage_version_name((enum collage_version)v)))
-        break;
-    if (v == COLLAGE_NVERSIONS)
-      return collage_bad(err, len,
-                         "--versions: unknown version '%s' (cpu, cpu-gpu, gpufs-block, gpufs-warp, gpufs-gread)",
-                         tok);
-    for (int k = 0; k < o->nversions; k++)
-      if (o->versions[k] == (enum collage_version)v)
-        return collage_bad(err, len, "--versions: '%s' named twice", tok);
-    o->versions[o->nversions++] = (enum collage_version)v;
-  }
-  if (o->nversions == 0)
-    return collage_bad(err, len, "--versions '%s': no version", s);
-  return 0;
+  static const struct bench_names choices = {collage_version_names, COLLAGE_NVERSIONS, "version"};
+  int idx[COLLAGE_NVERSIONS];
+  int rc = bench_opts_names(p, &choices, idx, &o->nversions);
+  for (int k = 0; rc == 0 && k < o->nversions; k++)
+    o->versions[k] = (enum collage_version)idx[k];
+  o->versions_given = 1;
+  return rc;
 }
 
 static int collage_parse_sizes(const char *s, struct collage_options *o, char *err, size_t len)
@@ -175,7 +162,7 @@ static int collage_option(struct bench_opts *p, int id, struct collage_options *
   case CO_DEVICE: return bench_opts_int(p, 0, 63, &o->device);
   case CO_CACHE: return bench_opts_size(p, 1u << 20, 1ull << 40, &o->cache);
   case CO_SMALL_CACHE: return collage_small_cache(p, o);
-  case CO_VERSIONS: o->versions_given = 1; return collage_parse_versions(p->val, o, err, len);
+  case CO_VERSIONS: return collage_versions(p, o);
   case CO_SIZES: return collage_parse_sizes(p->val, o, err, len);
   case CO_DIR: return bench_opts_string(p, o->dir, sizeof(o->dir));
   case CO_SEEDS: return bench_opts_string(p, o->seeds, sizeof(o->seeds));

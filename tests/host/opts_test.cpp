@@ -167,6 +167,33 @@ TEST(Opts, SizesAndCountsAreStrict)
   EXPECT_EQ(Parse({"--tiles", "15"}).rc, -EINVAL);
 }
 
+TEST(Opts, ListsOfNames)
+{
+  static const char *const names[] = {"cpu", "gpufs-4k", "gpufs-64k"};
+  const struct bench_names choices = {names, 3, "version"};
+  char err[256];
+  int idx[3], n = -1;
+  auto parse = [&](const char *val) {
+    struct bench_opts p = {};
+    p.name = "--versions";
+    p.val = val;
+    p.err = err;
+    p.errlen = sizeof(err);
+    return bench_opts_names(&p, &choices, idx, &n);
+  };
+  ASSERT_EQ(0, parse("gpufs-64k,,cpu,"));
+  ASSERT_EQ(2, n);
+  EXPECT_EQ(2, idx[0]);
+  EXPECT_EQ(0, idx[1]);
+  EXPECT_EQ(-EINVAL, parse("cpu,gpufs-8k"));
+  EXPECT_STREQ("--versions cpu,gpufs-8k: unknown version 'gpufs-8k' (cpu, gpufs-4k, gpufs-64k)", err);
+  EXPECT_EQ(-EINVAL, parse("cpu,cpu"));
+  EXPECT_STREQ("--versions cpu,cpu: 'cpu' given twice", err);
+  EXPECT_EQ(-EINVAL, parse(","));
+  EXPECT_STREQ("--versions ,: no version", err);
+  EXPECT_EQ(-EINVAL, parse("gpufs"));
+}
+
 TEST(Opts, StringsMustFit)
 {
   EXPECT_EQ(Parse({"--dir", ""}).rc, -EINVAL);

@@ -7,6 +7,7 @@
  *
  *   app FILE        exit 0 when the sums agree
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,8 +49,15 @@ __global__ void __launch_bounds__(256, 2) sum_file(const char *path, unsigned lo
 
 int main(int argc, char **argv)
 {
-  if (argc != 2) {
-    fprintf(stderr, "usage: %s FILE\n", argv[0]);
+  /* one operand and --help: the programs' convention (benchlib/opts.h),
+   * written out here because this program links libgpufs alone */
+  static const char usage[] = "usage: app FILE   (sums FILE's bytes on the GPU through gread and on the CPU)\n";
+  if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+    fputs(usage, stdout);
+    return 0;
+  }
+  if (argc != 2 || argv[1][0] == '-') {
+    fprintf(stderr, "app: %s\n%s", argc == 2 ? "unknown option (app takes a FILE only)" : "one FILE, please", usage);
     return 2;
   }
   printf("libgpufs %s (built against %s)\n", gpufs_version(NULL, NULL, NULL), GPUFS_VERSION_STRING);
@@ -63,6 +71,10 @@ int main(int argc, char **argv)
     want += (unsigned char)c;
   fclose(f);
   int rc = gpufs_start(NULL);
+  if (rc == -ENODEV) {
+    fprintf(stderr, "app needs a CUDA GPU and this machine has none usable (%s).\n", gpufs_error_detail());
+    return 2;
+  }
   if (rc) {
     fprintf(stderr, "gpufs_start: %s (%s)\n", gpufs_strerror(rc), gpufs_error_detail());
     return 1;

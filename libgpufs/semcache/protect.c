@@ -17,6 +17,7 @@
 #include "../common/sigchain.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
@@ -40,21 +41,62 @@ uintptr_t sc_page_size(void)
   return v;
 }
 
+/* Freed mappings kept for reuse, by length.  The cache makes and drops an
+ * entry (and on the host device a "device" buffer) for each new range,
+ * and LAPACK's calls on sub-blocks make new ranges all the time: an mmap
+ * and a munmap each were most of a call's bookkeeping there.  Up to
+ * SC_KEEP mappings of at most SC_KEEP_BYTES; never from the fault
+ * handler (it allocates and frees nothing). */
+#define SC_KEEP 32
+#define SC_KEEP_BYTES ((size_t)1 << 20)
+static struct {
+  pthread_mutex_t m;
+  char *map[SC_KEEP];
+  int n;
+} kept = {PTHREAD_MUTEX_INITIALIZER, {NULL}, 0};
+
+/* A kept mapping of len bytes, or NULL. */
+static char *take_kept(size_t len)
+{
+  char *m = NULL;
+  pthread_mutex_lock(&kept.m);
+  for (int i = 0; i < kept.n && !m; i++)
+    if (*(size_t *)kept.map[i] == len) {
+      m = kept.map[i];
+      kept.map[i] = kept.map[--kept.n];
+    }
+  pthread_mutex_unlock(&kept.m);
+  return m;
+}
+
 /* The mapping's length sits in its first 64 bytes. */
 void *sc_pages_alloc(size_t bytes)
 {
   const size_t len = (bytes + 64 + sc_page_size() - 1) / sc_page_size() * sc_page_size();
-  void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  char *m = len <= SC_KEEP_BYTES ? take_kept(len) : NULL;
+  if (m) {
+    memset(m + 64, 0, len - 64);
+    return m + 64;
+  }
+  m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (m == MAP_FAILED) return NULL;
   *(size_t *)m = len;
-  return (char *)m + 64;
+  return m + 64;
 }
 
 void sc_pages_free(void *p)
 {
   if (!p) return;
   char *m = (char *)p - 64;
-  munmap(m, *(size_t *)m);
+  const size_t len = *(size_t *)m;
+  if (len <= SC_KEEP_BYTES) {
+    pthread_mutex_lock(&kept.m);
+    const int keep = kept.n < SC_KEEP;
+    if (keep) kept.map[kept.n++] = m;
+    pthread_mutex_unlock(&kept.m);
+    if (keep) return;
+  }
+  munmap(m, len);
 }
 
 /* The last SC_DROPPED spans dropped (page numbers), written under a

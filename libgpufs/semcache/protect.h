@@ -15,9 +15,10 @@ extern "C" {
 /* The host page size (sysconf, read once). */
 uintptr_t sc_page_size(void);
 
-/* Memory of its own pages (mmap), zeroed: the cache's entries and the CPU
- * backend's "device" buffers, which must never share a page with the
- * program's ranges.  NULL when out of memory. */
+/* Memory of its own pages (mmap; small mappings freed are kept and
+ * reused), zeroed: the cache's entries and the CPU backend's "device"
+ * buffers, which must never share a page with the program's ranges.
+ * NULL when out of memory.  Not from the fault handler. */
 void *sc_pages_alloc(size_t bytes);
 void sc_pages_free(void *p);
 

@@ -175,6 +175,7 @@ $(FSX_OBJ) $(FSX_MAIN) $(BUILD)/obj/tests/gpu/fsx_test.o: $(wildcard tests/fsx/*
 HOST_TESTS := $(BUILD)/tests/host_tests
 GPU_TESTS  := $(BUILD)/tests/gpu_tests
 BENCH_BIN  := $(BUILD)/bench/gpufs_bench
+include graphs/graphs.mk
 
 .PHONY: all lib run test test-host test-gpu test-install sanitize bench bench-mgpu probe rodinia rodinia-quick collage collage-quick fsx install uninstall clean
 .PHONY: mpi test-mpi semcache test-semcache

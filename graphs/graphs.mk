@@ -1,0 +1,55 @@
+# graphs/: the graph suite (docs/graphs.md), included by the Makefile.
+#
+#   make graphs        every algorithm in every version on the default
+#                      graphs (Kronecker scale 26 and uniform, 15-16 GB files
+#                      under /tmp/gpufs_graphs, made once), libgpufs's cache
+#                      and uvm's GPU memory a quarter of each graph; rows in
+#                      docs/results/graphs-latest.jsonl, the table last, the
+#                      plot docs/results/graphs.svg (python3-matplotlib)
+#   make graphs-quick  the same on small graphs (under a minute), rows in the
+#                      build folder
+#   GRAPH_ARGS         more options ($(BUILD)/graphs/graphs --help)
+#
+# Plain C files (the file format, generators, converter, references and the
+# cpu version) also build with ThreadSanitizer for the host tests; the GPU
+# versions (versions.cu) link into the GPU tests.
+
+GRAPH_CORE_C := graphs/format.c graphs/build.c graphs/gen.c graphs/convert.c graphs/ref.c graphs/cpu.c
+GRAPH_C      := $(GRAPH_CORE_C) graphs/loader.c graphs/options.c graphs/suite.c
+GRAPH_OBJ    := $(patsubst %.c,$(BUILD)/obj/%.o,$(GRAPH_C)) $(BUILD)/obj/graphs/versions.o
+GRAPH_TSAN   := $(patsubst %.c,$(BUILD)/tsan/%.o,$(GRAPH_CORE_C) benchlib/util.c)
+GRAPH_MAIN   := $(BUILD)/obj/graphs/main.o
+GRAPH_BIN    := $(BUILD)/graphs/graphs
+GRAPH_CONVERT := $(BUILD)/graphs/graph_convert
+GRAPH_HEADERS := $(wildcard graphs/*.h graphs/*.cuh)
+
+$(GRAPH_OBJ) $(GRAPH_TSAN) $(GRAPH_MAIN) $(BUILD)/obj/graphs/convert_main.o: $(GRAPH_HEADERS)
+$(patsubst tests/%.cpp,$(BUILD)/tsan/tests/%.o,$(wildcard tests/host/graph*.cpp)): $(GRAPH_HEADERS)
+$(patsubst tests/%.cu,$(BUILD)/obj/tests/%.o,$(wildcard tests/gpu/graph*.cu)): $(GRAPH_HEADERS)
+
+# into the existing lists: the host tests link their prerequisites ($^),
+# the GPU tests link GPU_TEST_OBJ
+$(HOST_TESTS): $(GRAPH_TSAN)
+GPU_TEST_OBJ += $(GRAPH_OBJ)
+all: $(GRAPH_BIN) $(GRAPH_CONVERT)
+
+$(GRAPH_MAIN): $(BUILD)/commit.stamp
+$(GRAPH_MAIN): EXTRA_NVFLAGS += -DBENCH_COMMIT='"$(GIT_COMMIT)"'
+
+$(GRAPH_BIN): $(GRAPH_MAIN) $(GRAPH_OBJ) $(BENCHLIB) $(LIB)
+	$(call say,LINK,$@)mkdir -p $(dir $@)
+	$(Q)$(NVCC) $(CUDA_LINK) $^ -o $@
+
+$(GRAPH_CONVERT): $(BUILD)/obj/graphs/convert_main.o $(patsubst %.c,$(BUILD)/obj/%.o,graphs/format.c graphs/build.c graphs/convert.c) $(BENCHLIB)
+	$(call say,LINK,$@)mkdir -p $(dir $@)
+	$(Q)$(CC) $^ -o $@ -lpthread -lm
+
+GRAPH_ARGS ?=
+.PHONY: graphs graphs-quick
+graphs: $(GRAPH_BIN) $(GRAPH_CONVERT)
+	$(GRAPH_BIN) --limit 4x --out docs/results/graphs-latest.jsonl $(GRAPH_ARGS); s=$$?; \
+	  python3 graphs/plot.py docs/results/graphs-latest.jsonl docs/results/graphs.svg || \
+	  echo "graphs: no plot drawn (python3-matplotlib?)"; exit $$s
+
+graphs-quick: $(GRAPH_BIN) $(GRAPH_CONVERT)
+	$(GRAPH_BIN) --quick --limit 4x --out $(BUILD)/graphs/quick.jsonl $(GRAPH_ARGS)

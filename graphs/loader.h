@@ -1,0 +1,41 @@
+/*
+ * loader.h - how the resident and uvm versions bring the graph file into
+ * memory: host threads pread it in 8 MiB pieces, into pinned buffers
+ * copied to GPU memory on a stream per thread (two buffers a thread, one
+ * filling while the other copies), or straight into a host-visible
+ * destination (managed memory).  Plain C.
+ */
+#ifndef GRAPHS_LOADER_H
+#define GRAPHS_LOADER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GRAPH_LOAD_PIECE (8ull << 20)
+#define GRAPH_LOAD_MAX_THREADS 32
+
+struct graph_loader;
+
+/* threads (0: every core, at most GRAPH_LOAD_MAX_THREADS) with their
+ * pinned buffers and streams on CUDA device `device`, made before a timed
+ * run.  0 or -errno. */
+int graph_loader_make(int threads, int device, struct graph_loader **out);
+void graph_loader_free(struct graph_loader *l);
+
+/* [0, size) of path into dev (GPU memory); returns when it is there.
+ * 0 or -errno with why. */
+int graph_loader_to_device(struct graph_loader *l, const char *path, uint64_t size, void *dev, char *why,
+                           size_t len);
+
+/* [0, size) of path into dst (any memory the host can write), by
+ * `threads` threads (0: every core).  0 or -errno with why. */
+int graph_load_to_host(const char *path, uint64_t size, void *dst, int threads, char *why, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* GRAPHS_LOADER_H */

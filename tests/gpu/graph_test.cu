@@ -1,0 +1,112 @@
+/*
+ * graph_test.cu - graphs/: every algorithm in every version on small
+ * generated graphs, each result verified against the CPU reference; the
+ * gpufs version with a page cache a quarter of the graph (pages evicted
+ * and read again), and with 64 KiB pages; uvm with the rest of the GPU
+ * held by a reservation.
+ */
+#include <string>
+#include <vector>
+
+#include "graphs/algo.h"
+#include "graphs/gen.h"
+#include "graphs/versions.h"
+#include "tests/gpu/gpu_util.h"
+
+namespace {
+
+/* A generated graph file, open (mapped) for the runs. */
+struct GraphFile {
+  tdir dir;
+  std::string path;
+  graph g;
+  graph_header h;
+  uint32_t source = 0;
+  explicit GraphFile(graph_gen p)
+  {
+    char err[256];
+    int made;
+    path = dir.path + "/g.csr";
+    dir.files.push_back(path);
+    EXPECT_EQ(0, graph_ensure(path.c_str(), &p, 0, &made, err, sizeof(err))) << err;
+    EXPECT_EQ(0, graph_open(path.c_str(), 1, &g, &h, err, sizeof(err))) << err;
+    source = graph_source(&g);
+  }
+  ~GraphFile() { graph_free(&g); }
+};
+
+/* Run a with v and verify it; the run's result for more checks. */
+graph_run_result run_verified(const GraphFile &f, enum graph_algo a, enum graph_version v, uint64_t limit,
+                              uint32_t page)
+{
+  graph_run_opts o = {f.path.c_str(), &f.g, &f.h, a, f.source, limit, page, 0, 0};
+  std::vector<uint8_t> ref(graph_ref_bytes(a) * f.g.n), got(graph_out_bytes(a) * f.g.n);
+  graph_run_result r;
+  char why[256];
+  EXPECT_EQ(0, graph_reference(a, &f.g, f.source, ref.data()));
+  EXPECT_EQ(0, graph_run_version(v, &o, got.data(), &r)) << graph_version_name(v) << " " << graph_algo_name(a)
+                                                         << ": " << r.why;
+  if (r.ok)
+    EXPECT_EQ(0, graph_verify(a, &f.g, ref.data(), got.data(), why, sizeof(why)))
+        << graph_version_name(v) << " " << graph_algo_name(a) << ": " << why;
+  return r;
+}
+
+class GraphVersions : public ::testing::TestWithParam<graph_gen> {};
+
+TEST_P(GraphVersions, EveryAlgorithmVerified)
+{
+  REQUIRE_GPU();
+  GraphFile f(GetParam());
+  for (int v = 0; v < GRAPH_NVERSIONS; v++)
+    for (int a = 0; a < GRAPH_NALGOS; a++) {
+      graph_run_result r = run_verified(f, (enum graph_algo)a, (enum graph_version)v, 0, 4096);
+      if (r.ok && v != GRAPH_V_CPU)
+        EXPECT_GT(r.rounds, 0u) << graph_version_name((enum graph_version)v);
+      if (r.ok && v == GRAPH_V_GPUFS) {
+        EXPECT_TRUE(r.has_stats);
+        EXPECT_GT(r.st.misses, 0u);
+      }
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Graphs, GraphVersions,
+                         ::testing::Values(graph_gen{GRAPH_GEN_KRONECKER, 1, 12, 8, 3},
+                                           graph_gen{GRAPH_GEN_UNIFORM, 1, 5000, 2, 3}));
+
+/* A graph four times the page cache: every algorithm still verifies, and
+ * pages were evicted and read again. */
+TEST(GraphGpufs, GraphLargerThanTheCache)
+{
+  REQUIRE_GPU();
+  GraphFile f({GRAPH_GEN_KRONECKER, 1, 15, 16, 5});
+  const uint64_t limit = f.h.file_size / 4 / 4096 * 4096;
+  for (int a = 0; a < GRAPH_NALGOS; a++) {
+    graph_run_result r = run_verified(f, (enum graph_algo)a, GRAPH_V_GPUFS, limit, 4096);
+    if (r.ok) {
+      EXPECT_GT(r.st.evictions, 0u) << graph_algo_name((enum graph_algo)a);
+      EXPECT_GT(r.pcie_bytes, limit) << graph_algo_name((enum graph_algo)a);
+    }
+  }
+}
+
+TEST(GraphGpufs, LargePages)
+{
+  REQUIRE_GPU();
+  GraphFile f({GRAPH_GEN_UNIFORM, 1, 20000, 8, 6});
+  for (int a = 0; a < GRAPH_NALGOS; a++)
+    run_verified(f, (enum graph_algo)a, GRAPH_V_GPUFS, 0, 65536);
+}
+
+/* uvm and uvm-rm with the GPU's memory but half the graph held */
+TEST(GraphUvm, WithAReservation)
+{
+  REQUIRE_GPU();
+  GraphFile f({GRAPH_GEN_KRONECKER, 1, 16, 16, 7});
+  const uint64_t limit = f.h.file_size / 2;
+  for (enum graph_version v : {GRAPH_V_UVM, GRAPH_V_UVM_RM})
+    for (enum graph_algo a : {GRAPH_BFS, GRAPH_PR})
+      run_verified(f, a, v, limit, 4096);
+}
+
+} // namespace

@@ -8,17 +8,18 @@
  *   the rule it breaks ("--reps abc: an integer from 1 to 100");
  *   inputs and outputs are checked before any long work.
  *
- * A program lists its options in a table and switches on what
- * bench_opts_next returns:
+ * A program lists its options in a table, and its parser returns 0, 1 for
+ * --help or -EINVAL with err, which main hands to bench_opts_exit:
  *
  *   static const struct bench_opt table[] = {{"reps", BENCH_OPT_VALUE, OPT_REPS}, ...};
- *   struct bench_opts p;
  *   bench_opts_init(&p, argc, argv, table, n, err, errlen);
- *   while ((id = bench_opts_next(&p)) > BENCH_OPTS_HELP)
- *     switch (id) { case OPT_REPS: rc = bench_opts_int(&p, 1, 100, &o->reps); ... }
+ *   while (rc == 0 && (id = bench_opts_next(&p)) != BENCH_OPTS_END)
+ *     rc = id == BENCH_OPTS_HELP ? 1 : id < 0 ? id : my_option(&p, id, o);
  *
- * Operands (file names, benchmark names) are argv[p.optind .. argc) once
- * bench_opts_next returned BENCH_OPTS_END (getopt_long moves them there).
+ * where my_option switches on id (case OPT_REPS: return bench_opts_int(p,
+ * 1, 100, &o->reps); ...).  Operands (file names, benchmark names) are
+ * argv[p.optind .. argc) once bench_opts_next returned BENCH_OPTS_END
+ * (getopt_long moves them there).
  * Plain C; not thread-safe (getopt_long's state is global).
  */
 #ifndef BENCH_OPTS_H

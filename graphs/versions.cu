@@ -126,19 +126,26 @@ static int gr_after(struct gr_dev *d, struct graph_run_result *r, int *changed)
   return rc;
 }
 
-template <class Src>
-static int gr_pagerank(const Src &src, struct gr_dev *d, const struct graph_run_opts *o, struct graph_run_result *r)
+/* A round's arguments over d's arrays, the algorithm's own left to fill. */
+static gr_round gr_round_make(struct gr_dev *d, enum graph_algo a)
 {
-  const uint64_t n = d->n;
   gr_round rd;
   memset(&rd, 0, sizeof(rd));
-  rd.a = GRAPH_PR;
-  rd.n = n;
+  rd.a = a;
+  rd.n = d->n;
+  rd.changed = d->flags;
+  rd.err = d->flags + 1;
+  return rd;
+}
+
+template <class Src>
+static int gr_pagerank(const Src &src, struct gr_dev *d, struct graph_run_result *r)
+{
+  const uint64_t n = d->n;
+  gr_round rd = gr_round_make(d, GRAPH_PR);
   rd.contrib = d->contrib;
   rd.rank = d->rank;
   rd.base = (float)((1.0 - GRAPH_PR_DAMPING) / (double)n);
-  rd.changed = d->flags;
-  rd.err = d->flags + 1;
   gr_degree_kernel<<<d->blocks, GR_THREADS>>>(src, n, d->deg, rd.err);
   int rc = gr_after(d, r, NULL);
   for (int it = 0; !rc && it < GRAPH_PR_ITERS; it++) {
@@ -147,7 +154,6 @@ static int gr_pagerank(const Src &src, struct gr_dev *d, const struct graph_run_
     rc = gr_after(d, r, NULL);
     r->rounds = (uint32_t)it + 1;
   }
-  (void)o;
   return rc;
 }
 
@@ -155,13 +161,8 @@ template <class Src>
 static int gr_min_rounds(const Src &src, struct gr_dev *d, const struct graph_run_opts *o, struct graph_run_result *r)
 {
   const uint64_t n = d->n;
-  gr_round rd;
-  memset(&rd, 0, sizeof(rd));
-  rd.a = o->algo;
-  rd.n = n;
+  gr_round rd = gr_round_make(d, o->algo);
   rd.val = d->val;
-  rd.changed = d->flags;
-  rd.err = d->flags + 1;
   gr_init_min<<<d->blocks, GR_THREADS>>>(d->val, d->cur, n, o->algo, o->source);
   int rc = GR_CUDA(r, cudaMemset(d->next, 0, n));
   for (int changed = n > 0; !rc && changed;) {
@@ -186,7 +187,7 @@ template <class Src>
 static int gr_compute(const Src &src, struct gr_dev *d, const struct graph_run_opts *o, void *out,
                       struct graph_run_result *r)
 {
-  int rc = o->algo == GRAPH_PR ? gr_pagerank(src, d, o, r) : gr_min_rounds(src, d, o, r);
+  int rc = o->algo == GRAPH_PR ? gr_pagerank(src, d, r) : gr_min_rounds(src, d, o, r);
   if (!rc)
     rc = GR_CUDA(r, cudaMemcpy(out, o->algo == GRAPH_PR ? (void *)d->rank : (void *)d->val,
                                graph_out_bytes(o->algo) * d->n, cudaMemcpyDeviceToHost));

@@ -196,7 +196,8 @@ ssize_t gpufs_pread(const char *path, void *buf, size_t size, int64_t offset);
  * for 1 s (call it between kernels; the next acquire drops every page);
  * -EAGAIN when the file kept changing while it was read; -ENOMEM, -EIO.
  * Cost: reading the whole file from the host page cache once (several
- * threads), and one small kernel per instance.  A size change is seen at
+ * threads; nothing when the file's size, mtime and ctime are as the last
+ * acquire left them), and one small kernel per instance.  A size change is seen at
  * the next gopen (open descriptors keep their size).  Differences to GAIA:
  * the writer needs no help (no hook in the host's page cache): changes
  * are found by content, so a page rewritten with the same bytes counts as
@@ -207,6 +208,14 @@ ssize_t gpufs_pread(const char *path, void *buf, size_t size, int64_t offset);
  * 0, the first write-back error, -EINVAL when not started, or -errno of
  * the path's lookup.  Device code releases with gfsync. */
 int64_t gpufs_acquire(const char *path);
+/* gpufs_acquire_range(path, offset, len): gpufs_acquire for a caller that
+ * knows what it changed: only the pages of [offset, offset + len) are
+ * hashed and compared (the caller vouches that no other byte changed since
+ * the file's last acquire), so the cost is that range's, not the file's.
+ * A file with no earlier acquire at its current size is acquired whole.
+ * Returns and errors as gpufs_acquire; -EINVAL for offset < 0 or a range
+ * past 2^64. */
+int64_t gpufs_acquire_range(const char *path, int64_t offset, uint64_t len);
 int gpufs_release(const char *path);
 
 /* Register the host file `path` (any name of it) for reads straight from

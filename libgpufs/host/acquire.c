@@ -19,6 +19,7 @@
 
 struct acq_file {
   uint64_t dev, ino, size;
+  int64_t mtime_ns, ctime_ns; /* the file's at the acquire that recorded it */
   uint32_t page;
   uint64_t npages;
   uint64_t *hash;
@@ -46,10 +47,12 @@ void gpufs_acq_table_destroy(struct gpufs_acq_table *t)
   free(t);
 }
 
-/* One thread's share of gpufs_acq_hash: pages [p0, p1). */
+static int64_t acq_ns(struct timespec t) { return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec; }
+
+/* One thread's share of gpufs_acq_hash: pages [p0, p1), into out[p - first]. */
 struct acq_part {
   const uint8_t *base;
-  uint64_t size, p0, p1;
+  uint64_t size, first, p0, p1;
   uint32_t page;
   uint64_t *out;
 };
@@ -60,25 +63,28 @@ static void *acq_hash_part(void *arg)
   for (uint64_t p = a->p0; p < a->p1; p++) {
     const uint64_t off = p * a->page;
     const uint64_t len = a->size - off < a->page ? a->size - off : a->page;
-    a->out[p] = XXH3_64bits(a->base + off, (size_t)len);
+    a->out[p - a->first] = XXH3_64bits(a->base + off, (size_t)len);
   }
   return NULL;
 }
 
-int gpufs_acq_hash(int fd, uint64_t size, uint32_t page, uint32_t nthreads, uint64_t *out)
+int gpufs_acq_hash(int fd, const struct gpufs_acq_pages *pg, uint32_t nthreads, uint64_t *out)
 {
-  if (size == 0) return 0;
-  void *base = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
+  const uint64_t npages = (pg->size + pg->page - 1) / pg->page;
+  const uint64_t p1 = pg->p1 < npages ? pg->p1 : npages, n = p1 > pg->p0 ? p1 - pg->p0 : 0;
+  if (n == 0) return 0;
+  void *base = mmap(NULL, pg->size, PROT_READ, MAP_SHARED, fd, 0);
   if (base == MAP_FAILED) return -errno;
-  madvise(base, size, MADV_SEQUENTIAL);
-  const uint64_t npages = (size + page - 1) / page;
+  madvise(base, pg->size, MADV_SEQUENTIAL);
   uint64_t k = nthreads < 1 ? 1 : nthreads > ACQ_MAX_THREADS ? ACQ_MAX_THREADS : nthreads;
-  if (k > npages) k = npages;
+  if (k > n) k = n;
   struct acq_part part[ACQ_MAX_THREADS];
   pthread_t th[ACQ_MAX_THREADS];
   int started[ACQ_MAX_THREADS] = {0};
   for (uint64_t i = 0; i < k; i++) {
-    part[i] = (struct acq_part){base, size, npages * i / k, npages * (i + 1) / k, page, out};
+    part[i] = (struct acq_part){.base = base, .size = pg->size, .first = pg->p0,
+                                .p0 = pg->p0 + n * i / k, .p1 = pg->p0 + n * (i + 1) / k,
+                                .page = pg->page, .out = out};
     /* a thread that cannot start leaves its share to the caller */
     if (i > 0) started[i] = pthread_create(&th[i], NULL, acq_hash_part, &part[i]) == 0;
   }
@@ -86,7 +92,7 @@ int gpufs_acq_hash(int fd, uint64_t size, uint32_t page, uint32_t nthreads, uint
     if (!started[i]) acq_hash_part(&part[i]);
   for (uint64_t i = 1; i < k; i++)
     if (started[i]) pthread_join(th[i], NULL);
-  munmap(base, size);
+  munmap(base, pg->size);
   return 0;
 }
 
@@ -144,6 +150,37 @@ int gpufs_acq_update(struct gpufs_acq_table *t, const struct stat *st, uint32_t 
   f->size = size;
   f->page = page;
   f->npages = npages;
+  f->mtime_ns = acq_ns(st->st_mtim);
+  f->ctime_ns = acq_ns(st->st_ctim);
+  return 0;
+}
+
+int gpufs_acq_unchanged(struct gpufs_acq_table *t, const struct stat *st, uint32_t page)
+{
+  const struct acq_file *f = *acq_find(t, st);
+  return f && f->size == (uint64_t)st->st_size && f->page == page &&
+         f->mtime_ns == acq_ns(st->st_mtim) && f->ctime_ns == acq_ns(st->st_ctim);
+}
+
+int gpufs_acq_update_range(struct gpufs_acq_table *t, const struct stat *st,
+                           const struct gpufs_acq_pages *pg, const uint64_t *hash,
+                           uint64_t **changed, uint64_t *nchanged)
+{
+  struct acq_file *f = *acq_find(t, st);
+  if (!f || f->size != (uint64_t)st->st_size || f->page != pg->page) return -ENOENT;
+  const uint64_t p1 = pg->p1 < f->npages ? pg->p1 : f->npages;
+  uint64_t count = 0;
+  *changed = NULL;
+  *nchanged = 0;
+  for (uint64_t p = pg->p0; p < p1; p++) count += f->hash[p] != hash[p - pg->p0];
+  if (count && !(*changed = malloc(count * sizeof(uint64_t)))) return -ENOMEM;
+  for (uint64_t p = pg->p0; p < p1; p++)
+    if (f->hash[p] != hash[p - pg->p0]) {
+      (*changed)[(*nchanged)++] = p;
+      f->hash[p] = hash[p - pg->p0];
+    }
+  f->mtime_ns = acq_ns(st->st_mtim);
+  f->ctime_ns = acq_ns(st->st_ctim);
   return 0;
 }
 

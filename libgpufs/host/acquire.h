@@ -29,10 +29,30 @@ struct gpufs_acq_table;
 int gpufs_acq_table_create(struct gpufs_acq_table **out);
 void gpufs_acq_table_destroy(struct gpufs_acq_table *t);
 
-/* Hash pages [0, npages) of the file behind fd, `page` bytes each (the
- * last one up to size), into out[], with up to nthreads threads (at
- * least 1).  0, or -errno (the file could not be mapped or read). */
-int gpufs_acq_hash(int fd, uint64_t size, uint32_t page, uint32_t nthreads, uint64_t *out);
+/* Hash pages [p0, p1) of the file behind fd (size bytes), `page` bytes
+ * each (the last one up to size), into out[0 .. p1 - p0), with up to
+ * nthreads threads (at least 1).  0, or -errno (the file could not be
+ * mapped or read). */
+struct gpufs_acq_pages {
+  uint64_t size;
+  uint32_t page;
+  uint64_t p0, p1;
+};
+int gpufs_acq_hash(int fd, const struct gpufs_acq_pages *pg, uint32_t nthreads, uint64_t *out);
+
+/* 1 when t's record of the file st names is of st's size, mtime and ctime
+ * at this page size (nothing changed since its last acquire), else 0. */
+int gpufs_acq_unchanged(struct gpufs_acq_table *t, const struct stat *st, uint32_t page);
+
+/* gpufs_acquire_range: like gpufs_acq_update for pages [pg->p0, pg->p1)
+ * alone (hash holds their hashes; the caller vouches that no other page
+ * changed), when t has a record of the file at st's size and this page
+ * size: 0, *changed, *nchanged, and those hashes and st's times recorded
+ * (hash stays the caller's).  -ENOENT when there is no such record (a full
+ * acquire is needed), -ENOMEM. */
+int gpufs_acq_update_range(struct gpufs_acq_table *t, const struct stat *st,
+                           const struct gpufs_acq_pages *pg, const uint64_t *hash,
+                           uint64_t **changed, uint64_t *nchanged);
 
 /* The pages whose hash differs from what t recorded for the file st
  * names (every page when t has no record of it at this size and page

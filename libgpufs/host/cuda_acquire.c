@@ -4,7 +4,9 @@
  * the host without a close and open, re-reading only the pages whose
  * bytes changed.
  *
- *   fstat; hash every page from the host page cache (acquire.c), by
+ *   fstat: a file as the last acquire left it has nothing to do; else
+ *     hash every page from the host page cache (acquire.c; only the
+ *     range's pages for gpufs_acquire_range once the file is known), by
  *     several threads; fstat again: a file that moved meanwhile is hashed
  *     again (at most ACQ_TRIES times, then -EAGAIN)
  *   the pages whose hash differs from the file's last acquire (all of
@@ -18,6 +20,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -42,19 +45,24 @@ static int acq_same(const struct stat *a, const struct stat *b)
          a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
 }
 
-/* Hash fd's file until two fstats around the hashing agree: *st and
- * *hash (malloc'd, the caller frees).  0 or -errno. */
-static int acq_hash_stable(int fd, uint32_t page, struct stat *st, uint64_t **hash)
+/* Hash pages [p0, p1) of fd's file (all of them: p1 = UINT64_MAX) until
+ * two fstats around the hashing agree: *st and *hash (malloc'd, the
+ * caller frees; pg gets the size and the pages hashed).  0 or -errno. */
+static int acq_hash_stable(int fd, struct gpufs_acq_pages *pg, struct stat *st, uint64_t **hash)
 {
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   const uint32_t threads = cpus > 0 && (uint64_t)cpus < ACQ_THREADS ? (uint32_t)cpus : ACQ_THREADS;
+  const uint64_t want = pg->p1;
   for (int t = 0; t < ACQ_TRIES; t++) {
     struct stat after;
     if (fstat(fd, st) != 0) return -errno;
     if (!S_ISREG(st->st_mode)) return S_ISDIR(st->st_mode) ? -EISDIR : -EINVAL;
-    const uint64_t npages = ((uint64_t)st->st_size + page - 1) / page;
-    if (!(*hash = malloc((npages ? npages : 1) * sizeof(uint64_t)))) return -ENOMEM;
-    int rc = gpufs_acq_hash(fd, (uint64_t)st->st_size, page, threads, *hash);
+    const uint64_t npages = ((uint64_t)st->st_size + pg->page - 1) / pg->page;
+    pg->size = (uint64_t)st->st_size;
+    pg->p1 = want < npages ? want : npages;
+    if (pg->p0 > pg->p1) pg->p0 = pg->p1;
+    if (!(*hash = malloc((pg->p1 - pg->p0 + 1) * sizeof(uint64_t)))) return -ENOMEM;
+    int rc = gpufs_acq_hash(fd, pg, threads, *hash);
     if (rc == 0 && fstat(fd, &after) != 0) rc = -errno;
     if (rc == 0 && acq_same(st, &after)) return 0;
     free(*hash);
@@ -63,6 +71,31 @@ static int acq_hash_stable(int fd, uint32_t page, struct stat *st, uint64_t **ha
   }
   gpufs_set_detail("the file kept changing while gpufs_acquire read it");
   return -EAGAIN;
+}
+
+/* The pages of fd's file that changed since its last acquire, and *st:
+ * only those of *range (bytes) when the table knows the file at its size,
+ * else all of them.  0 or -errno. */
+static int acq_changed(struct gpufs_acq_table *t, int fd, uint32_t page,
+                       const struct gpufs_acq_range *range, struct stat *st, uint64_t **changed,
+                       uint64_t *nchanged)
+{
+  uint64_t *hash = NULL;
+  *changed = NULL;
+  *nchanged = 0;
+  if (fstat(fd, st) != 0) return -errno;
+  if (S_ISREG(st->st_mode) && gpufs_acq_unchanged(t, st, page)) return 0; /* nothing to read */
+  if (range && range->len > 0) {
+    struct gpufs_acq_pages pg = {0, page, (uint64_t)range->off / page,
+                                 ((uint64_t)range->off + range->len + page - 1) / page};
+    int rc = acq_hash_stable(fd, &pg, st, &hash);
+    if (rc == 0) rc = gpufs_acq_update_range(t, st, &pg, hash, changed, nchanged);
+    free(hash);
+    if (rc != -ENOENT) return rc; /* else: no record of this shape, read it all */
+  }
+  struct gpufs_acq_pages all = {0, page, 0, UINT64_MAX};
+  int rc = acq_hash_stable(fd, &all, st, &hash);
+  return rc ? rc : gpufs_acq_update(t, st, page, hash, changed, nchanged);
 }
 
 /* Drop pages[0, n) of file id from instance in's cache, trying pages in
@@ -103,17 +136,18 @@ fail:
 }
 
 int64_t gpufs_runtime_acquire(struct gpufs_instances *all, struct gpufs_daemon *daemon,
-                              struct gpufs_acq_table *t, const char *path)
+                              struct gpufs_acq_table *t, const char *path,
+                              const struct gpufs_acq_range *range)
 {
   if (!path) return -EFAULT;
+  if (range && (range->off < 0 || range->len > UINT64_MAX - (uint64_t)range->off)) return -EINVAL;
   const int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return -errno;
   const uint32_t page = all->in[0]->dev.cache.page_size;
   struct stat st;
-  uint64_t *hash = NULL, *changed = NULL, nchanged = 0, dropped = 0;
-  int rc = acq_hash_stable(fd, page, &st, &hash);
+  uint64_t *changed = NULL, nchanged = 0, dropped = 0;
+  int rc = acq_changed(t, fd, page, range, &st, &changed, &nchanged);
   close(fd);
-  if (rc == 0) rc = gpufs_acq_update(t, &st, page, hash, &changed, &nchanged);
   struct gpufs_hostfiles *hf = gpufs_daemon_files(daemon);
   struct gpufs_hostfile_id id;
   /* no GPU opened the file: none caches any of it */

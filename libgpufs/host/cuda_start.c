@@ -550,12 +550,21 @@ ssize_t gpufs_pread(const char *path, void *buf, size_t size, int64_t offset)
   return r;
 }
 
-int64_t gpufs_acquire(const char *path)
+/* gpufs_acquire and gpufs_acquire_range: range NULL for the whole file. */
+static int64_t acquire(const char *path, const struct gpufs_acq_range *range)
 {
   const int clean = api_lock();
-  const int64_t r = rt ? gpufs_runtime_acquire(&rt->all, rt->daemon, rt->acq, path) : -EINVAL;
+  const int64_t r = rt ? gpufs_runtime_acquire(&rt->all, rt->daemon, rt->acq, path, range) : -EINVAL;
   api_unlock(clean);
   return r;
+}
+
+int64_t gpufs_acquire(const char *path) { return acquire(path, NULL); }
+
+int64_t gpufs_acquire_range(const char *path, int64_t offset, uint64_t len)
+{
+  const struct gpufs_acq_range r = {offset, len};
+  return acquire(path, &r);
 }
 
 int gpufs_release(const char *path)

@@ -107,11 +107,18 @@ int gpufs_instance_stats(const struct gpufs_instance *in, const struct gpufs_dae
 ssize_t gpufs_runtime_pread(struct gpufs_instances *all, struct gpufs_daemon *daemon,
                             const char *path, void *buf, size_t size, int64_t offset);
 
-/* gpufs_acquire's work (cuda_acquire.c), with the runtime locked: the
- * pages dropped from the instances' caches, or -errno. */
+/* gpufs_acquire's work (cuda_acquire.c), with the runtime locked, over
+ * the whole file (range NULL) or the pages of [off, off + len)
+ * (gpufs_acquire_range): the pages dropped from the instances' caches, or
+ * -errno. */
 struct gpufs_acq_table;
+struct gpufs_acq_range {
+  int64_t off;
+  uint64_t len;
+};
 int64_t gpufs_runtime_acquire(struct gpufs_instances *all, struct gpufs_daemon *daemon,
-                              struct gpufs_acq_table *t, const char *path);
+                              struct gpufs_acq_table *t, const char *path,
+                              const struct gpufs_acq_range *range);
 
 /* sum += one, field by field (chain_max: the larger). */
 void gpufs_stats_add(struct gpufs_stats *sum, const struct gpufs_stats *one);

@@ -131,6 +131,29 @@ TEST_F(AcquireTest, OnlyTheChangedPagesAreReadAgain)
   EXPECT_EQ(0, host_close(fd));
 }
 
+/* gpufs_acquire_range hashes only its pages; an acquire of a file as the
+ * last acquire left it reads nothing and drops nothing. */
+TEST_F(AcquireTest, ARangeAcquireLooksAtItsPagesAlone)
+{
+  make(61);
+  start();
+  int fd = host_open(path);
+  ASSERT_GE(fd, 0);
+  read_check(fd, "first read");
+  EXPECT_EQ((int64_t)kPages, gpufs_acquire_range(path.c_str(), 0, kPage)) << "the first: whole";
+  read_check(fd, "refilled");
+  cpu_write(20 * kPage + 9, 4, 62);
+  EXPECT_EQ(1, gpufs_acquire_range(path.c_str(), 20 * kPage, kPage));
+  EXPECT_EQ(1u, read_check(fd, "page 20"));
+  EXPECT_EQ(0, gpufs_acquire(path.c_str())) << "unchanged since";
+  EXPECT_EQ(0u, read_check(fd, "nothing dropped"));
+  cpu_write(40 * kPage + kPage - 1, 2, 63); /* pages 40 and 41 */
+  EXPECT_EQ(2, gpufs_acquire_range(path.c_str(), 40 * kPage + 100, kPage));
+  EXPECT_EQ(2u, read_check(fd, "pages 40 and 41"));
+  EXPECT_EQ(-EINVAL, gpufs_acquire_range(path.c_str(), -1, 10));
+  EXPECT_EQ(0, host_close(fd));
+}
+
 TEST_F(AcquireTest, TheFirstAcquireDropsEveryCachedPage)
 {
   make(21);

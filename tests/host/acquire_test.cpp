@@ -42,7 +42,8 @@ struct Acquire : ::testing::Test {
     EXPECT_EQ(0, fstat(fd, &st));
     const uint64_t npages = ((uint64_t)st.st_size + page - 1) / page;
     uint64_t *hash = (uint64_t *)malloc((npages ? npages : 1) * sizeof(uint64_t));
-    EXPECT_EQ(0, gpufs_acq_hash(fd, (uint64_t)st.st_size, page, nthreads, hash));
+    const gpufs_acq_pages pg = {(uint64_t)st.st_size, page, 0, npages};
+    EXPECT_EQ(0, gpufs_acq_hash(fd, &pg, nthreads, hash));
     close(fd);
     uint64_t *changed = nullptr, n = 0;
     EXPECT_EQ(0, gpufs_acq_update(t, &st, page, hash, &changed, &n));
@@ -73,13 +74,18 @@ TEST_F(Acquire, ThreadsAgreeAndTheLastPageCounts)
   int fd = open(f.c_str(), O_RDONLY);
   ASSERT_GE(fd, 0);
   std::vector<uint64_t> one(38), many(38);
-  ASSERT_EQ(0, gpufs_acq_hash(fd, size, kPage, 1, one.data()));
-  ASSERT_EQ(0, gpufs_acq_hash(fd, size, kPage, 16, many.data()));
+  const gpufs_acq_pages pg = {size, kPage, 0, 38};
+  ASSERT_EQ(0, gpufs_acq_hash(fd, &pg, 1, one.data()));
+  ASSERT_EQ(0, gpufs_acq_hash(fd, &pg, 16, many.data()));
+  std::vector<uint64_t> part(5);
+  const gpufs_acq_pages mid = {size, kPage, 30, 35};
+  ASSERT_EQ(0, gpufs_acq_hash(fd, &mid, 2, part.data()));
+  for (int i = 0; i < 5; i++) EXPECT_EQ(one[30 + i], part[i]) << "a range's pages";
   EXPECT_EQ(one, many);
   close(fd);
   write_at(f, size - 1, "x"); /* the partial page's last byte */
   fd = open(f.c_str(), O_RDONLY);
-  ASSERT_EQ(0, gpufs_acq_hash(fd, size, kPage, 3, many.data()));
+  ASSERT_EQ(0, gpufs_acq_hash(fd, &pg, 3, many.data()));
   close(fd);
   for (uint64_t p = 0; p < 37; p++) EXPECT_EQ(one[p], many[p]) << p;
   EXPECT_NE(one[37], many[37]);
@@ -102,6 +108,44 @@ TEST_F(Acquire, ReportsExactlyThePagesThatChanged)
   EXPECT_EQ(all(npages), acquire(f)) << "all pages";
   ASSERT_EQ(0, write_pattern_file(f, npages * kPage, 6));
   EXPECT_TRUE(acquire(f).empty()) << "the same bytes written again";
+}
+
+/* Unchanged since the last acquire (size, mtime, ctime): nothing to hash.
+ * A range acquire compares only its pages, once the file is known. */
+TEST_F(Acquire, UnchangedFilesAndRanges)
+{
+  const std::string f = dir.file("r");
+  ASSERT_EQ(0, write_pattern_file(f, 16 * kPage, 8));
+  struct stat st;
+  ASSERT_EQ(0, stat(f.c_str(), &st));
+  EXPECT_EQ(0, gpufs_acq_unchanged(t, &st, kPage)) << "no record";
+  acquire(f);
+  EXPECT_EQ(1, gpufs_acq_unchanged(t, &st, kPage));
+  EXPECT_EQ(0, gpufs_acq_unchanged(t, &st, 2 * kPage)) << "another page size";
+  write_at(f, 5 * kPage, "z");
+  write_at(f, 12 * kPage, "z");
+  ASSERT_EQ(0, stat(f.c_str(), &st));
+  EXPECT_EQ(0, gpufs_acq_unchanged(t, &st, kPage)) << "written";
+  /* the range [4, 8) of pages: page 5 found, page 12 left (the caller said
+   * nothing else changed) */
+  int fd = open(f.c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0);
+  const gpufs_acq_pages pg = {16 * kPage, kPage, 4, 8};
+  uint64_t h[4];
+  ASSERT_EQ(0, gpufs_acq_hash(fd, &pg, 2, h));
+  close(fd);
+  uint64_t *changed = nullptr, n = 0;
+  ASSERT_EQ(0, gpufs_acq_update_range(t, &st, &pg, h, &changed, &n));
+  ASSERT_EQ(1u, n);
+  EXPECT_EQ(5u, changed[0]);
+  free(changed);
+  EXPECT_EQ(1, gpufs_acq_unchanged(t, &st, kPage)) << "the range's acquire took the times";
+  EXPECT_EQ(std::vector<uint64_t>{12}, acquire(f)) << "a whole hash finds what the range left";
+  const std::string g = dir.file("unknown");
+  ASSERT_EQ(0, write_pattern_file(g, 4 * kPage, 9));
+  struct stat sg;
+  ASSERT_EQ(0, stat(g.c_str(), &sg));
+  EXPECT_EQ(-ENOENT, gpufs_acq_update_range(t, &sg, &pg, h, &changed, &n)) << "no record: acquire it whole";
 }
 
 TEST_F(Acquire, AnotherShapeReportsEveryPage)

@@ -6,7 +6,7 @@
 #                      and uvm's GPU memory a quarter of each graph; rows in
 #                      docs/results/graphs-latest.jsonl, the table last, the
 #                      plot docs/results/graphs.svg (python3-matplotlib)
-#   make graphs-quick  the same on small graphs (under a minute), rows in the
+#   make graphs-quick  the same on small graphs (about a minute), rows in the
 #                      build folder
 #   GRAPH_ARGS         more options ($(BUILD)/graphs/graphs --help)
 #

@@ -24,7 +24,9 @@ const char graph_usage[] =
     "                     rest of the GPU held by a reservation); Nx: the graph's size / N\n"
     "  --page SIZE        libgpufs's page size (default 4K)\n"
     "  --reps N           timed runs per version, the median kept (default 1)\n"
-    "  --quick            --graphs kron:18,uniform:256k (under a minute)\n"
+    "  --cap SECONDS      a GPU version stops between rounds after this long: its row is capped, its\n"
+    "                     time a lower bound (default 60; uvm thrashes when the graph does not fit)\n"
+    "  --quick            --graphs kron:18,uniform:256k --cap 2 (about a minute)\n"
     "  --dir DIR          where the graph files are kept (default /tmp/gpufs_graphs)\n"
     "  --out FILE         append one JSON row per graph, algorithm and version to FILE\n"
     "  --threads N        host threads of the cpu version and the loaders (default: every core)\n"
@@ -33,7 +35,7 @@ const char graph_usage[] =
 
 enum {
   GO_GRAPHS = BENCH_OPTS_FIRST, GO_INPUT, GO_EDGE_FACTOR, GO_SEED, GO_ALGOS, GO_VERSIONS, GO_LIMIT, GO_PAGE,
-  GO_REPS, GO_QUICK, GO_DIR, GO_OUT, GO_THREADS, GO_DEVICE, GO_REGEN,
+  GO_REPS, GO_QUICK, GO_DIR, GO_OUT, GO_THREADS, GO_DEVICE, GO_REGEN, GO_CAP,
 };
 
 static const struct bench_opt graph_opt_table[] = {
@@ -44,7 +46,7 @@ static const struct bench_opt graph_opt_table[] = {
     {"reps", BENCH_OPT_VALUE, GO_REPS},       {"quick", BENCH_OPT_FLAG, GO_QUICK},
     {"dir", BENCH_OPT_VALUE, GO_DIR},         {"out", BENCH_OPT_VALUE, GO_OUT},
     {"threads", BENCH_OPT_VALUE, GO_THREADS}, {"device", BENCH_OPT_VALUE, GO_DEVICE},
-    {"regen", BENCH_OPT_FLAG, GO_REGEN},
+    {"regen", BENCH_OPT_FLAG, GO_REGEN},      {"cap", BENCH_OPT_VALUE, GO_CAP},
 };
 
 /* --algos, --versions: a list of names (bench_opts_names), kept in the
@@ -121,15 +123,21 @@ static int graph_parse_limit(struct bench_opts *p, struct graph_options *o)
   return bench_opts_size(p, 16ull << 20, 1ull << 40, &o->limit);
 }
 
-static int graph_option(struct bench_opts *p, int id, struct graph_options *o, uint64_t *ef, uint64_t *seed)
+/* What the user gave, for --quick's defaults. */
+struct graph_given {
+  uint64_t ef, seed;
+  int cap, quick;
+};
+
+static int graph_option(struct bench_opts *p, int id, struct graph_options *o, struct graph_given *g)
 {
   uint64_t page;
   int rc;
   switch (id) {
   case GO_GRAPHS: return graph_parse_graphs(p, p->val, o);
   case GO_INPUT: return bench_opts_string(p, o->input, sizeof(o->input));
-  case GO_EDGE_FACTOR: return bench_opts_u64(p, 1, 1024, ef);
-  case GO_SEED: return bench_opts_u64(p, 0, UINT64_MAX, seed);
+  case GO_EDGE_FACTOR: return bench_opts_u64(p, 1, 1024, &g->ef);
+  case GO_SEED: return bench_opts_u64(p, 0, UINT64_MAX, &g->seed);
   case GO_ALGOS: return graph_parse_list(p, graph_algo_names, GRAPH_NALGOS, "algorithm", o->algos, &o->nalgos);
   case GO_VERSIONS:
     return graph_parse_list(p, graph_version_names, GRAPH_NVERSIONS, "version", o->versions, &o->nversions);
@@ -142,7 +150,8 @@ static int graph_option(struct bench_opts *p, int id, struct graph_options *o, u
     o->page = (uint32_t)page;
     return 0;
   case GO_REPS: return bench_opts_int(p, 1, 100, &o->reps);
-  case GO_QUICK: return graph_parse_graphs(p, "kron:18,uniform:256k", o);
+  case GO_QUICK: g->quick = 1; return graph_parse_graphs(p, "kron:18,uniform:256k", o);
+  case GO_CAP: g->cap = 1; return bench_opts_double(p, 0, 86400, &o->cap_s);
   case GO_DIR: return bench_opts_string(p, o->dir, sizeof(o->dir) - 64);
   case GO_OUT: return bench_opts_string(p, o->out, sizeof(o->out));
   case GO_THREADS: return bench_opts_int(p, 1, 256, &o->threads);
@@ -155,7 +164,7 @@ static int graph_option(struct bench_opts *p, int id, struct graph_options *o, u
 int graph_parse_options(int argc, char **argv, struct graph_options *o, char *err, size_t errlen)
 {
   struct bench_opts p;
-  uint64_t ef = 16, seed = 1;
+  struct graph_given g = {16, 1, 0, 0};
   int id, rc = 0;
   memset(o, 0, sizeof(*o));
   o->reps = 1;
@@ -168,7 +177,7 @@ int graph_parse_options(int argc, char **argv, struct graph_options *o, char *er
   bench_opts_init(&p, argc, argv, graph_opt_table, sizeof(graph_opt_table) / sizeof(graph_opt_table[0]), err,
                   errlen);
   while (!rc && (id = bench_opts_next(&p)) > BENCH_OPTS_HELP)
-    rc = graph_option(&p, id, o, &ef, &seed);
+    rc = graph_option(&p, id, o, &g);
   if (rc)
     return rc;
   if (id == BENCH_OPTS_HELP)
@@ -184,9 +193,11 @@ int graph_parse_options(int argc, char **argv, struct graph_options *o, char *er
   }
   for (int i = 0; i < o->ngraphs; i++) {
     o->graphs[i].weighted = 1;
-    o->graphs[i].edge_factor = ef;
-    o->graphs[i].seed = seed;
+    o->graphs[i].edge_factor = g.ef;
+    o->graphs[i].seed = g.seed;
   }
+  if (!g.cap)
+    o->cap_s = g.quick ? 2 : 60;
   if (o->input[0])
     o->ngraphs = 0;
   return 0;

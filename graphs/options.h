@@ -34,6 +34,7 @@ struct graph_options {
   int threads;
   int device;
   int regen;
+  double cap_s;          /* --cap: a GPU version's time cap, seconds */
 };
 
 extern const char graph_usage[];

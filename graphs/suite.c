@@ -38,13 +38,22 @@ static const struct graph_entry *graph_find(const char *graph, enum graph_algo a
   return NULL;
 }
 
-/* base's time / e's time: NaN when either did not verify */
-static double graph_ratio(const struct graph_entry *e, enum graph_version base)
+/* base's time / e's time: NaN when e did not verify or base neither
+ * verified nor stopped at the time cap; *lower (may be NULL) is set when
+ * base stopped at the cap: its time, and so the ratio, is a lower bound. */
+static double graph_ratio_of(const struct graph_entry *e, enum graph_version base, int *lower)
 {
   const struct graph_entry *b = graph_find(e->graph, e->a, base);
-  if (!b || !b->verified || !e->verified || !(e->r.e2e_s > 0))
+  if (!b || !(b->verified || b->r.capped) || !e->verified || !(e->r.e2e_s > 0))
     return NAN;
+  if (lower)
+    *lower |= b->r.capped;
   return b->r.e2e_s / e->r.e2e_s;
+}
+
+static double graph_ratio(const struct graph_entry *e, enum graph_version base)
+{
+  return graph_ratio_of(e, base, NULL);
 }
 
 static void graph_row(const struct graph_options *o, const struct graph_suite_graph *sg, const struct graph_entry *e)
@@ -57,12 +66,14 @@ static void graph_row(const struct graph_options *o, const struct graph_suite_gr
     bench_fmt_size(limit, lim, sizeof(lim));
   else
     snprintf(lim, sizeof(lim), "none");
-  snprintf(config, sizeof(config), "graph=%s version=%s limit=%s page=%u reps=%d", e->graph,
-           graph_version_name(e->v), lim, o->page, o->reps);
-  bench_row_init(&row, graph_algo_name(e->a), config, e->verified ? e->r.e2e_s : NAN, "s");
+  snprintf(config, sizeof(config), "graph=%s version=%s limit=%s page=%u reps=%d cap=%gs", e->graph,
+           graph_version_name(e->v), lim, o->page, o->reps, o->cap_s);
+  bench_row_init(&row, graph_algo_name(e->a), config, e->verified || e->r.capped ? e->r.e2e_s : NAN, "s");
   if (e->v != GRAPH_V_CPU)
     bench_row_baseline(&row, "cpu", cpu && cpu->verified ? cpu->r.e2e_s : NAN);
-  if (e->r.na)
+  if (e->r.capped)
+    bench_row_status(&row, BENCH_CAPPED, "%s: the time is a lower bound", e->r.why);
+  else if (e->r.na)
     bench_row_status(&row, BENCH_NA, "%s", e->r.why);
   else if (!e->verified)
     bench_row_status(&row, BENCH_FAILED, "%s", e->r.why);
@@ -81,7 +92,7 @@ static void graph_row(const struct graph_options *o, const struct graph_suite_gr
   bench_row_f64(&row, "x_zero_copy", graph_ratio(e, GRAPH_V_ZERO_COPY));
   bench_row_f64(&row, "x_uvm", graph_ratio(e, GRAPH_V_UVM));
   bench_row_f64(&row, "x_uvm_rm", graph_ratio(e, GRAPH_V_UVM_RM));
-  bench_row_str(&row, "verified", e->verified ? "yes" : "no");
+  bench_row_str(&row, "verified", e->verified ? "yes" : e->r.capped ? "capped" : "no");
   if (e->r.has_stats) {
     bench_row_u64(&row, "misses", e->r.st.misses);
     bench_row_u64(&row, "hits", e->r.st.hits);
@@ -116,7 +127,7 @@ static void graph_run_one(const struct graph_options *o, const struct graph_suit
 static int graph_algo_runs(const struct graph_options *o, const struct graph_suite_graph *sg, enum graph_algo a,
                            void *ref, void *out)
 {
-  struct graph_run_opts ro = {sg->path, &sg->g, &sg->h, a, sg->source, 0, o->page, o->threads, o->device};
+  struct graph_run_opts ro = {sg->path, &sg->g, &sg->h, a, sg->source, 0, o->page, o->threads, o->device, o->cap_s};
   int failed = 0;
   ro.limit = graph_limit_for(o, sg->h.file_size, o->page);
   for (int v = 0; v < GRAPH_NVERSIONS; v++) { /* table order: baselines before their ratios */
@@ -134,7 +145,7 @@ static int graph_algo_runs(const struct graph_options *o, const struct graph_sui
     graph_run_one(o, sg, &ro, ref, out, e);
     fprintf(stderr, "graphs: %s %s %-9s %8.4f s  %s\n", sg->name, graph_algo_name(a), graph_version_name(e->v),
             e->r.e2e_s, e->verified ? "verified" : e->r.why);
-    failed |= !e->verified && !e->r.na;
+    failed |= !e->verified && !e->r.na && !e->r.capped;
     graph_row(o, sg, e);
   }
   return failed;
@@ -174,7 +185,12 @@ int graph_suite_run(const struct graph_options *o, const struct graph_suite_grap
   return failed ? -EIO : 0;
 }
 
-static void graph_cell(char *buf, size_t len, double v, const char *fmt) { bench_fmt_value(buf, len, v, fmt); }
+/* A ratio's cell: "+" after it when the baseline stopped at the cap. */
+static void graph_ratio_cell(char *buf, size_t len, const struct graph_entry *e, enum graph_version base)
+{
+  int lower = 0;
+  bench_fmt_value(buf, len, graph_ratio_of(e, base, &lower), lower ? "%.2fx+" : "%.2fx");
+}
 
 /* gpufs against each baseline: the geometric mean over the algorithms of each graph */
 static void graph_means(void)
@@ -199,16 +215,16 @@ static void graph_means(void)
       continue;
     for (size_t b = 0; b < sizeof(base) / sizeof(base[0]); b++) {
       double lg = 0;
-      int k = 0;
+      int k = 0, lower = 0;
       for (int j = i; j < graph_nentries; j++)
         if (!strcmp(graph_entries[j].graph, e->graph) && graph_entries[j].v == GRAPH_V_GPUFS) {
-          const double x = graph_ratio(&graph_entries[j], base[b].v);
+          const double x = graph_ratio_of(&graph_entries[j], base[b].v, &lower);
           if (!isnan(x))
             lg += log(x), k++;
         }
       if (k)
-        printf("  %-22s x %-9s %6.2fx  (target %s, %d algorithms)\n", e->graph, graph_version_name(base[b].v),
-               exp(lg / k), base[b].target, k);
+        printf("  %-22s x %-9s %6.2fx%s (target %s, %d algorithms)\n", e->graph, graph_version_name(base[b].v),
+               exp(lg / k), lower ? "+" : " ", base[b].target, k);
     }
   }
 }
@@ -221,19 +237,20 @@ void graph_suite_table(const struct graph_options *o)
          "x cpu", "x resid", "x zcopy", "x uvm", "PCIe GB", "rounds", "verified");
   for (int i = 0; i < graph_nentries; i++) {
     const struct graph_entry *e = &graph_entries[i];
-    graph_cell(e2e, sizeof(e2e), e->verified ? e->r.e2e_s : NAN, "%.4f");
-    graph_cell(load, sizeof(load), e->verified && e->v != GRAPH_V_CPU ? e->r.load_s : NAN, "%.4f");
-    graph_cell(xc, sizeof(xc), graph_ratio(e, GRAPH_V_CPU), "%.2fx");
-    graph_cell(xr, sizeof(xr), graph_ratio(e, GRAPH_V_RESIDENT), "%.2fx");
-    graph_cell(xz, sizeof(xz), graph_ratio(e, GRAPH_V_ZERO_COPY), "%.2fx");
-    graph_cell(xu, sizeof(xu), graph_ratio(e, GRAPH_V_UVM), "%.2fx");
-    graph_cell(pcie, sizeof(pcie), e->r.pcie_known ? e->r.pcie_bytes / 1e9 : NAN, "%.3f");
-    graph_cell(rounds, sizeof(rounds), e->r.rounds ? (double)e->r.rounds : NAN, "%.0f");
+    bench_fmt_value(e2e, sizeof(e2e), e->verified || e->r.capped ? e->r.e2e_s : NAN, e->r.capped ? ">%.2f" : "%.4f");
+    bench_fmt_value(load, sizeof(load), e->verified && e->v != GRAPH_V_CPU ? e->r.load_s : NAN, "%.4f");
+    graph_ratio_cell(xc, sizeof(xc), e, GRAPH_V_CPU);
+    graph_ratio_cell(xr, sizeof(xr), e, GRAPH_V_RESIDENT);
+    graph_ratio_cell(xz, sizeof(xz), e, GRAPH_V_ZERO_COPY);
+    graph_ratio_cell(xu, sizeof(xu), e, GRAPH_V_UVM);
+    bench_fmt_value(pcie, sizeof(pcie), e->r.pcie_known ? e->r.pcie_bytes / 1e9 : NAN, "%.3f");
+    bench_fmt_value(rounds, sizeof(rounds), e->r.rounds ? (double)e->r.rounds : NAN, "%.0f");
     printf("%-22s %-5s %-9s %9s %9s %8s %8s %8s %8s %8s %6s %s\n", e->graph, graph_algo_name(e->a),
            graph_version_name(e->v), e2e, load, xc, xr, xz, xu, pcie, rounds,
-           e->verified ? "yes" : e->r.na ? "n/a" : "NO");
+           e->verified ? "yes" : e->r.capped ? "capped" : e->r.na ? "n/a" : "NO");
     if (!e->verified)
       printf("    %s\n", e->r.why);
   }
+  printf("(x: the baseline's time over this one's; +: the baseline stopped at the --cap, so the ratio is at least this)\n");
   graph_means();
 }

@@ -74,6 +74,7 @@ struct gr_dev {
   uint32_t *deg;
   uint64_t *scratch;
   unsigned blocks; /* of the round kernels */
+  double t0, cap_s; /* the run's start, and its time cap (0: none) */
 };
 
 static void gr_dev_free(struct gr_dev *d)
@@ -126,6 +127,15 @@ static int gr_after(struct gr_dev *d, struct graph_run_result *r, int *changed)
   return rc;
 }
 
+/* Between rounds: -ETIMEDOUT (r->capped) once the run is past its cap. */
+static int gr_capped(const struct gr_dev *d, struct graph_run_result *r)
+{
+  if (!(d->cap_s > 0) || bench_now() - d->t0 <= d->cap_s)
+    return 0;
+  r->capped = 1;
+  return gr_fail(r, -ETIMEDOUT, "stopped at the %.0f s cap after %u rounds", d->cap_s, r->rounds);
+}
+
 /* A round's arguments over d's arrays, the algorithm's own left to fill. */
 static gr_round gr_round_make(struct gr_dev *d, enum graph_algo a)
 {
@@ -153,6 +163,8 @@ static int gr_pagerank(const Src &src, struct gr_dev *d, struct graph_run_result
     gr_round_kernel<<<d->blocks, GR_THREADS>>>(src, rd);
     rc = gr_after(d, r, NULL);
     r->rounds = (uint32_t)it + 1;
+    if (!rc && it + 1 < GRAPH_PR_ITERS)
+      rc = gr_capped(d, r);
   }
   return rc;
 }
@@ -176,7 +188,7 @@ static int gr_min_rounds(const Src &src, struct gr_dev *d, const struct graph_ru
     uint8_t *t = d->cur;
     d->cur = d->next;
     d->next = t;
-    if (!rc && changed)
+    if (!rc && changed && (rc = gr_capped(d, r)) == 0)
       rc = GR_CUDA(r, cudaMemset(d->next, 0, n));
   }
   return rc;
@@ -243,7 +255,7 @@ static int gr_resident(const struct graph_run_opts *o, struct gr_hold *x, void *
   if ((rc = GR_CUDA(r, cudaMalloc(&x->dev_copy, size))) != 0 ||
       (rc = graph_loader_make(o->threads, o->device, &x->loader)) != 0)
     return rc ? rc : gr_fail(r, rc, "no pinned buffers for the loader");
-  const double t0 = bench_now();
+  const double t0 = x->d.t0 = bench_now();
   if ((rc = graph_loader_to_device(x->loader, o->path, size, x->dev_copy, r->why, sizeof(r->why))) != 0)
     return rc;
   r->load_s = bench_now() - t0;
@@ -257,7 +269,7 @@ static int gr_resident(const struct graph_run_opts *o, struct gr_hold *x, void *
 static int gr_zero_copy(const struct graph_run_opts *o, struct gr_hold *x, void *out, struct graph_run_result *r)
 {
   void *dp;
-  const double t0 = bench_now();
+  const double t0 = x->d.t0 = bench_now();
   int rc = GR_CUDA(r, cudaHostRegister(o->g->map, o->g->map_size,
                                        cudaHostRegisterMapped | cudaHostRegisterReadOnly));
   if (rc)
@@ -288,7 +300,7 @@ static int gr_uvm(const struct graph_run_opts *o, int read_mostly, struct gr_hol
   int rc = GR_CUDA(r, cudaMallocManaged(&x->managed, size, cudaMemAttachGlobal));
   if (rc || (rc = gr_reserve(o, x, r)) != 0)
     return rc;
-  const double t0 = bench_now();
+  const double t0 = x->d.t0 = bench_now();
   if ((rc = graph_load_to_host(o->path, size, x->managed, o->threads, r->why, sizeof(r->why))) != 0)
     return rc;
   if (read_mostly) {
@@ -342,7 +354,7 @@ static int gr_gpufs(const struct graph_run_opts *o, struct gr_hold *x, void *out
   int rc = gr_gpufs_start(o, x, r), fd = -1;
   if (rc)
     return rc;
-  const double t0 = bench_now();
+  const double t0 = x->d.t0 = bench_now();
   gr_open_kernel<<<1, 32>>>(x->dpath, x->d.flags + 1);
   if ((rc = GR_CUDA(r, cudaGetLastError())) != 0 ||
       (rc = GR_CUDA(r, cudaMemcpy(&fd, x->d.flags + 1, sizeof(int), cudaMemcpyDeviceToHost))) != 0)
@@ -415,6 +427,7 @@ int graph_run_version(enum graph_version v, const struct graph_run_opts *o, void
     return rc;
   }
   x.out_pinned = 1;
+  x.d.cap_s = o->cap_s;
   switch (v) {
   case GRAPH_V_RESIDENT: rc = gr_resident(o, &x, out, r); break;
   case GRAPH_V_ZERO_COPY: rc = gr_zero_copy(o, &x, out, r); break;

@@ -61,11 +61,14 @@ struct graph_run_opts {
   uint32_t page_size;         /* gpufs's pages */
   int threads;                /* cpu version and host loaders (0: every core) */
   int device;
+  double cap_s;               /* a GPU version stops between rounds once it ran
+                                 this long (r->capped); 0: no cap */
 };
 
 struct graph_run_result {
   int ok;              /* ran; the result is in out (not yet verified) */
   int na;              /* could not run here (why says so) */
+  int capped;          /* stopped at o->cap_s: e2e_s is a lower bound, out incomplete */
   char why[256];
   double e2e_s;        /* first read to result in host memory */
   double load_s;       /* of it, moving or registering the CSR before the kernels */
@@ -77,7 +80,8 @@ struct graph_run_result {
 };
 
 /* Run a with version v; out: graph_out_bytes(a) * n bytes of host memory.
- * Returns 0 (r->ok) or -errno (r->why; r->na when not possible here). */
+ * Returns 0 (r->ok) or -errno (r->why; r->na when not possible here;
+ * -ETIMEDOUT with r->capped at the time cap). */
 int graph_run_version(enum graph_version v, const struct graph_run_opts *o, void *out, struct graph_run_result *r);
 
 #ifdef __cplusplus

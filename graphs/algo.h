@@ -39,8 +39,6 @@ enum graph_algo { GRAPH_BFS = 0, GRAPH_SSSP = 1, GRAPH_PR = 2, GRAPH_CC = 3, GRA
 
 extern const char *const graph_algo_names[GRAPH_NALGOS];
 const char *graph_algo_name(enum graph_algo a);
-/* -1 when unknown */
-int graph_algo_find(const char *name);
 
 /* Bytes per vertex of a version's result and of the reference's. */
 size_t graph_out_bytes(enum graph_algo a);

@@ -10,14 +10,14 @@
 #                      build folder
 #   GRAPH_ARGS         more options ($(BUILD)/graphs/graphs --help)
 #
-# Plain C files (the file format, generators, converter, references and the
-# cpu version) also build with ThreadSanitizer for the host tests; the GPU
-# versions (versions.cu) link into the GPU tests.
+# Plain C files (the file format, generators, converter, references, the
+# cpu version and the options) also build with ThreadSanitizer for the host
+# tests; the GPU versions (versions.cu) link into the GPU tests.
 
-GRAPH_CORE_C := graphs/format.c graphs/build.c graphs/gen.c graphs/convert.c graphs/ref.c graphs/cpu.c
-GRAPH_C      := $(GRAPH_CORE_C) graphs/loader.c graphs/options.c graphs/suite.c
+GRAPH_CORE_C := graphs/format.c graphs/build.c graphs/gen.c graphs/convert.c graphs/ref.c graphs/cpu.c graphs/options.c
+GRAPH_C      := $(GRAPH_CORE_C) graphs/loader.c graphs/suite.c
 GRAPH_OBJ    := $(patsubst %.c,$(BUILD)/obj/%.o,$(GRAPH_C)) $(BUILD)/obj/graphs/versions.o
-GRAPH_TSAN   := $(patsubst %.c,$(BUILD)/tsan/%.o,$(GRAPH_CORE_C) benchlib/util.c)
+GRAPH_TSAN   := $(patsubst %.c,$(BUILD)/tsan/%.o,$(GRAPH_CORE_C) benchlib/util.c benchlib/opts.c)
 GRAPH_MAIN   := $(BUILD)/obj/graphs/main.o
 GRAPH_BIN    := $(BUILD)/graphs/graphs
 GRAPH_CONVERT := $(BUILD)/graphs/graph_convert

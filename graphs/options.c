@@ -11,6 +11,11 @@
 
 #include "benchlib/opts.h"
 
+const char *const graph_version_names[GRAPH_NVERSIONS] = {"cpu", "resident", "zero-copy",
+                                                          "uvm", "uvm-rm", "gpufs"};
+
+const char *graph_version_name(enum graph_version v) { return v < GRAPH_NVERSIONS ? graph_version_names[v] : "?"; }
+
 const char graph_usage[] =
     "usage: graphs [options]\n"
     "  --graphs LIST      comma-separated kron:SCALE and uniform:VERTICES (k, M suffixes) graphs\n"

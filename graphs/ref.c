@@ -13,14 +13,6 @@ const char *const graph_algo_names[GRAPH_NALGOS] = {"bfs", "sssp", "pr", "cc"};
 
 const char *graph_algo_name(enum graph_algo a) { return a < GRAPH_NALGOS ? graph_algo_names[a] : "?"; }
 
-int graph_algo_find(const char *name)
-{
-  for (int a = 0; a < GRAPH_NALGOS; a++)
-    if (!strcmp(name, graph_algo_names[a]))
-      return a;
-  return -1;
-}
-
 size_t graph_out_bytes(enum graph_algo a) { return a == GRAPH_PR ? sizeof(float) : sizeof(uint64_t); }
 size_t graph_ref_bytes(enum graph_algo a) { return a == GRAPH_PR ? sizeof(double) : sizeof(uint64_t); }
 

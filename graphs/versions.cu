@@ -17,19 +17,6 @@
 #include "graphs/kernels.cuh"
 #include "graphs/loader.h"
 
-const char *const graph_version_names[GRAPH_NVERSIONS] = {"cpu", "resident", "zero-copy",
-                                                                 "uvm", "uvm-rm", "gpufs"};
-
-const char *graph_version_name(enum graph_version v) { return v < GRAPH_NVERSIONS ? graph_version_names[v] : "?"; }
-
-int graph_version_find(const char *name)
-{
-  for (int v = 0; v < GRAPH_NVERSIONS; v++)
-    if (!strcmp(name, graph_version_names[v]))
-      return v;
-  return -1;
-}
-
 static int gr_fail(struct graph_run_result *r, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int gr_fail(struct graph_run_result *r, int rc, const char *fmt, ...)
 {

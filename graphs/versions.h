@@ -42,9 +42,9 @@ enum graph_version {
   GRAPH_NVERSIONS
 };
 
+/* The versions' names (options.c: the names --versions takes). */
 extern const char *const graph_version_names[GRAPH_NVERSIONS];
 const char *graph_version_name(enum graph_version v);
-int graph_version_find(const char *name); /* -1 when unknown */
 
 /* One run: the graph, the algorithm and where. */
 struct graph_run_opts {

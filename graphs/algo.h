@@ -45,7 +45,7 @@ size_t graph_out_bytes(enum graph_algo a);
 size_t graph_ref_bytes(enum graph_algo a);
 
 /* 0, or -EINVAL with why when a cannot run on g (pr, cc: not symmetric). */
-int graph_algo_check(enum graph_algo a, const struct graph *g, char *why, size_t len);
+int graph_algo_check(enum graph_algo a, const struct graph *g, struct graph_err *why);
 
 /* The reference, one thread: BFS by a queue, Dijkstra by a binary heap,
  * PageRank in double, components by union-find (label: the smallest
@@ -54,8 +54,7 @@ int graph_reference(enum graph_algo a, const struct graph *g, uint32_t source, v
 
 /* Compare a version's result with the reference's: 0, or -EIO with the
  * first difference in why. */
-int graph_verify(enum graph_algo a, const struct graph *g, const void *ref, const void *got, char *why,
-                 size_t len);
+int graph_verify(enum graph_algo a, const struct graph *g, const void *ref, const void *got, struct graph_err *why);
 
 /* The cpu version: `threads` threads (0: every core) over g, as the GPU
  * kernels do it (level-synchronous frontiers, pull rounds); out:

@@ -145,22 +145,22 @@ static int graph_fill(void *arg, uint64_t lo, uint64_t hi)
   return 0;
 }
 
-static int graph_check_edges(const struct graph_edges *e, char *err, size_t errlen)
+static int graph_check_edges(const struct graph_edges *e, struct graph_err *err)
 {
   if (e->n > GRAPH_MAX_VERTICES)
-    return graph_errf(err, errlen, -EINVAL, "%" PRIu64 " vertices: at most %llu", e->n, GRAPH_MAX_VERTICES);
+    return graph_errf(err, -EINVAL, "%" PRIu64 " vertices: at most %llu", e->n, GRAPH_MAX_VERTICES);
   for (uint64_t i = 0; i < e->m; i++)
     if (e->src[i] >= e->n || e->dst[i] >= e->n)
-      return graph_errf(err, errlen, -EINVAL, "edge %" PRIu64 " (%u, %u): a vertex past %" PRIu64, i,
+      return graph_errf(err, -EINVAL, "edge %" PRIu64 " (%u, %u): a vertex past %" PRIu64, i,
                         e->src[i], e->dst[i], e->n);
   return 0;
 }
 
-int graph_build(const struct graph_edges *e, int symmetric, struct graph *g, char *err, size_t errlen)
+int graph_build(const struct graph_edges *e, int symmetric, struct graph *g, struct graph_err *err)
 {
   struct graph_build_job j = {e, symmetric, NULL, NULL, NULL, NULL};
   const uint64_t n = e->n;
-  int rc = graph_check_edges(e, err, errlen);
+  int rc = graph_check_edges(e, err);
   memset(g, 0, sizeof(*g));
   if (rc)
     return rc;
@@ -169,7 +169,7 @@ int graph_build(const struct graph_edges *e, int symmetric, struct graph *g, cha
   j.kept = (uint64_t *)malloc((n + 1) * 8);
   uint64_t *offsets = (uint64_t *)malloc((n + 1) * 8);
   if (!j.deg || !j.start || !j.kept || !offsets) {
-    rc = graph_errf(err, errlen, -ENOMEM, "no memory for %" PRIu64 " vertices", n);
+    rc = graph_errf(err, -ENOMEM, "no memory for %" PRIu64 " vertices", n);
     goto out;
   }
   bench_parallel_for(e->m, GRAPH_EDGE_CHUNK, 0, graph_count, &j);
@@ -180,7 +180,7 @@ int graph_build(const struct graph_edges *e, int symmetric, struct graph *g, cha
   }
   j.pairs = (uint64_t *)malloc((j.start[n] ? j.start[n] : 1) * 8);
   if (!j.pairs) {
-    rc = graph_errf(err, errlen, -ENOMEM, "no memory for %" PRIu64 " edges", j.start[n]);
+    rc = graph_errf(err, -ENOMEM, "no memory for %" PRIu64 " edges", j.start[n]);
     goto out;
   }
   bench_parallel_for(e->m, GRAPH_EDGE_CHUNK, 0, graph_place, &j);
@@ -197,7 +197,7 @@ int graph_build(const struct graph_edges *e, int symmetric, struct graph *g, cha
   offsets = NULL;
   if (!f.neigh || (e->w && !f.weights)) {
     graph_free(g);
-    rc = graph_errf(err, errlen, -ENOMEM, "no memory for %" PRIu64 " edges", m);
+    rc = graph_errf(err, -ENOMEM, "no memory for %" PRIu64 " edges", m);
     goto out;
   }
   bench_parallel_for(n, GRAPH_VERTEX_CHUNK, 0, graph_fill, &f);

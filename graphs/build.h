@@ -35,7 +35,7 @@ void graph_edges_free(struct graph_edges *e);
  * Several threads.  0, -EINVAL (an endpoint >= n, or n past
  * GRAPH_MAX_VERTICES), -ENOMEM.
  */
-int graph_build(const struct graph_edges *e, int symmetric, struct graph *g, char *err, size_t errlen);
+int graph_build(const struct graph_edges *e, int symmetric, struct graph *g, struct graph_err *err);
 
 #ifdef __cplusplus
 }

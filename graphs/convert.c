@@ -60,7 +60,7 @@ static int graph_add(struct graph_edges *e, uint64_t u, uint64_t v, uint64_t w)
 }
 
 int graph_read_text(FILE *f, const struct graph_read_opts *opts, struct graph_edges *e,
-                    struct graph_read_info *info, char *err, size_t errlen)
+                    struct graph_read_info *info, struct graph_err *err)
 {
   char *line = NULL, *fl[4];
   size_t cap = 0;
@@ -69,7 +69,7 @@ int graph_read_text(FILE *f, const struct graph_read_opts *opts, struct graph_ed
   const uint64_t base = opts && opts->one_based ? 1 : 0;
   memset(info, 0, sizeof(*info));
   if (graph_edges_alloc(e, 0, 1024, 1) != 0)
-    return graph_errf(err, errlen, -ENOMEM, "no memory");
+    return graph_errf(err, -ENOMEM, "no memory");
   while (getline(&line, &cap, f) > 0) {
     lineno++;
     if (line[0] == '#' || line[0] == '%')
@@ -81,7 +81,7 @@ int graph_read_text(FILE *f, const struct graph_read_opts *opts, struct graph_ed
       nf = k;
     uint64_t u, v, w = 0;
     if (k != nf || k < 2 || k > 3) {
-      rc = graph_errf(err, errlen, -EINVAL, "line %" PRIu64 ": %d fields, want %s", lineno, k,
+      rc = graph_errf(err, -EINVAL, "line %" PRIu64 ": %d fields, want %s", lineno, k,
                       nf == 2 || nf == 3 ? (nf == 2 ? "2 (u v), as the first edge" : "3 (u v w), as the first edge")
                                          : "2 (u v) or 3 (u v w)");
       break;
@@ -89,12 +89,12 @@ int graph_read_text(FILE *f, const struct graph_read_opts *opts, struct graph_ed
     if (graph_number(fl[0], base, GRAPH_MAX_VERTICES - 1 + base, &u) ||
         graph_number(fl[1], base, GRAPH_MAX_VERTICES - 1 + base, &v) ||
         (k == 3 && graph_number(fl[2], 0, UINT32_MAX, &w))) {
-      rc = graph_errf(err, errlen, -EINVAL, "line %" PRIu64 ": not %s ids%s", lineno,
+      rc = graph_errf(err, -EINVAL, "line %" PRIu64 ": not %s ids%s", lineno,
                       base ? "1-based" : "0-based", k == 3 ? " and a weight 0..2^32-1" : "");
       break;
     }
     if ((rc = graph_add(e, u - base, v - base, w)) != 0) {
-      rc = graph_errf(err, errlen, rc, "line %" PRIu64 ": no memory", lineno);
+      rc = graph_errf(err, rc, "line %" PRIu64 ": no memory", lineno);
       break;
     }
   }
@@ -109,71 +109,90 @@ int graph_read_text(FILE *f, const struct graph_read_opts *opts, struct graph_ed
   return rc;
 }
 
-/* The banner and the size line; *field 0 pattern, 1 integer, 2 real. */
-static int graph_mtx_head(FILE *f, char **line, size_t *cap, uint64_t *lineno, int *field,
-                          struct graph_read_info *info, uint64_t *dims, char *err, size_t errlen)
+/* A MatrixMarket file being read: the line, its number, and what the
+ * banner and the size line said. */
+struct graph_mtx {
+  FILE *f;
+  char *line;
+  size_t cap;
+  uint64_t lineno;
+  int field;         /* 0 pattern, 1 integer, 2 real */
+  uint64_t dims[3];  /* rows, cols, entries */
+};
+
+/* The next line that is neither a comment nor empty, split into fields
+ * (at most max): how many, or -1 at the end of the file. */
+static int graph_mtx_next(struct graph_mtx *m, char **fl, int max)
 {
-  char *fl[6];
-  if (getline(line, cap, f) <= 0 || strncmp(*line, "%%MatrixMarket", 14) != 0)
-    return graph_errf(err, errlen, -EINVAL, "line 1: no %%%%MatrixMarket banner");
-  *lineno = 1;
-  if (graph_fields(*line, fl, 5) != 5 || strcasecmp(fl[1], "matrix") || strcasecmp(fl[2], "coordinate"))
-    return graph_errf(err, errlen, -EINVAL, "line 1: not \"%%%%MatrixMarket matrix coordinate FIELD SYMMETRY\"");
-  *field = !strcasecmp(fl[3], "pattern") ? 0 : !strcasecmp(fl[3], "integer") ? 1 : !strcasecmp(fl[3], "real") ? 2 : -1;
-  if (*field < 0)
-    return graph_errf(err, errlen, -EINVAL, "line 1: field '%s': pattern, integer or real", fl[3]);
-  if (strcasecmp(fl[4], "general") && strcasecmp(fl[4], "symmetric"))
-    return graph_errf(err, errlen, -EINVAL, "line 1: symmetry '%s': general or symmetric", fl[4]);
-  info->weighted = *field != 0;
-  info->symmetric = !strcasecmp(fl[4], "symmetric");
-  while (getline(line, cap, f) > 0) {
-    ++*lineno;
-    if ((*line)[0] == '%')
+  while (getline(&m->line, &m->cap, m->f) > 0) {
+    m->lineno++;
+    if (m->line[0] == '%')
       continue;
-    const int k = graph_fields(*line, fl, 3);
-    if (k == 0)
-      continue;
-    if (k != 3 || graph_number(fl[0], 0, GRAPH_MAX_VERTICES, &dims[0]) ||
-        graph_number(fl[1], 0, GRAPH_MAX_VERTICES, &dims[1]) || graph_number(fl[2], 0, 1ull << 40, &dims[2]))
-      return graph_errf(err, errlen, -EINVAL, "line %" PRIu64 ": not \"rows cols entries\"", *lineno);
-    return 0;
+    const int k = graph_fields(m->line, fl, max);
+    if (k)
+      return k;
   }
-  return graph_errf(err, errlen, -EINVAL, "line %" PRIu64 ": the file ends before \"rows cols entries\"", *lineno);
+  return -1;
 }
 
-int graph_read_mtx(FILE *f, struct graph_edges *e, struct graph_read_info *info, char *err, size_t errlen)
+/* The banner and the size line. */
+static int graph_mtx_head(struct graph_mtx *m, struct graph_read_info *info, struct graph_err *err)
 {
-  char *line = NULL, *fl[4];
-  size_t cap = 0;
-  uint64_t lineno = 0, dims[3], got = 0;
-  int field = 0;
+  char *fl[6];
+  if (getline(&m->line, &m->cap, m->f) <= 0 || strncmp(m->line, "%%MatrixMarket", 14) != 0)
+    return graph_errf(err, -EINVAL, "line 1: no %%%%MatrixMarket banner");
+  m->lineno = 1;
+  if (graph_fields(m->line, fl, 5) != 5 || strcasecmp(fl[1], "matrix") || strcasecmp(fl[2], "coordinate"))
+    return graph_errf(err, -EINVAL, "line 1: not \"%%%%MatrixMarket matrix coordinate FIELD SYMMETRY\"");
+  m->field = !strcasecmp(fl[3], "pattern") ? 0 : !strcasecmp(fl[3], "integer") ? 1 : !strcasecmp(fl[3], "real") ? 2 : -1;
+  if (m->field < 0)
+    return graph_errf(err, -EINVAL, "line 1: field '%s': pattern, integer or real", fl[3]);
+  if (strcasecmp(fl[4], "general") && strcasecmp(fl[4], "symmetric"))
+    return graph_errf(err, -EINVAL, "line 1: symmetry '%s': general or symmetric", fl[4]);
+  info->weighted = m->field != 0;
+  info->symmetric = !strcasecmp(fl[4], "symmetric");
+  const int k = graph_mtx_next(m, fl, 3);
+  if (k < 0)
+    return graph_errf(err, -EINVAL, "line %" PRIu64 ": the file ends before \"rows cols entries\"", m->lineno);
+  if (k != 3 || graph_number(fl[0], 0, GRAPH_MAX_VERTICES, &m->dims[0]) ||
+      graph_number(fl[1], 0, GRAPH_MAX_VERTICES, &m->dims[1]) || graph_number(fl[2], 0, 1ull << 40, &m->dims[2]))
+    return graph_errf(err, -EINVAL, "line %" PRIu64 ": not \"rows cols entries\"", m->lineno);
+  return 0;
+}
+
+/* One entry line (k fields in fl) into e. */
+static int graph_mtx_entry(const struct graph_mtx *m, char **fl, int k, struct graph_edges *e, struct graph_err *err)
+{
+  uint64_t i, j, w = 0;
+  if (k != (m->field ? 3 : 2) || graph_number(fl[0], 1, m->dims[0], &i) || graph_number(fl[1], 1, m->dims[1], &j) ||
+      (m->field == 1 && graph_number(fl[2], 0, UINT32_MAX, &w)) || (m->field == 2 && graph_real_weight(fl[2], &w)))
+    return graph_errf(err, -EINVAL, "line %" PRIu64 ": not \"i j%s\" within %" PRIu64 " x %" PRIu64, m->lineno,
+                      m->field ? " value (>= 0)" : "", m->dims[0], m->dims[1]);
+  if (e->m == m->dims[2])
+    return graph_errf(err, -EINVAL, "line %" PRIu64 ": more than the %" PRIu64 " entries announced", m->lineno,
+                      m->dims[2]);
+  if (graph_edges_push(e, (uint32_t)(i - 1), (uint32_t)(j - 1), (uint32_t)w) != 0)
+    return graph_errf(err, -ENOMEM, "line %" PRIu64 ": no memory", m->lineno);
+  return 0;
+}
+
+int graph_read_mtx(FILE *f, struct graph_edges *e, struct graph_read_info *info, struct graph_err *err)
+{
+  struct graph_mtx m;
+  char *fl[4];
+  memset(&m, 0, sizeof(m));
+  m.f = f;
   memset(info, 0, sizeof(*info));
   memset(e, 0, sizeof(*e));
-  int rc = graph_mtx_head(f, &line, &cap, &lineno, &field, info, dims, err, errlen);
-  if (!rc && graph_edges_alloc(e, dims[0] > dims[1] ? dims[0] : dims[1], dims[2] ? dims[2] : 1, field != 0))
-    rc = graph_errf(err, errlen, -ENOMEM, "no memory for %" PRIu64 " entries", dims[2]);
-  while (!rc && getline(&line, &cap, f) > 0) {
-    lineno++;
-    if (line[0] == '%')
-      continue;
-    const int k = graph_fields(line, fl, 3);
-    uint64_t i, j, w = 0;
-    if (k == 0)
-      continue;
-    if (k != (field ? 3 : 2) || graph_number(fl[0], 1, dims[0], &i) || graph_number(fl[1], 1, dims[1], &j) ||
-        (field == 1 && graph_number(fl[2], 0, UINT32_MAX, &w)) || (field == 2 && graph_real_weight(fl[2], &w)))
-      rc = graph_errf(err, errlen, -EINVAL, "line %" PRIu64 ": not \"i j%s\" within %" PRIu64 " x %" PRIu64,
-                      lineno, field ? " value (>= 0)" : "", dims[0], dims[1]);
-    else if (got++ == dims[2])
-      rc = graph_errf(err, errlen, -EINVAL, "line %" PRIu64 ": more than the %" PRIu64 " entries announced",
-                      lineno, dims[2]);
-    else if (graph_edges_push(e, (uint32_t)(i - 1), (uint32_t)(j - 1), (uint32_t)w) != 0)
-      rc = graph_errf(err, errlen, -ENOMEM, "line %" PRIu64 ": no memory", lineno);
-  }
-  if (!rc && got < dims[2])
-    rc = graph_errf(err, errlen, -EINVAL, "%" PRIu64 " entries of the %" PRIu64 " announced: truncated", got,
-                    dims[2]);
-  free(line);
+  int rc = graph_mtx_head(&m, info, err), k;
+  const uint64_t n = m.dims[0] > m.dims[1] ? m.dims[0] : m.dims[1];
+  if (!rc && graph_edges_alloc(e, n, m.dims[2] ? m.dims[2] : 1, m.field != 0))
+    rc = graph_errf(err, -ENOMEM, "no memory for %" PRIu64 " entries", m.dims[2]);
+  while (!rc && (k = graph_mtx_next(&m, fl, 3)) > 0)
+    rc = graph_mtx_entry(&m, fl, k, e, err);
+  if (!rc && e->m < m.dims[2])
+    rc = graph_errf(err, -EINVAL, "%" PRIu64 " entries of the %" PRIu64 " announced: truncated", e->m, m.dims[2]);
+  free(m.line);
   if (rc)
     graph_edges_free(e);
   return rc;

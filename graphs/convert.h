@@ -34,7 +34,7 @@ struct graph_read_info {
  * 0..2^32-1.  0, -EINVAL naming the line, -ENOMEM.
  */
 int graph_read_text(FILE *f, const struct graph_read_opts *opts, struct graph_edges *e,
-                    struct graph_read_info *info, char *err, size_t errlen);
+                    struct graph_read_info *info, struct graph_err *err);
 
 /*
  * A MatrixMarket file: "%%MatrixMarket matrix coordinate FIELD SYMMETRY"
@@ -44,7 +44,7 @@ int graph_read_text(FILE *f, const struct graph_read_opts *opts, struct graph_ed
  * [value]" a line, 1-based.  Entry (i, j) is the edge i -> j; the graph
  * has max(rows, cols) vertices.  0, -EINVAL naming the line, -ENOMEM.
  */
-int graph_read_mtx(FILE *f, struct graph_edges *e, struct graph_read_info *info, char *err, size_t errlen);
+int graph_read_mtx(FILE *f, struct graph_edges *e, struct graph_read_info *info, struct graph_err *err);
 
 #ifdef __cplusplus
 }

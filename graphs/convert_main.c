@@ -74,19 +74,19 @@ static int graph_convert_parse(int argc, char **argv, struct graph_convert_opts 
 
 /* Read IN (MatrixMarket by its banner, else text) into e. */
 static int graph_convert_read(const struct graph_convert_opts *c, struct graph_edges *e, struct graph_read_info *info,
-                              char *err, size_t len)
+                              struct graph_err *err)
 {
   FILE *f = fopen(c->in, "r");
   char first[16] = "";
   if (!f)
-    return graph_errf(err, len, -errno, "%s: %s", c->in, strerror(errno));
+    return graph_errf(err, -errno, "%s: %s", c->in, strerror(errno));
   const size_t got = fread(first, 1, 14, f);
   rewind(f);
-  char why[400];
+  struct graph_err why;
   const int mtx = got == 14 && !strncmp(first, "%%MatrixMarket", 14);
-  const int rc = mtx ? graph_read_mtx(f, e, info, why, sizeof(why)) : graph_read_text(f, &c->read, e, info, why, sizeof(why));
+  const int rc = mtx ? graph_read_mtx(f, e, info, &why) : graph_read_text(f, &c->read, e, info, &why);
   fclose(f);
-  return rc ? graph_errf(err, len, rc, "%s: %s", c->in, why) : 0;
+  return rc ? graph_errf(err, rc, "%s: %s", c->in, why.msg) : 0;
 }
 
 int main(int argc, char **argv)
@@ -95,12 +95,12 @@ int main(int argc, char **argv)
   struct graph_edges e;
   struct graph_read_info info;
   struct graph g;
-  char err[512];
-  int rc = graph_convert_parse(argc, argv, &c, err, sizeof(err));
-  if ((rc = bench_opts_exit("graph_convert", rc, err, graph_convert_usage)) >= 0)
+  struct graph_err err;
+  int rc = graph_convert_parse(argc, argv, &c, err.msg, sizeof(err.msg));
+  if ((rc = bench_opts_exit("graph_convert", rc, err.msg, graph_convert_usage)) >= 0)
     return rc;
-  if (graph_convert_read(&c, &e, &info, err, sizeof(err)) != 0) {
-    fprintf(stderr, "graph_convert: %s\n", err);
+  if (graph_convert_read(&c, &e, &info, &err) != 0) {
+    fprintf(stderr, "graph_convert: %s\n", err.msg);
     return 1;
   }
   if (c.unweighted) {
@@ -108,13 +108,13 @@ int main(int argc, char **argv)
     e.w = NULL;
   }
   /* MatrixMarket "symmetric" stores one triangle: the reverse edges are implied */
-  rc = graph_build(&e, !c.directed || info.symmetric, &g, err, sizeof(err));
+  rc = graph_build(&e, !c.directed || info.symmetric, &g, &err);
   graph_edges_free(&e);
   const struct graph_gen gen = {GRAPH_GEN_CONVERTED, g.weights != NULL, 0, 0, 0};
   if (!rc)
-    rc = graph_write(&g, &gen, c.out, err, sizeof(err));
+    rc = graph_write(&g, &gen, c.out, &err);
   if (rc) {
-    fprintf(stderr, "graph_convert: %s\n", err);
+    fprintf(stderr, "graph_convert: %s\n", err.msg);
     graph_free(&g);
     return 1;
   }

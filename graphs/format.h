@@ -64,6 +64,11 @@ struct graph_header {
   uint64_t header_sum;     /* XXH3-64 of the bytes of the header before this field */
 };
 
+/* Where a call that fails writes its sentence ("g.csr: truncated: ..."). */
+struct graph_err {
+  char msg[512];
+};
+
 /* A CSR graph in host memory: built (graph_build, the generators) or a
  * file's read-only mapping (graph_open).  Release with graph_free. */
 struct graph {
@@ -87,29 +92,27 @@ uint64_t graph_data_sum(const void *data, uint64_t bytes);
 
 /* Write g to path (into path.tmp, then renamed), with gen as its origin
  * (NULL: GRAPH_GEN_NONE).  0 or -errno with err. */
-int graph_write(const struct graph *g, const struct graph_gen *gen, const char *path, char *err,
-                size_t errlen);
+int graph_write(const struct graph *g, const struct graph_gen *gen, const char *path, struct graph_err *err);
 
 /* Check a header read from a file of file_bytes bytes: magic, version,
  * header checksum, counts and layout, and the size (a shorter file is
  * truncated).  0, or -EINVAL (not a graph file, another version, a bad
  * layout), -EBADMSG (checksum), -EIO (truncated), with err. */
-int graph_check_header(const struct graph_header *h, uint64_t file_bytes, char *err, size_t errlen);
+int graph_check_header(const struct graph_header *h, uint64_t file_bytes, struct graph_err *err);
 
 /* Map the graph file at path read-only and check it (graph_check_header;
  * verify_data 1: the data checksum too).  *h (may be NULL) gets the
  * header.  0 or -errno with err; on error g holds nothing. */
-int graph_open(const char *path, int verify_data, struct graph *g, struct graph_header *h, char *err,
-               size_t errlen);
+int graph_open(const char *path, int verify_data, struct graph *g, struct graph_header *h, struct graph_err *err);
 
 /* Read and check only the header of the file at path (no mapping). */
-int graph_read_header(const char *path, struct graph_header *h, char *err, size_t errlen);
+int graph_read_header(const char *path, struct graph_header *h, struct graph_err *err);
 
 void graph_free(struct graph *g);
 
-/* Write a printf-style sentence into err (len bytes; may be NULL) and
- * return rc: how the graph code reports an error. */
-int graph_errf(char *err, size_t len, int rc, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* Write a printf-style sentence into err (may be NULL) and return rc: how
+ * the graph code reports an error. */
+int graph_errf(struct graph_err *err, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* The vertex of the largest degree (the lowest id among equals): the
  * source of BFS and SSSP. */

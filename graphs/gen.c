@@ -73,38 +73,38 @@ static int graph_gen_range(void *arg, uint64_t lo, uint64_t hi)
   return 0;
 }
 
-int graph_gen_edges(const struct graph_gen *p, struct graph_edges *e, char *err, size_t errlen)
+int graph_gen_edges(const struct graph_gen *p, struct graph_edges *e, struct graph_err *err)
 {
   uint64_t n;
   memset(e, 0, sizeof(*e));
   if (p->kind == GRAPH_GEN_KRONECKER) {
     if (p->size < 1 || p->size > 31)
-      return graph_errf(err, errlen, -EINVAL, "Kronecker scale %" PRIu64 ": from 1 to 31", p->size);
+      return graph_errf(err, -EINVAL, "Kronecker scale %" PRIu64 ": from 1 to 31", p->size);
     n = 1ull << p->size;
   } else if (p->kind == GRAPH_GEN_UNIFORM) {
     if (p->size < 1 || p->size > GRAPH_MAX_VERTICES)
-      return graph_errf(err, errlen, -EINVAL, "uniform graph of %" PRIu64 " vertices: from 1 to %llu", p->size,
+      return graph_errf(err, -EINVAL, "uniform graph of %" PRIu64 " vertices: from 1 to %llu", p->size,
                         GRAPH_MAX_VERTICES);
     n = p->size;
   } else {
-    return graph_errf(err, errlen, -EINVAL, "generator %u: not Kronecker or uniform", p->kind);
+    return graph_errf(err, -EINVAL, "generator %u: not Kronecker or uniform", p->kind);
   }
   const uint64_t m = n * p->edge_factor;
   if (graph_edges_alloc(e, n, m, p->weighted) != 0)
-    return graph_errf(err, errlen, -ENOMEM, "no memory for %" PRIu64 " edges", m);
+    return graph_errf(err, -ENOMEM, "no memory for %" PRIu64 " edges", m);
   e->m = m;
   struct graph_gen_job j = {p, e};
   bench_parallel_for(m, GRAPH_GEN_CHUNK, 0, graph_gen_range, &j);
   return 0;
 }
 
-int graph_generate(const struct graph_gen *p, struct graph *g, char *err, size_t errlen)
+int graph_generate(const struct graph_gen *p, struct graph *g, struct graph_err *err)
 {
   struct graph_edges e;
-  int rc = graph_gen_edges(p, &e, err, errlen);
+  int rc = graph_gen_edges(p, &e, err);
   if (rc)
     return rc;
-  rc = graph_build(&e, 1, g, err, errlen);
+  rc = graph_build(&e, 1, g, err);
   graph_edges_free(&e);
   return rc;
 }
@@ -124,24 +124,24 @@ static int graph_is_current(const char *path, const struct graph_gen *p)
 {
   struct graph_header h;
   struct graph g;
-  if (graph_read_header(path, &h, NULL, 0) != 0 || memcmp(&h.gen, p, sizeof(*p)) != 0)
+  if (graph_read_header(path, &h, NULL) != 0 || memcmp(&h.gen, p, sizeof(*p)) != 0)
     return 0;
-  if (graph_open(path, 1, &g, NULL, NULL, 0) != 0)
+  if (graph_open(path, 1, &g, NULL, NULL) != 0)
     return 0;
   graph_free(&g);
   return 1;
 }
 
-int graph_ensure(const char *path, const struct graph_gen *p, int regen, int *made, char *err, size_t errlen)
+int graph_ensure(const char *path, const struct graph_gen *p, int regen, int *made, struct graph_err *err)
 {
   struct graph g;
   *made = 0;
   if (!regen && graph_is_current(path, p))
     return 0;
-  int rc = graph_generate(p, &g, err, errlen);
+  int rc = graph_generate(p, &g, err);
   if (rc)
     return rc;
-  rc = graph_write(&g, p, path, err, errlen);
+  rc = graph_write(&g, p, path, err);
   graph_free(&g);
   *made = rc == 0;
   return rc;

@@ -32,16 +32,16 @@ extern "C" {
  * uniform.  Weights (p->weighted) are uniform in 1..GRAPH_WEIGHT_MAX.
  * 0, -EINVAL (a kind it does not generate, scale outside 1..31, no
  * vertices), -ENOMEM. */
-int graph_gen_edges(const struct graph_gen *p, struct graph_edges *e, char *err, size_t errlen);
+int graph_gen_edges(const struct graph_gen *p, struct graph_edges *e, struct graph_err *err);
 
 /* graph_gen_edges, then the symmetric CSR (graph_build). */
-int graph_generate(const struct graph_gen *p, struct graph *g, char *err, size_t errlen);
+int graph_generate(const struct graph_gen *p, struct graph *g, struct graph_err *err);
 
 /* Keep or make path as p's graph: a file whose header is valid, names p
  * as its origin and whose data checksum matches is kept (*made = 0);
  * otherwise (or with regen) the graph is generated and written (*made = 1).
  * 0 or -errno with err. */
-int graph_ensure(const char *path, const struct graph_gen *p, int regen, int *made, char *err, size_t errlen);
+int graph_ensure(const char *path, const struct graph_gen *p, int regen, int *made, struct graph_err *err);
 
 /* A short name of p for file names and rows: "kron20-16", "uniform1048576-16". */
 void graph_gen_name(const struct graph_gen *p, char *buf, size_t len);

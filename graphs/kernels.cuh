@@ -154,12 +154,18 @@ __device__ __forceinline__ void gr_relax(const gr_round &r, const gr_seg &s, uns
     *r.changed = 1;
 }
 
-/* One vertex u with neighbours [lo, hi): every lane calls with equal
- * arguments.  0 or the source's error. */
+/* A vertex and the range of its neighbours in the CSR. */
+struct gr_span {
+  uint64_t u, lo, hi;
+};
+
+/* One vertex: every lane of the warp calls with equal arguments.  0 or
+ * the source's error. */
 template <class Src>
-__device__ int gr_vertex(const Src &src, const gr_round &r, uint64_t u, uint64_t lo, uint64_t hi, int lane,
-                         typename cub::WarpReduce<float>::TempStorage &red)
+__device__ int gr_vertex(const Src &src, const gr_round &r, gr_span v, typename cub::WarpReduce<float>::TempStorage &red)
 {
+  const int lane = threadIdx.x % 32;
+  const uint64_t u = v.u, lo = v.lo, hi = v.hi;
   unsigned long long base = 0;
   float sum = 0;
   if (r.a != GRAPH_PR)
@@ -206,8 +212,8 @@ __global__ void __launch_bounds__(GR_THREADS, 2) gr_round_kernel(Src src, gr_rou
     int rc = src.offsets(v0, cnt, lane, &lo, &hi);
     for (unsigned m = mask; m && !rc; m &= m - 1) {
       const int b = __ffs(m) - 1;
-      rc = gr_vertex(src, r, v0 + b, __shfl_sync(GR_FULL, lo, b), __shfl_sync(GR_FULL, hi, b), lane,
-                     red[threadIdx.x / 32]);
+      const gr_span sp = {v0 + b, __shfl_sync(GR_FULL, lo, b), __shfl_sync(GR_FULL, hi, b)};
+      rc = gr_vertex(src, r, sp, red[threadIdx.x / 32]);
     }
     if (rc) {
       if (lane == 0)

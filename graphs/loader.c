@@ -91,19 +91,18 @@ static int graph_loader_thread(void *arg, int t)
   return 0;
 }
 
-int graph_loader_to_device(struct graph_loader *l, const char *path, uint64_t size, void *dev, char *why,
-                           size_t len)
+int graph_loader_to_device(struct graph_loader *l, const char *path, uint64_t size, void *dev, struct graph_err *why)
 {
   l->fd = open(path, O_RDONLY);
   if (l->fd < 0)
-    return graph_errf(why, len, -errno, "open %s: %s", path, strerror(errno));
+    return graph_errf(why, -errno, "open %s: %s", path, strerror(errno));
   l->size = size;
   l->dev = (uint8_t *)dev;
   int rc = bench_parallel(l->nthreads, graph_loader_thread, l);
   for (int t = 0; t < l->nthreads && !rc; t++)
     rc = l->rc[t];
   close(l->fd);
-  return rc ? graph_errf(why, len, rc, "loading %s into GPU memory failed (%d)", path, rc) : 0;
+  return rc ? graph_errf(why, rc, "loading %s into GPU memory failed (%d)", path, rc) : 0;
 }
 
 struct graph_host_job {
@@ -125,12 +124,12 @@ static int graph_host_pieces(void *arg, uint64_t lo, uint64_t hi)
   return 0;
 }
 
-int graph_load_to_host(const char *path, uint64_t size, void *dst, int threads, char *why, size_t len)
+int graph_load_to_host(const char *path, uint64_t size, void *dst, int threads, struct graph_err *why)
 {
   struct graph_host_job j = {open(path, O_RDONLY), (uint8_t *)dst, size};
   if (j.fd < 0)
-    return graph_errf(why, len, -errno, "open %s: %s", path, strerror(errno));
+    return graph_errf(why, -errno, "open %s: %s", path, strerror(errno));
   const int rc = bench_parallel_for((size + GRAPH_LOAD_PIECE - 1) / GRAPH_LOAD_PIECE, 1, threads, graph_host_pieces, &j);
   close(j.fd);
-  return rc ? graph_errf(why, len, rc, "reading %s: %s", path, strerror(-rc)) : 0;
+  return rc ? graph_errf(why, rc, "reading %s: %s", path, strerror(-rc)) : 0;
 }

@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "graphs/format.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -28,12 +30,11 @@ void graph_loader_free(struct graph_loader *l);
 
 /* [0, size) of path into dev (GPU memory); returns when it is there.
  * 0 or -errno with why. */
-int graph_loader_to_device(struct graph_loader *l, const char *path, uint64_t size, void *dev, char *why,
-                           size_t len);
+int graph_loader_to_device(struct graph_loader *l, const char *path, uint64_t size, void *dev, struct graph_err *why);
 
 /* [0, size) of path into dst (any memory the host can write), by
  * `threads` threads (0: every core).  0 or -errno with why. */
-int graph_load_to_host(const char *path, uint64_t size, void *dst, int threads, char *why, size_t len);
+int graph_load_to_host(const char *path, uint64_t size, void *dst, int threads, struct graph_err *why);
 
 #ifdef __cplusplus
 }

@@ -29,7 +29,7 @@
 /* One graph's file: generated (or kept) in --dir, or --input. */
 static int graph_prepare(const struct graph_options *o, int i, struct graph_suite_graph *sg)
 {
-  char err[512];
+  struct graph_err err;
   int made = 0, rc;
   memset(sg, 0, sizeof(*sg));
   if (o->input[0]) {
@@ -42,16 +42,16 @@ static int graph_prepare(const struct graph_options *o, int i, struct graph_suit
     snprintf(sg->path, sizeof(sg->path), "%s/%s.csr", o->dir, sg->name);
     fprintf(stderr, "graphs: %s: %s\n", sg->name, "checking or generating the file");
     const double t0 = bench_now();
-    if ((rc = graph_ensure(sg->path, &o->graphs[i], o->regen, &made, err, sizeof(err))) != 0) {
-      fprintf(stderr, "graphs: %s: %s\n", sg->name, err);
+    if ((rc = graph_ensure(sg->path, &o->graphs[i], o->regen, &made, &err)) != 0) {
+      fprintf(stderr, "graphs: %s: %s\n", sg->name, err.msg);
       return rc;
     }
     fprintf(stderr, "graphs: %s: %s in %.1f s\n", sg->name, made ? "generated" : "kept (checksum verified)",
             bench_now() - t0);
   }
   /* verify the data of a file not just written, then warm the page cache */
-  if ((rc = graph_open(sg->path, !made, &sg->g, &sg->h, err, sizeof(err))) != 0) {
-    fprintf(stderr, "graphs: %s\n", err);
+  if ((rc = graph_open(sg->path, !made, &sg->g, &sg->h, &err)) != 0) {
+    fprintf(stderr, "graphs: %s\n", err.msg);
     return rc;
   }
   if (made && (rc = bench_warm_file(sg->path)) != 0)
@@ -63,7 +63,7 @@ static int graph_prepare(const struct graph_options *o, int i, struct graph_suit
 int main(int argc, char **argv)
 {
   struct graph_options o;
-  char err[512];
+  char err[512] = "";
   int rc = graph_parse_options(argc, argv, &o, err, sizeof(err));
   if ((rc = bench_opts_exit("graphs", rc, err, graph_usage)) >= 0)
     return rc;

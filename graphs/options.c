@@ -56,14 +56,12 @@ static const struct bench_opt graph_opt_table[] = {
 
 /* --algos, --versions: a list of names (bench_opts_names), kept in the
  * table's order so that the baselines run before the ratios need them. */
-static int graph_parse_list(struct bench_opts *p, const char *const *names, int n, const char *what, int *out,
-                            int *count)
+static int graph_parse_list(struct bench_opts *p, const struct bench_names *c, int *out, int *count)
 {
-  const struct bench_names c = {names, n, what};
   int idx[GRAPH_NVERSIONS], k = 0;
-  const int rc = bench_opts_names(p, &c, idx, &k);
+  const int rc = bench_opts_names(p, c, idx, &k);
   *count = 0;
-  for (int i = 0; rc == 0 && i < n; i++)
+  for (int i = 0; rc == 0 && i < c->n; i++)
     for (int j = 0; j < k; j++)
       if (idx[j] == i)
         out[(*count)++] = i;
@@ -136,6 +134,8 @@ struct graph_given {
 
 static int graph_option(struct bench_opts *p, int id, struct graph_options *o, struct graph_given *g)
 {
+  static const struct bench_names algos = {graph_algo_names, GRAPH_NALGOS, "algorithm"};
+  static const struct bench_names versions = {graph_version_names, GRAPH_NVERSIONS, "version"};
   uint64_t page;
   int rc;
   switch (id) {
@@ -143,9 +143,8 @@ static int graph_option(struct bench_opts *p, int id, struct graph_options *o, s
   case GO_INPUT: return bench_opts_string(p, o->input, sizeof(o->input));
   case GO_EDGE_FACTOR: return bench_opts_u64(p, 1, 1024, &g->ef);
   case GO_SEED: return bench_opts_u64(p, 0, UINT64_MAX, &g->seed);
-  case GO_ALGOS: return graph_parse_list(p, graph_algo_names, GRAPH_NALGOS, "algorithm", o->algos, &o->nalgos);
-  case GO_VERSIONS:
-    return graph_parse_list(p, graph_version_names, GRAPH_NVERSIONS, "version", o->versions, &o->nversions);
+  case GO_ALGOS: return graph_parse_list(p, &algos, o->algos, &o->nalgos);
+  case GO_VERSIONS: return graph_parse_list(p, &versions, o->versions, &o->nversions);
   case GO_LIMIT: return graph_parse_limit(p, o);
   case GO_PAGE:
     if ((rc = bench_opts_size(p, 4096, 2u << 20, &page)) != 0)

@@ -16,10 +16,10 @@ const char *graph_algo_name(enum graph_algo a) { return a < GRAPH_NALGOS ? graph
 size_t graph_out_bytes(enum graph_algo a) { return a == GRAPH_PR ? sizeof(float) : sizeof(uint64_t); }
 size_t graph_ref_bytes(enum graph_algo a) { return a == GRAPH_PR ? sizeof(double) : sizeof(uint64_t); }
 
-int graph_algo_check(enum graph_algo a, const struct graph *g, char *why, size_t len)
+int graph_algo_check(enum graph_algo a, const struct graph *g, struct graph_err *why)
 {
   if ((a == GRAPH_PR || a == GRAPH_CC) && !(g->flags & GRAPH_SYMMETRIC))
-    return graph_errf(why, len, -EINVAL, "%s needs an undirected (symmetric) graph", graph_algo_name(a));
+    return graph_errf(why, -EINVAL, "%s needs an undirected (symmetric) graph", graph_algo_name(a));
   return 0;
 }
 
@@ -172,39 +172,38 @@ static int graph_cmp_u64(const void *x, const void *y)
 /* Same partition: every vertex of a reference component has the label of
  * the component's smallest vertex (the reference's label), and no two
  * components share a label. */
-static int graph_verify_cc(const struct graph *g, const uint64_t *ref, const uint64_t *got, char *why, size_t len)
+static int graph_verify_cc(const struct graph *g, const uint64_t *ref, const uint64_t *got, struct graph_err *why)
 {
   for (uint64_t v = 0; v < g->n; v++)
     if (got[v] != got[ref[v]])
-      return graph_errf(why, len, -EIO, "cc: vertices %" PRIu64 " and %" PRIu64 " share a component but got labels %"
+      return graph_errf(why, -EIO, "cc: vertices %" PRIu64 " and %" PRIu64 " share a component but got labels %"
                         PRIu64 " and %" PRIu64, ref[v], v, got[ref[v]], got[v]);
   uint64_t *roots = (uint64_t *)malloc((g->n ? g->n : 1) * 8), k = 0;
   int rc = 0;
   if (!roots)
-    return graph_errf(why, len, -ENOMEM, "no memory to verify");
+    return graph_errf(why, -ENOMEM, "no memory to verify");
   for (uint64_t v = 0; v < g->n; v++)
     if (ref[v] == v)
       roots[k++] = got[v];
   qsort(roots, k, 8, graph_cmp_u64);
   for (uint64_t i = 1; i < k && !rc; i++)
     if (roots[i] == roots[i - 1])
-      rc = graph_errf(why, len, -EIO, "cc: two components share the label %" PRIu64, roots[i]);
+      rc = graph_errf(why, -EIO, "cc: two components share the label %" PRIu64, roots[i]);
   free(roots);
   return rc;
 }
 
-int graph_verify(enum graph_algo a, const struct graph *g, const void *ref, const void *got, char *why,
-                 size_t len)
+int graph_verify(enum graph_algo a, const struct graph *g, const void *ref, const void *got, struct graph_err *why)
 {
   if (a == GRAPH_CC)
-    return graph_verify_cc(g, (const uint64_t *)ref, (const uint64_t *)got, why, len);
+    return graph_verify_cc(g, (const uint64_t *)ref, (const uint64_t *)got, why);
   for (uint64_t v = 0; v < g->n; v++) {
     if (a == GRAPH_PR) {
       const double r = ((const double *)ref)[v], x = ((const float *)got)[v];
       if (!(fabs(x - r) <= GRAPH_PR_TOLERANCE * r))
-        return graph_errf(why, len, -EIO, "pr: vertex %" PRIu64 ": %.9g, the reference %.9g", v, x, r);
+        return graph_errf(why, -EIO, "pr: vertex %" PRIu64 ": %.9g, the reference %.9g", v, x, r);
     } else if (((const uint64_t *)ref)[v] != ((const uint64_t *)got)[v]) {
-      return graph_errf(why, len, -EIO, "%s: vertex %" PRIu64 ": %" PRIu64 ", the reference %" PRIu64,
+      return graph_errf(why, -EIO, "%s: vertex %" PRIu64 ": %" PRIu64 ", the reference %" PRIu64,
                         graph_algo_name(a), v, ((const uint64_t *)got)[v], ((const uint64_t *)ref)[v]);
     }
   }

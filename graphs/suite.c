@@ -101,16 +101,28 @@ static void graph_row(const struct graph_options *o, const struct graph_suite_gr
   bench_report_add(&row);
 }
 
-/* reps runs of v, the median kept (every result verified). */
-static void graph_run_one(const struct graph_options *o, const struct graph_suite_graph *sg,
-                          const struct graph_run_opts *ro, const void *ref, void *out, struct graph_entry *e)
+/* One algorithm on one graph: its runs' options, the reference and the
+ * buffer each version's result lands in. */
+struct graph_algo_job {
+  const struct graph_suite_graph *sg;
+  struct graph_run_opts ro;
+  int reps;
+  const void *ref;
+  void *out;
+};
+
+/* reps runs of e->v, the median kept (every result verified). */
+static void graph_run_one(const struct graph_algo_job *j, struct graph_entry *e)
 {
   double t[100];
   int n = 0;
   e->verified = 1;
-  for (int k = 0; k < o->reps && e->verified; k++) {
-    graph_run_version(e->v, ro, out, &e->r);
-    e->verified = e->r.ok && graph_verify(e->a, &sg->g, ref, out, e->r.why, sizeof(e->r.why)) == 0;
+  for (int k = 0; k < j->reps && e->verified; k++) {
+    graph_run_version(e->v, &j->ro, j->out, &e->r);
+    struct graph_err why;
+    e->verified = e->r.ok && graph_verify(e->a, &j->sg->g, j->ref, j->out, &why) == 0;
+    if (e->r.ok && !e->verified)
+      snprintf(e->r.why, sizeof(e->r.why), "%s", why.msg);
     t[n++] = e->r.e2e_s;
   }
   for (int a = 0; a < n; a++) /* the median of a few */
@@ -127,9 +139,11 @@ static void graph_run_one(const struct graph_options *o, const struct graph_suit
 static int graph_algo_runs(const struct graph_options *o, const struct graph_suite_graph *sg, enum graph_algo a,
                            void *ref, void *out)
 {
-  struct graph_run_opts ro = {sg->path, &sg->g, &sg->h, a, sg->source, 0, o->page, o->threads, o->device, o->cap_s};
+  const struct graph_algo_job j = {sg,
+                                   {sg->path, &sg->g, &sg->h, a, sg->source, graph_limit_for(o, sg->h.file_size, o->page),
+                                    o->page, o->threads, o->device, o->cap_s},
+                                   o->reps, ref, out};
   int failed = 0;
-  ro.limit = graph_limit_for(o, sg->h.file_size, o->page);
   for (int v = 0; v < GRAPH_NVERSIONS; v++) { /* table order: baselines before their ratios */
     int asked = 0;
     for (int k = 0; k < o->nversions; k++)
@@ -142,7 +156,7 @@ static int graph_algo_runs(const struct graph_options *o, const struct graph_sui
     e->a = a;
     e->v = (enum graph_version)v;
     e->file_bytes = sg->h.file_size;
-    graph_run_one(o, sg, &ro, ref, out, e);
+    graph_run_one(&j, e);
     fprintf(stderr, "graphs: %s %s %-9s %8.4f s  %s\n", sg->name, graph_algo_name(a), graph_version_name(e->v),
             e->r.e2e_s, e->verified ? "verified" : e->r.why);
     failed |= !e->verified && !e->r.na && !e->r.capped;
@@ -166,9 +180,9 @@ int graph_suite_run(const struct graph_options *o, const struct graph_suite_grap
           (unsigned long long)sg->g.n, (unsigned long long)sg->g.m, sg->h.file_size / 1e9, sg->source);
   for (int k = 0; k < o->nalgos; k++) {
     const enum graph_algo a = (enum graph_algo)o->algos[k];
-    char why[256];
-    if (graph_algo_check(a, &sg->g, why, sizeof(why)) != 0) {
-      fprintf(stderr, "graphs: %s %s: skipped: %s\n", sg->name, graph_algo_name(a), why);
+    struct graph_err why;
+    if (graph_algo_check(a, &sg->g, &why) != 0) {
+      fprintf(stderr, "graphs: %s %s: skipped: %s\n", sg->name, graph_algo_name(a), why.msg);
       continue;
     }
     const double t0 = bench_now();

@@ -238,13 +238,14 @@ static void gr_release(struct gr_hold *x, const struct graph_run_opts *o, void *
 static int gr_resident(const struct graph_run_opts *o, struct gr_hold *x, void *out, struct graph_run_result *r)
 {
   const uint64_t size = o->h->file_size;
+  struct graph_err why;
   int rc;
   if ((rc = GR_CUDA(r, cudaMalloc(&x->dev_copy, size))) != 0 ||
       (rc = graph_loader_make(o->threads, o->device, &x->loader)) != 0)
     return rc ? rc : gr_fail(r, rc, "no pinned buffers for the loader");
   const double t0 = x->d.t0 = bench_now();
-  if ((rc = graph_loader_to_device(x->loader, o->path, size, x->dev_copy, r->why, sizeof(r->why))) != 0)
-    return rc;
+  if ((rc = graph_loader_to_device(x->loader, o->path, size, x->dev_copy, &why)) != 0)
+    return gr_fail(r, rc, "%s", why.msg);
   r->load_s = bench_now() - t0;
   r->pcie_bytes = size;
   r->pcie_known = 1;
@@ -284,12 +285,13 @@ static int gr_uvm(const struct graph_run_opts *o, int read_mostly, struct gr_hol
                   struct graph_run_result *r)
 {
   const uint64_t size = o->h->file_size;
+  struct graph_err why;
   int rc = GR_CUDA(r, cudaMallocManaged(&x->managed, size, cudaMemAttachGlobal));
   if (rc || (rc = gr_reserve(o, x, r)) != 0)
     return rc;
   const double t0 = x->d.t0 = bench_now();
-  if ((rc = graph_load_to_host(o->path, size, x->managed, o->threads, r->why, sizeof(r->why))) != 0)
-    return rc;
+  if ((rc = graph_load_to_host(o->path, size, x->managed, o->threads, &why)) != 0)
+    return gr_fail(r, rc, "%s", why.msg);
   if (read_mostly) {
     cudaMemLocation loc;
     loc.type = cudaMemLocationTypeDevice;
@@ -395,9 +397,10 @@ int graph_run_version(enum graph_version v, const struct graph_run_opts *o, void
   int rc;
   memset(r, 0, sizeof(*r));
   memset(&x, 0, sizeof(x));
-  if ((rc = graph_algo_check(o->algo, o->g, r->why, sizeof(r->why))) != 0) {
+  struct graph_err why;
+  if ((rc = graph_algo_check(o->algo, o->g, &why)) != 0) {
     r->na = 1;
-    return rc;
+    return gr_fail(r, rc, "%s", why.msg);
   }
   if (v == GRAPH_V_CPU) {
     const double t0 = bench_now();

@@ -69,7 +69,7 @@ struct graph_run_result {
   int ok;              /* ran; the result is in out (not yet verified) */
   int na;              /* could not run here (why says so) */
   int capped;          /* stopped at o->cap_s: e2e_s is a lower bound, out incomplete */
-  char why[256];
+  char why[512];
   double e2e_s;        /* first read to result in host memory */
   double load_s;       /* of it, moving or registering the CSR before the kernels */
   uint64_t pcie_bytes; /* graph bytes moved to the GPU, where known */

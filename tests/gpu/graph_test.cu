@@ -24,12 +24,12 @@ struct GraphFile {
   uint32_t source = 0;
   explicit GraphFile(graph_gen p)
   {
-    char err[256];
+    graph_err err = {};
     int made;
     path = dir.path + "/g.csr";
     dir.files.push_back(path);
-    EXPECT_EQ(0, graph_ensure(path.c_str(), &p, 0, &made, err, sizeof(err))) << err;
-    EXPECT_EQ(0, graph_open(path.c_str(), 1, &g, &h, err, sizeof(err))) << err;
+    EXPECT_EQ(0, graph_ensure(path.c_str(), &p, 0, &made, &err)) << err.msg;
+    EXPECT_EQ(0, graph_open(path.c_str(), 1, &g, &h, &err)) << err.msg;
     source = graph_source(&g);
   }
   ~GraphFile() { graph_free(&g); }
@@ -42,13 +42,13 @@ graph_run_result run_verified(const GraphFile &f, enum graph_algo a, enum graph_
   graph_run_opts o = {f.path.c_str(), &f.g, &f.h, a, f.source, limit, page, 0, 0};
   std::vector<uint8_t> ref(graph_ref_bytes(a) * f.g.n), got(graph_out_bytes(a) * f.g.n);
   graph_run_result r;
-  char why[256];
+  graph_err why = {};
   EXPECT_EQ(0, graph_reference(a, &f.g, f.source, ref.data()));
   EXPECT_EQ(0, graph_run_version(v, &o, got.data(), &r)) << graph_version_name(v) << " " << graph_algo_name(a)
                                                          << ": " << r.why;
   if (r.ok)
-    EXPECT_EQ(0, graph_verify(a, &f.g, ref.data(), got.data(), why, sizeof(why)))
-        << graph_version_name(v) << " " << graph_algo_name(a) << ": " << why;
+    EXPECT_EQ(0, graph_verify(a, &f.g, ref.data(), got.data(), &why))
+        << graph_version_name(v) << " " << graph_algo_name(a) << ": " << why.msg;
   return r;
 }
 

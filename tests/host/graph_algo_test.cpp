@@ -85,14 +85,14 @@ class GraphRefGen : public ::testing::TestWithParam<graph_gen> {};
 TEST_P(GraphRefGen, ReferencesMatchNaive)
 {
   graph g;
-  char err[256];
+  graph_err err = {};
   graph_gen p = GetParam();
-  ASSERT_EQ(0, graph_generate(&p, &g, err, sizeof(err))) << err;
+  ASSERT_EQ(0, graph_generate(&p, &g, &err)) << err.msg;
   const uint32_t s = graph_source(&g);
   for (enum graph_algo a : {GRAPH_BFS, GRAPH_SSSP, GRAPH_CC}) {
     std::vector<uint64_t> ref = reference<uint64_t>(g, a, s), naive = naive_min(g, a, s);
     if (a == GRAPH_CC)
-      EXPECT_EQ(0, graph_verify(a, &g, naive.data(), ref.data(), err, sizeof(err))) << err;
+      EXPECT_EQ(0, graph_verify(a, &g, naive.data(), ref.data(), &err)) << err.msg;
     else
       EXPECT_EQ(naive, ref) << graph_algo_name(a);
   }
@@ -106,17 +106,17 @@ TEST_P(GraphRefGen, ReferencesMatchNaive)
 TEST_P(GraphRefGen, CpuVersionVerifies)
 {
   graph g;
-  char err[256];
+  graph_err err = {};
   graph_gen p = GetParam();
-  ASSERT_EQ(0, graph_generate(&p, &g, err, sizeof(err))) << err;
+  ASSERT_EQ(0, graph_generate(&p, &g, &err)) << err.msg;
   const uint32_t s = graph_source(&g);
   for (int a = 0; a < GRAPH_NALGOS; a++) {
     std::vector<uint8_t> ref(graph_ref_bytes((enum graph_algo)a) * g.n), got(graph_out_bytes((enum graph_algo)a) * g.n);
     ASSERT_EQ(0, graph_reference((enum graph_algo)a, &g, s, ref.data()));
     for (int threads : {1, 4}) {
       ASSERT_EQ(0, graph_cpu_run((enum graph_algo)a, &g, s, threads, got.data()));
-      EXPECT_EQ(0, graph_verify((enum graph_algo)a, &g, ref.data(), got.data(), err, sizeof(err)))
-          << graph_algo_name((enum graph_algo)a) << " threads " << threads << ": " << err;
+      EXPECT_EQ(0, graph_verify((enum graph_algo)a, &g, ref.data(), got.data(), &err))
+          << graph_algo_name((enum graph_algo)a) << " threads " << threads << ": " << err.msg;
     }
   }
   graph_free(&g);
@@ -129,33 +129,33 @@ INSTANTIATE_TEST_SUITE_P(Graphs, GraphRefGen,
 TEST(GraphVerify, RefusesWrongResults)
 {
   graph g = hand_graph();
-  char why[256];
+  graph_err why = {};
   std::vector<uint64_t> ref = reference<uint64_t>(g, GRAPH_BFS, 0), got = ref;
   got[3] = 3;
-  EXPECT_EQ(-EIO, graph_verify(GRAPH_BFS, &g, ref.data(), got.data(), why, sizeof(why)));
-  EXPECT_NE(nullptr, strstr(why, "vertex 3")) << why;
+  EXPECT_EQ(-EIO, graph_verify(GRAPH_BFS, &g, ref.data(), got.data(), &why));
+  EXPECT_NE(nullptr, strstr(why.msg, "vertex 3")) << why.msg;
 
   std::vector<uint64_t> cc = reference<uint64_t>(g, GRAPH_CC, 0);
   std::vector<uint64_t> relabelled{7, 7, 7, 7, 9, 9}, merged{1, 1, 1, 1, 1, 1}, split{0, 0, 0, 3, 4, 4};
-  EXPECT_EQ(0, graph_verify(GRAPH_CC, &g, cc.data(), relabelled.data(), why, sizeof(why))) << why;
-  EXPECT_EQ(-EIO, graph_verify(GRAPH_CC, &g, cc.data(), merged.data(), why, sizeof(why)));
-  EXPECT_EQ(-EIO, graph_verify(GRAPH_CC, &g, cc.data(), split.data(), why, sizeof(why)));
+  EXPECT_EQ(0, graph_verify(GRAPH_CC, &g, cc.data(), relabelled.data(), &why)) << why.msg;
+  EXPECT_EQ(-EIO, graph_verify(GRAPH_CC, &g, cc.data(), merged.data(), &why));
+  EXPECT_EQ(-EIO, graph_verify(GRAPH_CC, &g, cc.data(), split.data(), &why));
 
   std::vector<double> pr = reference<double>(g, GRAPH_PR, 0);
   std::vector<float> close(pr.begin(), pr.end()), far = close;
   far[2] *= 1.01f;
-  EXPECT_EQ(0, graph_verify(GRAPH_PR, &g, pr.data(), close.data(), why, sizeof(why))) << why;
-  EXPECT_EQ(-EIO, graph_verify(GRAPH_PR, &g, pr.data(), far.data(), why, sizeof(why)));
+  EXPECT_EQ(0, graph_verify(GRAPH_PR, &g, pr.data(), close.data(), &why)) << why.msg;
+  EXPECT_EQ(-EIO, graph_verify(GRAPH_PR, &g, pr.data(), far.data(), &why));
   graph_free(&g);
 }
 
 TEST(GraphVerify, PageRankAndComponentsNeedASymmetricGraph)
 {
   graph g = build_graph(3, {{0, 1, 0}}, false, false);
-  char why[256];
-  EXPECT_EQ(-EINVAL, graph_algo_check(GRAPH_PR, &g, why, sizeof(why)));
-  EXPECT_EQ(-EINVAL, graph_algo_check(GRAPH_CC, &g, why, sizeof(why)));
-  EXPECT_EQ(0, graph_algo_check(GRAPH_BFS, &g, why, sizeof(why)));
+  graph_err why = {};
+  EXPECT_EQ(-EINVAL, graph_algo_check(GRAPH_PR, &g, &why));
+  EXPECT_EQ(-EINVAL, graph_algo_check(GRAPH_CC, &g, &why));
+  EXPECT_EQ(0, graph_algo_check(GRAPH_BFS, &g, &why));
   graph_free(&g);
 }
 

@@ -21,23 +21,23 @@ struct Read {
 Read read_text(const char *text, int one_based = 0)
 {
   Read r;
-  char err[256] = "";
+  graph_err err = {};
   graph_read_opts o = {one_based};
   FILE *f = fmemopen((void *)text, strlen(text), "r");
-  r.rc = graph_read_text(f, &o, &r.e, &r.info, err, sizeof(err));
+  r.rc = graph_read_text(f, &o, &r.e, &r.info, &err);
   fclose(f);
-  r.err = err;
+  r.err = err.msg;
   return r;
 }
 
 Read read_mtx(const char *text)
 {
   Read r;
-  char err[256] = "";
+  graph_err err = {};
   FILE *f = fmemopen((void *)text, strlen(text), "r");
-  r.rc = graph_read_mtx(f, &r.e, &r.info, err, sizeof(err));
+  r.rc = graph_read_mtx(f, &r.e, &r.info, &err);
   fclose(f);
-  r.err = err;
+  r.err = err.msg;
   return r;
 }
 
@@ -132,13 +132,13 @@ TEST(GraphConvert, TextToAGraphFile)
   Read r = read_text("0 1 5\n1 2 6\n2 0 7\n0 1 3\n");
   ASSERT_EQ(0, r.rc) << r.err;
   graph g, back;
-  char err[256];
-  ASSERT_EQ(0, graph_build(&r.e, 1, &g, err, sizeof(err))) << err;
+  graph_err err = {};
+  ASSERT_EQ(0, graph_build(&r.e, 1, &g, &err)) << err.msg;
   graph_edges_free(&r.e);
   const std::string path = d.file("c.csr");
   const graph_gen gen = {GRAPH_GEN_CONVERTED, 1, 0, 0, 0};
-  ASSERT_EQ(0, graph_write(&g, &gen, path.c_str(), err, sizeof(err))) << err;
-  ASSERT_EQ(0, graph_open(path.c_str(), 1, &back, nullptr, err, sizeof(err))) << err;
+  ASSERT_EQ(0, graph_write(&g, &gen, path.c_str(), &err)) << err.msg;
+  ASSERT_EQ(0, graph_open(path.c_str(), 1, &back, nullptr, &err)) << err.msg;
   EXPECT_EQ((std::vector<uint64_t>{0, 2, 4, 6}), offsets_of(back));
   EXPECT_EQ((std::vector<uint32_t>{1, 2, 0, 2, 0, 1}), neigh_of(back));
   EXPECT_EQ((std::vector<uint32_t>{3, 7, 3, 6, 7, 6}), weights_of(back));

@@ -25,10 +25,10 @@ graph small_graph()
 void write_small(const std::string &path, graph_header *h)
 {
   graph g = small_graph();
-  char err[256];
-  ASSERT_EQ(0, graph_write(&g, nullptr, path.c_str(), err, sizeof(err))) << err;
+  graph_err err = {};
+  ASSERT_EQ(0, graph_write(&g, nullptr, path.c_str(), &err)) << err.msg;
   graph_free(&g);
-  ASSERT_EQ(0, graph_read_header(path.c_str(), h, err, sizeof(err))) << err;
+  ASSERT_EQ(0, graph_read_header(path.c_str(), h, &err)) << err.msg;
 }
 
 void poke(const std::string &path, off_t off, const void *bytes, size_t len)
@@ -43,11 +43,11 @@ void poke(const std::string &path, off_t off, const void *bytes, size_t len)
 int open_rc(const std::string &path, int verify, std::string *why)
 {
   graph g;
-  char err[512] = "";
-  const int rc = graph_open(path.c_str(), verify, &g, nullptr, err, sizeof(err));
+  graph_err err = {};
+  const int rc = graph_open(path.c_str(), verify, &g, nullptr, &err);
   if (rc == 0)
     graph_free(&g);
-  *why = err;
+  *why = err.msg;
   return rc;
 }
 
@@ -57,10 +57,10 @@ TEST(GraphFormat, RoundTrip)
   const std::string path = d.file("g.csr");
   graph g = small_graph(), back;
   graph_header h;
-  char err[256];
+  graph_err err = {};
   const graph_gen gen = {GRAPH_GEN_UNIFORM, 1, 5, 2, 42};
-  ASSERT_EQ(0, graph_write(&g, &gen, path.c_str(), err, sizeof(err))) << err;
-  ASSERT_EQ(0, graph_open(path.c_str(), 1, &back, &h, err, sizeof(err))) << err;
+  ASSERT_EQ(0, graph_write(&g, &gen, path.c_str(), &err)) << err.msg;
+  ASSERT_EQ(0, graph_open(path.c_str(), 1, &back, &h, &err)) << err.msg;
   EXPECT_EQ(0, memcmp(h.magic, GRAPH_MAGIC, 8));
   EXPECT_EQ(GRAPH_VERSION, h.version);
   EXPECT_EQ(5u, h.nvertices);
@@ -87,9 +87,9 @@ TEST(GraphFormat, UnweightedHasNoWeightsSection)
   const std::string path = d.file("u.csr");
   graph g = build_graph(3, {{0, 1, 0}, {1, 2, 0}}, false, false), back;
   graph_header h;
-  char err[256];
-  ASSERT_EQ(0, graph_write(&g, nullptr, path.c_str(), err, sizeof(err))) << err;
-  ASSERT_EQ(0, graph_open(path.c_str(), 1, &back, &h, err, sizeof(err))) << err;
+  graph_err err = {};
+  ASSERT_EQ(0, graph_write(&g, nullptr, path.c_str(), &err)) << err.msg;
+  ASSERT_EQ(0, graph_open(path.c_str(), 1, &back, &h, &err)) << err.msg;
   EXPECT_EQ(0u, h.weights_off);
   EXPECT_EQ(nullptr, back.weights);
   EXPECT_EQ(0u, back.flags);
@@ -192,22 +192,22 @@ TEST(GraphFormat, EnsureKeepsACurrentFileAndRewritesAnother)
   GraphDir d;
   const std::string path = d.file("k.csr");
   graph_gen p = {GRAPH_GEN_KRONECKER, 1, 6, 4, 9};
-  char err[256];
+  graph_err err = {};
   int made = -1;
-  ASSERT_EQ(0, graph_ensure(path.c_str(), &p, 0, &made, err, sizeof(err))) << err;
+  ASSERT_EQ(0, graph_ensure(path.c_str(), &p, 0, &made, &err)) << err.msg;
   EXPECT_EQ(1, made);
-  ASSERT_EQ(0, graph_ensure(path.c_str(), &p, 0, &made, err, sizeof(err))) << err;
+  ASSERT_EQ(0, graph_ensure(path.c_str(), &p, 0, &made, &err)) << err.msg;
   EXPECT_EQ(0, made);
-  ASSERT_EQ(0, graph_ensure(path.c_str(), &p, 1, &made, err, sizeof(err))) << err;
+  ASSERT_EQ(0, graph_ensure(path.c_str(), &p, 1, &made, &err)) << err.msg;
   EXPECT_EQ(1, made);
   p.seed = 10; /* another graph under the same name: rewritten */
-  ASSERT_EQ(0, graph_ensure(path.c_str(), &p, 0, &made, err, sizeof(err))) << err;
+  ASSERT_EQ(0, graph_ensure(path.c_str(), &p, 0, &made, &err)) << err.msg;
   EXPECT_EQ(1, made);
   graph_header h;
-  ASSERT_EQ(0, graph_read_header(path.c_str(), &h, err, sizeof(err))) << err;
+  ASSERT_EQ(0, graph_read_header(path.c_str(), &h, &err)) << err.msg;
   const uint32_t bad = 0xFFFF; /* damaged data: rewritten */
   poke(path, (off_t)h.neigh_off, &bad, 4);
-  ASSERT_EQ(0, graph_ensure(path.c_str(), &p, 0, &made, err, sizeof(err))) << err;
+  ASSERT_EQ(0, graph_ensure(path.c_str(), &p, 0, &made, &err)) << err.msg;
   EXPECT_EQ(1, made);
 }
 

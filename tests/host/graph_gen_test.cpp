@@ -39,19 +39,19 @@ TEST(GraphBuild, EndpointPastTheLastVertexRefused)
 {
   graph_edges e;
   graph g;
-  char err[256] = "";
+  graph_err err = {};
   ASSERT_EQ(0, graph_edges_alloc(&e, 3, 1, 0));
   ASSERT_EQ(0, graph_edges_push(&e, 0, 3, 0));
-  EXPECT_EQ(-EINVAL, graph_build(&e, 1, &g, err, sizeof(err)));
-  EXPECT_NE(nullptr, strstr(err, "past")) << err;
+  EXPECT_EQ(-EINVAL, graph_build(&e, 1, &g, &err));
+  EXPECT_NE(nullptr, strstr(err.msg, "past")) << err.msg;
   graph_edges_free(&e);
 }
 
 graph generate(graph_gen p)
 {
   graph g;
-  char err[256];
-  EXPECT_EQ(0, graph_generate(&p, &g, err, sizeof(err))) << err;
+  graph_err err = {};
+  EXPECT_EQ(0, graph_generate(&p, &g, &err)) << err.msg;
   return g;
 }
 
@@ -70,8 +70,8 @@ TEST(GraphGen, OneVertexHasNoEdges)
 void expect_two_vertex_graph(graph_gen p)
 {
   graph_edges e;
-  char err[256];
-  ASSERT_EQ(0, graph_gen_edges(&p, &e, err, sizeof(err))) << err;
+  graph_err err = {};
+  ASSERT_EQ(0, graph_gen_edges(&p, &e, &err)) << err.msg;
   uint32_t wmin = UINT32_MAX;
   for (uint64_t i = 0; i < e.m; i++)
     if (e.src[i] != e.dst[i])
@@ -117,13 +117,13 @@ TEST(GraphGen, DeterministicAndSeeded)
 TEST(GraphGen, BadParametersRefused)
 {
   graph_edges e;
-  char err[256];
+  graph_err err = {};
   graph_gen p = {GRAPH_GEN_KRONECKER, 0, 32, 1, 0};
-  EXPECT_EQ(-EINVAL, graph_gen_edges(&p, &e, err, sizeof(err)));
+  EXPECT_EQ(-EINVAL, graph_gen_edges(&p, &e, &err));
   p = {GRAPH_GEN_UNIFORM, 0, 0, 1, 0};
-  EXPECT_EQ(-EINVAL, graph_gen_edges(&p, &e, err, sizeof(err)));
+  EXPECT_EQ(-EINVAL, graph_gen_edges(&p, &e, &err));
   p = {GRAPH_GEN_CONVERTED, 0, 4, 1, 0};
-  EXPECT_EQ(-EINVAL, graph_gen_edges(&p, &e, err, sizeof(err)));
+  EXPECT_EQ(-EINVAL, graph_gen_edges(&p, &e, &err));
 }
 
 /* The CSR of p's edges, built naively with sets: sorted, no loops, no
@@ -131,8 +131,8 @@ TEST(GraphGen, BadParametersRefused)
 void expect_naive_build(graph_gen p)
 {
   graph_edges e;
-  char err[256];
-  ASSERT_EQ(0, graph_gen_edges(&p, &e, err, sizeof(err))) << err;
+  graph_err err = {};
+  ASSERT_EQ(0, graph_gen_edges(&p, &e, &err)) << err.msg;
   std::vector<std::map<uint32_t, uint32_t>> adj(e.n);
   for (uint64_t i = 0; i < e.m; i++) {
     const uint32_t u = e.src[i], v = e.dst[i], w = e.w[i];

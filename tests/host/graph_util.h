@@ -40,11 +40,11 @@ inline graph build_graph(uint64_t n, const std::vector<Edge> &edges, bool symmet
 {
   graph_edges e;
   graph g;
-  char err[256];
+  graph_err err = {};
   EXPECT_EQ(0, graph_edges_alloc(&e, n, edges.size(), weighted));
   for (const Edge &x : edges)
     EXPECT_EQ(0, graph_edges_push(&e, x.u, x.v, x.w));
-  EXPECT_EQ(0, graph_build(&e, symmetric, &g, err, sizeof(err))) << err;
+  EXPECT_EQ(0, graph_build(&e, symmetric, &g, &err)) << err.msg;
   graph_edges_free(&e);
   return g;
 }

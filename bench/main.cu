@@ -1,7 +1,7 @@
 /*
  * main.cu - gpufs_bench: libgpufs against its baselines, in one run.
  *
- *   gpufs_bench [--out FILE] [--size GiB] [--quick] [--only LIST] [--dir DIR]
+ *   gpufs_bench [--out FILE] [--size SIZE] [--quick] [--only LIST] [--dir DIR]
  *               [--threads N] [--cap SECONDS] [--budget SECONDS] [--device N]
  *               [--gpus N]
  *
@@ -38,6 +38,7 @@
 #include "benchlib/baselines.h"
 #include "benchlib/cuda_check.h"
 #include "benchlib/datafile.h"
+#include "benchlib/opts.h"
 #include "bench/driver.h"
 #include "bench/multigpu.h"
 #include "bench/acquire.h"
@@ -48,110 +49,116 @@
 
 /* ---------------- options ---------------- */
 
-static void bench_usage(FILE *f)
+static const char bench_usage[] =
+    "usage: gpufs_bench [--out FILE] [--size SIZE] [--quick] [--only LIST] [--dir DIR]\n"
+    "                   [--threads N] [--cap SECONDS] [--budget SECONDS] [--device N]\n"
+    "                   [--gpus N]\n"
+    "  --out FILE      append every row as a JSON line to FILE\n"
+    "  --size SIZE     data file size: GiB (4, 0.25) or with a unit (512M, 8G); default 4\n"
+    "                  (--quick: 1)\n"
+    "  --quick         small file, fewer configurations, shorter caps\n"
+    "  --only LIST     comma-separated: baselines, seq (with hit and seq/reg), seq_warp,\n"
+    "                  rand (with rand/reg and their rand20 twins),\n"
+    "                  big, ra, passes (seq and rand read three times in one\n"
+    "                  instance, no register call: automatic pins), write, peer,\n"
+    "                  acquire (a file changed in place between kernels: gpufs_acquire\n"
+    "                  against a reopen and a whole copy),\n"
+    "                  cold (expert_cold, seq/cold, seq/cold/reg: the\n"
+    "                  file dropped from the page cache first; needs --dir on a disk file\n"
+    "                  system; not run by --quick unless named), reg (the registered rows\n"
+    "                  alone, cold's excepted), mgpu (every GPU at once: needs two or\n"
+    "                  more); baselines are always measured\n"
+    "  --dir DIR       where the data file lives (default /tmp/gpufs_bench)\n"
+    "  --threads N     host threads of the expert baseline (default: 4, 8 and 16, each\n"
+    "                  a row, the best one is expert, which expert_cold also uses) and\n"
+    "                  of expert_write (default 8)\n"
+    "  --cap SECONDS   longest a workload's kernel keeps issuing calls (default 60)\n"
+    "  --budget SECONDS  caps shrink so that the libgpufs part fits (default 300)\n"
+    "  --device N      CUDA device (default 0)\n"
+    "  --gpus N        mgpu: the first N GPUs (default: every visible one, at most 8)\n";
+
+enum {
+  BO_OUT = BENCH_OPTS_FIRST, BO_SIZE, BO_QUICK, BO_ONLY, BO_DIR, BO_THREADS, BO_CAP, BO_BUDGET, BO_DEVICE, BO_GPUS,
+};
+
+static const struct bench_opt bench_table[] = {
+    {"out", BENCH_OPT_VALUE, BO_OUT},         {"size", BENCH_OPT_VALUE, BO_SIZE},
+    {"quick", BENCH_OPT_FLAG, BO_QUICK},      {"only", BENCH_OPT_VALUE, BO_ONLY},
+    {"dir", BENCH_OPT_VALUE, BO_DIR},         {"threads", BENCH_OPT_VALUE, BO_THREADS},
+    {"cap", BENCH_OPT_VALUE, BO_CAP},         {"budget", BENCH_OPT_VALUE, BO_BUDGET},
+    {"device", BENCH_OPT_VALUE, BO_DEVICE},   {"gpus", BENCH_OPT_VALUE, BO_GPUS},
+};
+
+/* --size: GiB as a plain number, or a size with a unit; 1 MiB at least. */
+static int bench_size_option(struct bench_opts *p, double *gib)
 {
-  fprintf(f,
-          "usage: gpufs_bench [--out FILE] [--size GiB] [--quick] [--only LIST] [--dir DIR]\n"
-          "                   [--threads N] [--cap SECONDS] [--budget SECONDS] [--device N]\n"
-          "                   [--gpus N]\n"
-          "  --out FILE      append every row as a JSON line to FILE\n"
-          "  --size GiB      data file size (default 4; --quick: 1)\n"
-          "  --quick         small file, fewer configurations, shorter caps\n"
-          "  --only LIST     comma-separated: baselines, seq (with hit and seq/reg), seq_warp,\n"
-          "                  rand (with rand/reg and their rand20 twins),\n"
-          "                  big, ra, passes (seq and rand read three times in one\n"
-          "                  instance, no register call: automatic pins), write, peer,\n"
-          "                  acquire (a file changed in place between kernels: gpufs_acquire\n"
-          "                  against a reopen and a whole copy),\n"
-          "                  cold (expert_cold, seq/cold, seq/cold/reg: the\n"
-          "                  file dropped from the page cache first; needs --dir on a disk file\n"
-          "                  system; not run by --quick unless named), reg (the registered rows\n"
-          "                  alone, cold's excepted), mgpu (every GPU at once: needs two or\n"
-          "                  more); baselines are always measured\n"
-          "  --dir DIR       where the data file lives (default /tmp/gpufs_bench)\n"
-          "  --threads N     host threads of the expert baseline (default: 4, 8 and 16, each\n"
-          "                  a row, the best one is expert, which expert_cold also uses) and\n"
-          "                  of expert_write (default 8)\n"
-          "  --cap SECONDS   longest a workload's kernel keeps issuing calls (default 60)\n"
-          "  --budget SECONDS  caps shrink so that the libgpufs part fits (default 300)\n"
-          "  --device N      CUDA device (default 0)\n"
-          "  --gpus N        mgpu: the first N GPUs (default: every visible one, at most 8)\n");
+  const char *v = p->val;
+  const size_t n = strlen(v);
+  const int unit = n && ((v[n - 1] >= 'A' && v[n - 1] <= 'Z') || (v[n - 1] >= 'a' && v[n - 1] <= 'z'));
+  uint64_t bytes = 0;
+  double g = 0;
+  int bad;
+  if (unit) {
+    bad = bench_opts_size(p, BENCH_MIB, 16384 * BENCH_GIB, &bytes) != 0;
+    g = (double)bytes / (double)BENCH_GIB;
+  } else {
+    bad = bench_opts_double(p, 0, 16384, &g) != 0 || g * 1024 < 1;
+  }
+  if (bad)
+    return bench_opts_fail(p, "GiB from 1/1024 to 16384 (4, 0.25), or a size with a unit (512M, 8G)");
+  *gib = g;
+  return 0;
 }
 
-static int bench_parse(int argc, char **argv, struct bench_options *o)
+/* --only: the groups, each named once. */
+static int bench_only_option(struct bench_opts *p)
 {
-  int i;
+  static const char *const groups[] = {"baselines", "seq", "hit", "seq_warp", "rand", "big", "ra", "passes",
+                                       "write", "peer", "acquire", "cold", "reg", "mgpu"};
+  const int n = (int)(sizeof(groups) / sizeof(groups[0]));
+  const struct bench_names choices = {groups, n, "workload"};
+  int idx[sizeof(groups) / sizeof(groups[0])], count = 0;
+  return bench_opts_names(p, &choices, idx, &count);
+}
+
+static int bench_option(struct bench_opts *p, int id, struct bench_options *o)
+{
+  switch (id) {
+  case BO_OUT: o->out = p->val; return bench_check_output("--out", p->val, p->err, p->errlen);
+  case BO_SIZE: return bench_size_option(p, &o->size_gib);
+  case BO_QUICK: o->quick = 1; return 0;
+  case BO_ONLY: o->only = p->val; return bench_only_option(p);
+  case BO_DIR: o->dir = p->val; return *p->val ? 0 : bench_opts_fail(p, "a folder, not an empty name");
+  case BO_THREADS: o->threads_given = 1; return bench_opts_int(p, 1, 256, &o->threads);
+  case BO_CAP: return bench_opts_double(p, 0, 86400, &o->cap);
+  case BO_BUDGET: return bench_opts_double(p, 0, 864000, &o->budget);
+  case BO_DEVICE: return bench_opts_int(p, 0, 63, &o->device);
+  case BO_GPUS: return bench_opts_int(p, 1, 8, &o->gpus);
+  }
+  return -EINVAL;
+}
+
+/* The command line over the defaults: 0, 1 for --help, or -EINVAL with err. */
+static int bench_parse(int argc, char **argv, struct bench_options *o, char *err, size_t len)
+{
+  struct bench_opts p;
+  int id, rc = 0;
   memset(o, 0, sizeof(*o));
   o->dir = "/tmp/gpufs_bench";
   o->threads = 8;
   o->cap = 60;
   o->budget = 300;
-  for (i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!strcmp(a, "--quick")) {
-      o->quick = 1;
-      continue;
-    }
-    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-      bench_usage(stdout);
-      exit(0);
-    }
-    if (strcmp(a, "--out") && strcmp(a, "--size") && strcmp(a, "--only") && strcmp(a, "--dir") &&
-        strcmp(a, "--threads") && strcmp(a, "--cap") && strcmp(a, "--budget") &&
-        strcmp(a, "--device") && strcmp(a, "--gpus")) {
-      fprintf(stderr, "gpufs_bench: unknown option %s\n", a);
-      return -EINVAL;
-    }
-    if (!v) {
-      fprintf(stderr, "gpufs_bench: %s needs a value\n", a);
-      return -EINVAL;
-    }
-    i++;
-    if (!strcmp(a, "--out"))
-      o->out = v;
-    else if (!strcmp(a, "--size"))
-      o->size_gib = atof(v);
-    else if (!strcmp(a, "--only"))
-      o->only = v;
-    else if (!strcmp(a, "--dir"))
-      o->dir = v;
-    else if (!strcmp(a, "--threads")) {
-      o->threads = atoi(v);
-      o->threads_given = 1;
-    }
-    else if (!strcmp(a, "--cap"))
-      o->cap = atof(v);
-    else if (!strcmp(a, "--budget"))
-      o->budget = atof(v);
-    else if (!strcmp(a, "--gpus"))
-      o->gpus = atoi(v);
-    else
-      o->device = atoi(v);
-  }
-  if (o->only) {
-    static const char *known = ",baselines,seq,hit,seq_warp,rand,big,ra,passes,write,peer,acquire,cold,reg,mgpu,";
-    const char *p = o->only;
-    while (*p) {
-      size_t n = strcspn(p, ",");
-      char item[32];
-      snprintf(item, sizeof(item), ",%.*s,", (int)(n < 29 ? n : 29), p);
-      if (n == 0 || n > 29 || !strstr(known, item)) {
-        fprintf(stderr, "gpufs_bench: --only: unknown workload '%.*s'\n", (int)n, p);
-        return -EINVAL;
-      }
-      p += n + (p[n] == ',');
-    }
-  }
+  bench_opts_init(&p, argc, argv, bench_table, sizeof(bench_table) / sizeof(bench_table[0]), err, len);
+  while (rc == 0 && (id = bench_opts_next(&p)) != BENCH_OPTS_END)
+    rc = id == BENCH_OPTS_HELP ? 1 : id < 0 ? id : bench_option(&p, id, o);
+  if (rc == 0)
+    rc = bench_opts_operands(&p, 0);
+  if (rc)
+    return rc;
   if (o->size_gib == 0)
     o->size_gib = o->quick ? 1 : 4;
   if (o->quick && o->cap > 20)
     o->cap = 20;
-  if (o->size_gib <= 0 || o->threads < 1 || o->cap <= 0 || o->budget <= 0 || o->device < 0 ||
-      o->gpus < 0) {
-    fprintf(stderr, "gpufs_bench: --size, --threads, --cap and --budget want positive values\n");
-    return -EINVAL;
-  }
   return 0;
 }
 
@@ -302,15 +309,16 @@ static void bench_baselines(void)
 int main(int argc, char **argv)
 {
   struct cudaDeviceProp prop;
-  char name[64], sz[32];
+  char name[64], sz[32], err[512];
   double t0;
   int rc;
 
   g_bench.t_start = bench_now();
-  if (bench_parse(argc, argv, &g_bench.opt) != 0) {
-    bench_usage(stderr);
+  rc = bench_parse(argc, argv, &g_bench.opt, err, sizeof(err));
+  if ((rc = bench_opts_exit("gpufs_bench", rc, err, bench_usage)) >= 0)
+    return rc;
+  if (bench_need_gpu("gpufs_bench", g_bench.opt.device) != 0)
     return 2;
-  }
   g_bench.size = (uint64_t)(g_bench.opt.size_gib * 1024 + 0.5) * BENCH_MIB;
   if (g_bench.size == 0)
     g_bench.size = BENCH_MIB;

@@ -285,14 +285,16 @@ $(GPU_TESTS): | $(SEMCACHE_SO) $(SEMCACHE_CHAIN) $(SEMCACHE_ROUTINES) $(SEMCACHE
 SEMCACHE_BENCH_ARGS ?=
 .PHONY: semcache-bench semcache-bench-quick semcache-bench-build semcache-calls
 
-$(SCB_DIR)/chain: bench/semcache/chain.c bench/semcache/util.h
+# their command lines are benchlib's (opts.c, with util.c), compiled in
+SCB_OPTS := benchlib/opts.c benchlib/util.c
+$(SCB_DIR)/chain: bench/semcache/chain.c bench/semcache/util.h $(SCB_OPTS) benchlib/opts.h
 	$(call say,CC,$<)mkdir -p $(dir $@)
-	$(Q)$(CC) $(CFLAGS) -O3 $< -o $@ -lblas -lm
+	$(Q)$(CC) $(CFLAGS) -O3 $< $(SCB_OPTS) -o $@ -lblas -lm -lpthread
 
-$(SCB_DIR)/structdyn: bench/semcache/structdyn.c bench/semcache/util.h
+$(SCB_DIR)/structdyn: bench/semcache/structdyn.c bench/semcache/util.h $(SCB_OPTS) benchlib/opts.h
 	$(call say,CC,$<)mkdir -p $(dir $@)
 	$(Q)test -f $(LAPACKE_A) || { echo "liblapacke.a not found: apt-get install liblapacke-dev" >&2; exit 1; }
-	$(Q)$(CC) $(CFLAGS) -O3 $< -o $@ $(LAPACKE_A) -llapack -lblas -lm
+	$(Q)$(CC) $(CFLAGS) -O3 $< $(SCB_OPTS) -o $@ $(LAPACKE_A) -llapack -lblas -lm -lpthread
 
 $(SCB_DIR)/calls: bench/semcache/calls.c bench/semcache/util.h
 	$(call say,CC,$<)mkdir -p $(dir $@)

@@ -103,7 +103,8 @@ int bench_opts_next(struct bench_opts *p)
       i = k;
   if (i >= p->n)
     return opts_errf(p->err, p->errlen, "option '%c' not in the table", c);
-  snprintf(p->namebuf, sizeof(p->namebuf), "--%s", p->table[i].name);
+  /* as the user wrote it: li is set only when a long option matched */
+  snprintf(p->namebuf, sizeof(p->namebuf), "%s%s", li >= 0 ? "--" : "-", p->table[i].name);
   p->name = p->namebuf;
   return p->table[i].id;
 }

@@ -25,31 +25,41 @@
  * Exit 0, or 2 for bad arguments or no memory.
  */
 #include <cblas.h>
-#include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "benchlib/opts.h"
 #include "util.h"
 
 struct chain_opts {
   int n, length, write_every;
 };
 
-static int parse(int argc, char **argv, struct chain_opts *o)
+static const char chain_usage[] =
+    "usage: chain [-n N] [-l LENGTH] [-w WRITE_EVERY]\n"
+    "  -n N            matrix order (default 1024)\n"
+    "  -l LENGTH       products in the chain (default 6)\n"
+    "  -w WRITE_EVERY  the CPU writes the running product every that many products (default 0: never)\n";
+
+/* The command line (benchlib/opts.h): 0, 1 for --help, or -EINVAL with err. */
+static int parse(int argc, char **argv, struct chain_opts *o, char *err, size_t len)
 {
-  int c;
+  static const struct bench_opt table[] = {{"n", BENCH_OPT_VALUE, 'n'}, {"l", BENCH_OPT_VALUE, 'l'},
+                                           {"w", BENCH_OPT_VALUE, 'w'}};
+  struct bench_opts p;
+  int id, rc = 0;
   o->n = 1024, o->length = 6, o->write_every = 0;
-  while ((c = getopt(argc, argv, "n:l:w:")) != -1) {
-    switch (c) {
-    case 'n': o->n = atoi(optarg); break;
-    case 'l': o->length = atoi(optarg); break;
-    case 'w': o->write_every = atoi(optarg); break;
-    default: return -1;
+  bench_opts_init(&p, argc, argv, table, 3, err, len);
+  while (rc == 0 && (id = bench_opts_next(&p)) != BENCH_OPTS_END) {
+    switch (id) {
+    case 'n': rc = bench_opts_int(&p, 1, 65536, &o->n); break;
+    case 'l': rc = bench_opts_int(&p, 1, 1000000, &o->length); break;
+    case 'w': rc = bench_opts_int(&p, 0, 1000000, &o->write_every); break;
+    default: rc = id == BENCH_OPTS_HELP ? 1 : id;
     }
   }
-  if (o->n < 1 || o->length < 1 || o->write_every < 0 || optind != argc) return -1;
-  return 0;
+  return rc ? rc : bench_opts_operands(&p, 0);
 }
 
 static double *input(int n, uint64_t seed)
@@ -76,10 +86,10 @@ static void warm_up(void)
 int main(int argc, char **argv)
 {
   struct chain_opts o;
-  if (parse(argc, argv, &o) != 0) {
-    fprintf(stderr, "usage: chain [-n N] [-l LENGTH] [-w WRITE_EVERY]\n");
-    return 2;
-  }
+  char err[256];
+  int rc = parse(argc, argv, &o, err, sizeof(err));
+  if ((rc = bench_opts_exit("chain", rc, err, chain_usage)) >= 0)
+    return rc;
   const int n = o.n;
   const size_t count = (size_t)n * n, bytes = count * sizeof(double);
   double *in[3] = {input(n, 1), input(n, 2), input(n, 3)};

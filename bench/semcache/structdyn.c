@@ -38,12 +38,12 @@
  * Exit 0; 2 bad arguments or no memory; 3 a singular K_eff (dgesv info).
  */
 #include <cblas.h>
-#include <getopt.h>
 #include <lapacke.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "benchlib/opts.h"
 #include "util.h"
 
 /* Newmark-beta, average acceleration */
@@ -78,28 +78,56 @@ struct subdomain {
   lapack_int *ipiv;
 };
 
-static int parse(int argc, char **argv, struct sd_size *z)
+static const char sd_usage[] =
+    "usage: structdyn [-z tiny|quick|small|medium|large] [-s SUBDOMAINS] [-m DOFS] [-q LOADCASES] [-t STEPS]\n"
+    "  -z SIZE        a preset (default small); -s, -m, -q, -t after it change one of its figures\n"
+    "  -s SUBDOMAINS  subdomains (1 to 4096)\n"
+    "  -m DOFS        degrees of freedom a subdomain (2 to 65536)\n"
+    "  -q LOADCASES   load cases (1 to 65536)\n"
+    "  -t STEPS       time steps (1 to 10000000)\n";
+
+/* -z: a preset by name. */
+static int sd_preset(struct bench_opts *p, struct sd_size *z)
 {
-  int c;
+  enum { N = sizeof sd_presets / sizeof sd_presets[0] };
+  const char *names[N];
+  int idx[N], n = 0;
+  for (int i = 0; i < N; i++) names[i] = sd_presets[i].name;
+  const struct bench_names choices = {names, N, "size"};
+  int rc = bench_opts_names(p, &choices, idx, &n);
+  if (rc == 0 && n != 1) rc = bench_opts_fail(p, "one preset");
+  if (rc == 0) *z = sd_presets[idx[0]];
+  return rc;
+}
+
+/* One figure of the custom size. */
+static int sd_figure(struct bench_opts *p, long lo, long hi, int *dst, struct sd_size *z)
+{
+  z->name = "custom";
+  return bench_opts_int(p, lo, hi, dst);
+}
+
+/* The command line (benchlib/opts.h): 0, 1 for --help, or -EINVAL with err. */
+static int parse(int argc, char **argv, struct sd_size *z, char *err, size_t len)
+{
+  static const struct bench_opt table[] = {{"z", BENCH_OPT_VALUE, 'z'}, {"s", BENCH_OPT_VALUE, 's'},
+                                           {"m", BENCH_OPT_VALUE, 'm'}, {"q", BENCH_OPT_VALUE, 'q'},
+                                           {"t", BENCH_OPT_VALUE, 't'}};
+  struct bench_opts p;
+  int id, rc = 0;
   *z = sd_presets[2];
-  while ((c = getopt(argc, argv, "z:s:m:q:t:")) != -1) {
-    switch (c) {
-    case 'z': {
-      size_t i, n = sizeof sd_presets / sizeof sd_presets[0];
-      for (i = 0; i < n && strcmp(optarg, sd_presets[i].name) != 0; i++) continue;
-      if (i == n) return -1;
-      *z = sd_presets[i];
-      break;
-    }
-    case 's': z->subdomains = atoi(optarg), z->name = "custom"; break;
-    case 'm': z->m = atoi(optarg), z->name = "custom"; break;
-    case 'q': z->q = atoi(optarg), z->name = "custom"; break;
-    case 't': z->steps = atoi(optarg), z->name = "custom"; break;
-    default: return -1;
+  bench_opts_init(&p, argc, argv, table, 5, err, len);
+  while (rc == 0 && (id = bench_opts_next(&p)) != BENCH_OPTS_END) {
+    switch (id) {
+    case 'z': rc = sd_preset(&p, z); break;
+    case 's': rc = sd_figure(&p, 1, 4096, &z->subdomains, z); break;
+    case 'm': rc = sd_figure(&p, 2, 65536, &z->m, z); break;
+    case 'q': rc = sd_figure(&p, 1, 65536, &z->q, z); break;
+    case 't': rc = sd_figure(&p, 1, 10000000, &z->steps, z); break;
+    default: rc = id == BENCH_OPTS_HELP ? 1 : id;
     }
   }
-  if (z->subdomains < 1 || z->m < 2 || z->q < 1 || z->steps < 1 || optind != argc) return -1;
-  return 0;
+  return rc ? rc : bench_opts_operands(&p, 0);
 }
 
 /* x = alpha g g^T + diag on the diagonal (g: m x m of values in [-1, 1)). */
@@ -221,11 +249,10 @@ static double energy(struct subdomain *d, const struct sd_size *z)
 int main(int argc, char **argv)
 {
   struct sd_size z;
-  if (parse(argc, argv, &z) != 0) {
-    fprintf(stderr, "usage: structdyn [-z tiny|quick|small|medium|large] [-s SUBDOMAINS] "
-                    "[-m DOFS] [-q LOADCASES] [-t STEPS]\n");
-    return 2;
-  }
+  char err[256];
+  int rc = parse(argc, argv, &z, err, sizeof(err));
+  if ((rc = bench_opts_exit("structdyn", rc, err, sd_usage)) >= 0)
+    return rc;
   struct subdomain *d = calloc((size_t)z.subdomains, sizeof *d);
   if (!d) return 2;
   double t0 = bench_now();

@@ -126,6 +126,14 @@ TEST(Opts, UnknownOptionsAreNamed)
   EXPECT_NE(p.err.find("'-x'"), std::string::npos) << p.err;
 }
 
+TEST(Opts, OneLetterOptionsAreNamedAsWritten)
+{
+  Parsed p = Parse({"-v", "--v"});
+  ASSERT_EQ(0, p.rc) << p.err;
+  EXPECT_EQ(1, p.verbose);
+  EXPECT_EQ(-EINVAL, Parse({"-v=1"}).rc) << "a cluster of -v, -=, -1";
+}
+
 TEST(Opts, MissingAndUnwantedValuesAreNamed)
 {
   Parsed p = Parse({"--reps"});

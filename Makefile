@@ -59,27 +59,27 @@ TSAN_OBJ := $(patsubst %.c,$(BUILD)/tsan/%.o,$(HOST_CORE_SRC))
 # SemCache (issue 18): its cache, protocol, calls and GPU backend, host C,
 # tested with a CPU "device" in the host tests (the drop-in's entry points
 # only in libsemcache.so).
-SEMCACHE_C_SRC := $(filter-out %/dropin.c %/dropin_blas.c %/dropin_io.c,$(wildcard libgpufs/semcache/*.c))
+SEMCACHE_C_SRC := $(filter-out %/dropin.c %/dropin_blas.c %/dropin_io.c,$(wildcard semcache/src/*.c))
 SEMCACHE_TSAN  := $(patsubst %.c,$(BUILD)/tsan/%.o,$(SEMCACHE_C_SRC))
 # libsemcache.so, the drop-in (LD_PRELOAD, or linked ahead of the BLAS)
 SEMCACHE_SO    := $(BUILD)/lib/libsemcache.so
-SEMCACHE_PIC   := $(patsubst %.c,$(BUILD)/pic/%.o,$(wildcard libgpufs/semcache/*.c))
-SEMCACHE_CHAIN := $(BUILD)/tests/semcache_chain
-SEMCACHE_ROUTINES := $(BUILD)/tests/semcache_routines
-SEMCACHE_IO    := $(BUILD)/tests/semcache_io
+SEMCACHE_PIC   := $(patsubst %.c,$(BUILD)/pic/%.o,$(wildcard semcache/src/*.c))
+SEMCACHE_CHAIN := $(BUILD)/semcache/tests_chain
+SEMCACHE_ROUTINES := $(BUILD)/semcache/tests_routines
+SEMCACHE_IO    := $(BUILD)/semcache/tests_io
 # the program's BLAS however loaded, and operands on the stack (issue 36):
 # a program without a BLAS that dlopens a module bringing its own, and
-# stack arrays (tests/semcache/loaders_test.sh)
-SEMCACHE_DLOPEN := $(BUILD)/tests/semcache_dlopen
+# stack arrays (semcache/tests/loaders_test.sh)
+SEMCACHE_DLOPEN := $(BUILD)/semcache/tests_dlopen
 SEMCACHE_LOCAL  := $(BUILD)/tests/libsemcache_local_blas.so
-SEMCACHE_STACK  := $(BUILD)/tests/semcache_stack
+SEMCACHE_STACK  := $(BUILD)/semcache/tests_stack
 # calls on both sides of the crossover on the same matrices (issue 36)
-SEMCACHE_MIXED  := $(BUILD)/tests/semcache_mixed
-# SemCache's benchmark programs (bench/semcache/, `make semcache-bench`)
+SEMCACHE_MIXED  := $(BUILD)/semcache/tests_mixed
+# SemCache's benchmark programs (semcache/bench/, `make semcache-bench`)
 SCB_DIR   := $(BUILD)/semcache-bench
 SCB_PROGS := $(SCB_DIR)/chain $(SCB_DIR)/structdyn
 SCB_CBLAS := $(SCB_DIR)/libcblas_f77.so
-# the time of one call by routine and size, and cuBLAS's own (bench/semcache/calls.py)
+# the time of one call by routine and size, and cuBLAS's own (semcache/bench/calls.py)
 SCB_CALLS := $(SCB_DIR)/calls $(SCB_DIR)/cublas_calls
 LAPACKE_A := $(shell $(CC) -print-file-name=liblapacke.a)
 LIB      := $(BUILD)/libgpufs.a
@@ -213,7 +213,7 @@ $(HOST_TESTS): $(HOST_TEST_OBJ) $(TSAN_OBJ) $(RIO_TSAN) $(COLLAGE_TSAN) $(SEMCAC
 	$(call say,LINK,$@)mkdir -p $(dir $@)
 	$(Q)$(CXX) $(TSAN) $^ -o $@ $(GTEST_LIB) $(IMAGE_LIBS) -llapack -lblas
 
-$(BUILD)/pic/%.o: %.c $(wildcard libgpufs/semcache/*.h) libgpufs/common/sigchain.h
+$(BUILD)/pic/%.o: %.c $(wildcard semcache/src/*.h) libgpufs/common/sigchain.h
 	$(call say,CC-PIC,$<)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) -fPIC -DSC_DROPIN -c $< -o $@
 
@@ -221,33 +221,33 @@ $(SEMCACHE_SO): $(SEMCACHE_PIC)
 	$(call say,LINK,$@)mkdir -p $(dir $@)
 	$(Q)$(CC) -shared -o $@ $^ -ldl -lpthread -lblas
 
-$(SEMCACHE_CHAIN): tests/semcache/chain.c
+$(SEMCACHE_CHAIN): semcache/tests/chain.c
 	$(call say,CC,$<)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) $< -o $@ -lblas
 
 # every routine in both precisions, and gesv through LAPACKE (liblapacke-dev;
 # linked in statically as the benchmarks' below: its dgesv_ stays LAPACK's)
-$(SEMCACHE_IO): tests/semcache/io.c
+$(SEMCACHE_IO): semcache/tests/io.c
 	$(call say,CC,$<)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) $< -o $@ -lblas
 
-$(SEMCACHE_ROUTINES): tests/semcache/routines.c
+$(SEMCACHE_ROUTINES): semcache/tests/routines.c
 	$(call say,CC,$<)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) $< -o $@ $(LAPACKE_A) -llapack -lblas -lm
 
-$(SEMCACHE_DLOPEN): tests/semcache/dlopen.c
+$(SEMCACHE_DLOPEN): semcache/tests/dlopen.c
 	$(call say,CC,$<)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) $< -o $@ -ldl
 
-$(SEMCACHE_LOCAL): tests/semcache/local_blas.c
+$(SEMCACHE_LOCAL): semcache/tests/local_blas.c
 	$(call say,CC,$<)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) -fPIC -shared $< -o $@ -llapack -lblas -lm
 
-$(SEMCACHE_MIXED): tests/semcache/mixed.c
+$(SEMCACHE_MIXED): semcache/tests/mixed.c
 	$(call say,CC,$<)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) $< -o $@ -lblas
 
-$(SEMCACHE_STACK): tests/semcache/stack.c
+$(SEMCACHE_STACK): semcache/tests/stack.c
 	$(call say,CC,$<)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) $< -o $@ -lblas -lm -lpthread
 
@@ -260,14 +260,14 @@ semcache: $(SEMCACHE_SO)
 OPENBLAS_DIR ?= $(firstword $(wildcard $(BUILD)/openblas/usr/lib/*/openblas-pthread))
 test-semcache: $(SEMCACHE_SO) $(SEMCACHE_CHAIN) $(SEMCACHE_ROUTINES) $(SEMCACHE_IO) $(SCB_PROGS) \
                $(SEMCACHE_DLOPEN) $(SEMCACHE_LOCAL) $(SEMCACHE_STACK) $(SEMCACHE_MIXED)
-	tests/semcache/dropin_test.sh $(SEMCACHE_CHAIN) $(SEMCACHE_SO) $(SEMCACHE_ROUTINES) $(SEMCACHE_IO) $(SEMCACHE_MIXED)
-	tests/semcache/loaders_test.sh $(SEMCACHE_SO) $(SEMCACHE_DLOPEN) $(SEMCACHE_LOCAL) $(SEMCACHE_STACK)
+	semcache/tests/dropin_test.sh $(SEMCACHE_CHAIN) $(SEMCACHE_SO) $(SEMCACHE_ROUTINES) $(SEMCACHE_IO) $(SEMCACHE_MIXED)
+	semcache/tests/loaders_test.sh $(SEMCACHE_SO) $(SEMCACHE_DLOPEN) $(SEMCACHE_LOCAL) $(SEMCACHE_STACK)
 	@if [ -n "$(OPENBLAS_DIR)" ]; then echo "semcache: over OpenBLAS ($(OPENBLAS_DIR))"; \
-	  LD_LIBRARY_PATH=$(OPENBLAS_DIR) tests/semcache/dropin_test.sh $(SEMCACHE_CHAIN) $(SEMCACHE_SO) $(SEMCACHE_ROUTINES) $(SEMCACHE_IO) $(SEMCACHE_MIXED) && \
-	  LD_LIBRARY_PATH=$(OPENBLAS_DIR) tests/semcache/loaders_test.sh $(SEMCACHE_SO) $(SEMCACHE_DLOPEN) $(SEMCACHE_LOCAL) $(SEMCACHE_STACK); \
+	  LD_LIBRARY_PATH=$(OPENBLAS_DIR) semcache/tests/dropin_test.sh $(SEMCACHE_CHAIN) $(SEMCACHE_SO) $(SEMCACHE_ROUTINES) $(SEMCACHE_IO) $(SEMCACHE_MIXED) && \
+	  LD_LIBRARY_PATH=$(OPENBLAS_DIR) semcache/tests/loaders_test.sh $(SEMCACHE_SO) $(SEMCACHE_DLOPEN) $(SEMCACHE_LOCAL) $(SEMCACHE_STACK); \
 	else echo "semcache: no OpenBLAS unpacked in $(BUILD)/openblas: the drop-in test over OpenBLAS skipped"; fi
-	tests/semcache/bench_smoke.sh $(SCB_DIR)/structdyn $(SCB_DIR)/chain $(SEMCACHE_SO)
-	tests/semcache/netlib_test.sh $(SEMCACHE_SO)
+	semcache/tests/bench_smoke.sh $(SCB_DIR)/structdyn $(SCB_DIR)/chain $(SEMCACHE_SO)
+	semcache/tests/netlib_test.sh $(SEMCACHE_SO)
 
 # The GPU tests run the drop-in on those programs (tests/gpu/semcache_test.cu).
 $(GPU_TESTS): | $(SEMCACHE_SO) $(SEMCACHE_CHAIN) $(SEMCACHE_ROUTINES) $(SEMCACHE_IO)
@@ -276,35 +276,35 @@ $(GPU_TESTS): | $(SEMCACHE_SO) $(SEMCACHE_CHAIN) $(SEMCACHE_ROUTINES) $(SEMCACHE
 # ordinary CBLAS/LAPACKE programs, chain (the paper's chains of products)
 # and structdyn (the application), run unchanged on OpenBLAS, NVBLAS and
 # the drop-in (no cache, write-through, write-back) by
-# bench/semcache/run.py: progress, targets, the table last; rows appended
+# semcache/bench/run.py: progress, targets, the table last; rows appended
 # to docs/results/semcache-latest.jsonl, plots docs/results/semcache-*.svg.
 # LAPACKE is linked in statically: its dgesv_ stays the dynamic LAPACK's
 # (which OpenBLAS or the drop-in provide), and GPU machines need no
 # liblapacke.  semcache-bench-quick: tiny sizes, rows in the build folder.
-# SEMCACHE_BENCH_ARGS passes options (python3 bench/semcache/run.py -h).
+# SEMCACHE_BENCH_ARGS passes options (python3 semcache/bench/run.py -h).
 SEMCACHE_BENCH_ARGS ?=
 .PHONY: semcache-bench semcache-bench-quick semcache-bench-build semcache-calls
 
 # their command lines are benchlib's (opts.c, with util.c), compiled in
 SCB_OPTS := benchlib/opts.c benchlib/util.c
-$(SCB_DIR)/chain: bench/semcache/chain.c bench/semcache/util.h $(SCB_OPTS) benchlib/opts.h
+$(SCB_DIR)/chain: semcache/bench/chain.c semcache/bench/util.h $(SCB_OPTS) benchlib/opts.h
 	$(call say,CC,$<)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) -O3 $< $(SCB_OPTS) -o $@ -lblas -lm -lpthread
 
-$(SCB_DIR)/structdyn: bench/semcache/structdyn.c bench/semcache/util.h $(SCB_OPTS) benchlib/opts.h
+$(SCB_DIR)/structdyn: semcache/bench/structdyn.c semcache/bench/util.h $(SCB_OPTS) benchlib/opts.h
 	$(call say,CC,$<)mkdir -p $(dir $@)
 	$(Q)test -f $(LAPACKE_A) || { echo "liblapacke.a not found: apt-get install liblapacke-dev" >&2; exit 1; }
 	$(Q)$(CC) $(CFLAGS) -O3 $< $(SCB_OPTS) -o $@ $(LAPACKE_A) -llapack -lblas -lm -lpthread
 
-$(SCB_DIR)/calls: bench/semcache/calls.c bench/semcache/util.h
+$(SCB_DIR)/calls: semcache/bench/calls.c semcache/bench/util.h
 	$(call say,CC,$<)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) -O3 $< -o $@ $(LAPACKE_A) -llapack -lblas -lm
 
-$(SCB_DIR)/cublas_calls: bench/semcache/cublas_calls.c bench/semcache/util.h
+$(SCB_DIR)/cublas_calls: semcache/bench/cublas_calls.c semcache/bench/util.h
 	$(call say,CC,$<)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) $< -o $@ -L$(CUDA)/lib64 -Wl,-rpath,$(CUDA)/lib64 -lcublas -lcudart -lm
 
-$(SCB_CBLAS): bench/semcache/cblas_f77.c
+$(SCB_CBLAS): semcache/bench/cblas_f77.c
 	$(call say,CC,$<)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) -fPIC -shared $< -o $@ -lblas
 
@@ -314,17 +314,17 @@ $(SCB_DIR)/commit: $(BUILD)/commit.stamp
 semcache-bench-build: $(SEMCACHE_SO) $(SCB_PROGS) $(SCB_CBLAS) $(SCB_CALLS) $(SCB_DIR)/commit
 
 semcache-bench: semcache-bench-build
-	python3 bench/semcache/run.py --bin $(SCB_DIR) --lib $(SEMCACHE_SO) \
+	python3 semcache/bench/run.py --bin $(SCB_DIR) --lib $(SEMCACHE_SO) \
 	    --out docs/results/semcache-latest.jsonl $(SEMCACHE_BENCH_ARGS); s=$$?; \
-	  python3 bench/semcache/plot.py docs/results/semcache-latest.jsonl docs/results/semcache; exit $$s
+	  python3 semcache/bench/plot.py docs/results/semcache-latest.jsonl docs/results/semcache; exit $$s
 
 # The crossovers and the cost of a call (docs/semcache.md): calls.py's
 # tables last, rows in the build folder.
 semcache-calls: semcache-bench-build
-	python3 bench/semcache/calls.py --bin $(SCB_DIR) --lib $(SEMCACHE_SO) --out $(SCB_DIR)/calls.jsonl
+	python3 semcache/bench/calls.py --bin $(SCB_DIR) --lib $(SEMCACHE_SO) --out $(SCB_DIR)/calls.jsonl
 
 semcache-bench-quick: semcache-bench-build
-	python3 bench/semcache/run.py --quick --bin $(SCB_DIR) --lib $(SEMCACHE_SO) \
+	python3 semcache/bench/run.py --quick --bin $(SCB_DIR) --lib $(SEMCACHE_SO) \
 	    --out $(SCB_DIR)/quick.jsonl $(SEMCACHE_BENCH_ARGS)
 
 $(BENCHLIB): $(BENCHLIB_OBJ)

@@ -1,7 +1,7 @@
 """What every plot of a benchmark's JSON rows needs: the last run of a rows
 file, geometric means, and grouped bar charts drawn with matplotlib
 (Debian: python3-matplotlib).  Used by bench/plot_*.py, rodinia-io/plot.py,
-samples/collage/plot.py and bench/semcache/plot.py.
+samples/collage/plot.py and semcache/bench/plot.py.
 
 The output format follows the file name's extension (.svg, .png, .pdf);
 SVG files carry no date, so the same rows give the same bytes.

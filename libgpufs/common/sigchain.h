@@ -2,7 +2,7 @@
  * sigchain.h - a handler for a synchronous fault signal (SIGBUS, SIGSEGV)
  * installed over the one before it, and the hand-over to that one for a
  * fault that is not ours: how libgpufs's mapping copies (host/filemap.c)
- * and SemCache's page protection (semcache/protect.c) share a signal with
+ * and SemCache's page protection (semcache/src/protect.c) share a signal with
  * the program and with each other.  Header-only: libsemcache.so is built
  * apart from libgpufs.
  */

@@ -1,9 +1,9 @@
 /*
- * semcache_test.cu - SemCache's GPU backend (libgpufs/semcache/gpu.c)
+ * semcache_test.cu - SemCache's GPU backend (semcache/src/gpu.c)
  * through the drop-in, as programs meet it: libsemcache.so under
- * LD_PRELOAD on tests/semcache/routines.c (every routine in both
+ * LD_PRELOAD on semcache/tests/routines.c (every routine in both
  * precisions against plain loops within a tolerance, gesv's memo) and on
- * tests/semcache/chain.c (operands sent once per change), both protocols,
+ * semcache/tests/chain.c (operands sent once per change), both protocols,
  * the no-cache mode, a cache cap small enough to evict, and four threads
  * at once (a cuBLAS handle and stream each).  The counters
  * come from the semcache-stats line.  Skipped without a GPU.  The
@@ -80,10 +80,10 @@ protected:
   void SetUp() override
   {
     REQUIRE_GPU();
-    for (const char *f : {"/lib/libsemcache.so", "/tests/semcache_routines", "/tests/semcache_chain", "/tests/semcache_io"})
+    for (const char *f : {"/lib/libsemcache.so", "/semcache/tests_routines", "/semcache/tests_chain", "/semcache/tests_io"})
       ASSERT_EQ(0, access((build_dir() + f).c_str(), X_OK))
           << build_dir() + f
-          << " missing: make semcache build/tests/semcache_routines build/tests/semcache_chain build/tests/semcache_io";
+          << " missing: make semcache build/semcache/tests_routines build/semcache/tests_chain build/semcache/tests_io";
   }
 };
 

@@ -1,5 +1,5 @@
 /*
- * semcache_blas_test.cpp - SemCache's BLAS calls (libgpufs/semcache/blas.h)
+ * semcache_blas_test.cpp - SemCache's BLAS calls (semcache/src/blas.h)
  * over the cache with the CPU backend and the host BLAS as the "device":
  * every result equal, bit for bit, to the host BLAS run on plain copies;
  * transfers at the minimum for a chain of products; a CPU write resends
@@ -17,7 +17,7 @@
 #include <thread>
 #include <vector>
 
-#include "libgpufs/semcache/blas.h"
+#include "semcache/src/blas.h"
 #include "tests/host/semcache_util.h"
 
 namespace {

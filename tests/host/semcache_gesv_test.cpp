@@ -1,5 +1,5 @@
 /*
- * semcache_gesv_test.cpp - SemCache's gesv (libgpufs/semcache/gesv.c) over
+ * semcache_gesv_test.cpp - SemCache's gesv (semcache/src/gesv.c) over
  * the cache with the CPU backend and the host LAPACK as the "device": the
  * answer equal, bit for bit, to LAPACK's dgesv_ (A's factors, the pivots,
  * x); a second solve of the same matrix bytes (copied into a work array,
@@ -13,10 +13,10 @@
 
 #include <vector>
 
-#include "libgpufs/semcache/blas.h"
+#include "semcache/src/blas.h"
 #include "tests/host/semcache_util.h"
-#include "libgpufs/semcache/fortran.h"
-#include "libgpufs/semcache/pool.h"
+#include "semcache/src/fortran.h"
+#include "semcache/src/pool.h"
 
 namespace {
 

@@ -1,6 +1,6 @@
 /*
  * semcache_stack_test.cpp - operands on a thread's stack
- * (libgpufs/semcache/stacks.h): copied for their call, never cached nor
+ * (semcache/src/stacks.h): copied for their call, never cached nor
  * protected, so the stack's later use of those pages (deeper calls,
  * alloca) never faults, whichever thread's stack they are on; the fault
  * handler's alternate signal stack for the threads that make calls; and
@@ -18,9 +18,9 @@
 #include <thread>
 #include <vector>
 
-#include "libgpufs/semcache/blas.h"
-#include "libgpufs/semcache/find.h"
-#include "libgpufs/semcache/stacks.h"
+#include "semcache/src/blas.h"
+#include "semcache/src/find.h"
+#include "semcache/src/stacks.h"
 #include "tests/host/semcache_util.h"
 
 namespace {

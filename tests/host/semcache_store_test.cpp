@@ -19,8 +19,8 @@
 
 #include <vector>
 
-#include "libgpufs/semcache/cache.h"
-#include "libgpufs/semcache/protect.h"
+#include "semcache/src/msi.h"
+#include "semcache/src/protect.h"
 
 namespace {
 

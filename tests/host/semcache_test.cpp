@@ -1,5 +1,5 @@
 /*
- * semcache_test.cpp - SemCache's cache and MSI protocol (libgpufs/semcache)
+ * semcache_test.cpp - SemCache's cache and MSI protocol (semcache/src)
  * with the CPU backend standing for the GPU: operands sent once while the
  * CPU leaves them alone, a CPU write between calls invalidating (through
  * the protection fault), write-through and write-back results, neighbours
@@ -19,8 +19,8 @@
 #include <thread>
 #include <vector>
 
-#include "libgpufs/semcache/cache.h"
-#include "libgpufs/semcache/protect.h"
+#include "semcache/src/msi.h"
+#include "semcache/src/protect.h"
 
 namespace {
 

@@ -15,8 +15,8 @@
 #include <thread>
 #include <vector>
 
-#include "libgpufs/semcache/cache.h"
-#include "libgpufs/semcache/protect.h"
+#include "semcache/src/msi.h"
+#include "semcache/src/protect.h"
 
 namespace {
 

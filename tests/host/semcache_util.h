@@ -8,7 +8,7 @@
 
 #include <gtest/gtest.h>
 
-#include "libgpufs/semcache/blas.h"
+#include "semcache/src/blas.h"
 
 /* A fixture per protocol: start() makes the cache (capacity cap, 0: none)
  * and the calls (gesv's memo on or off); TearDown ends both, and checks

@@ -1,5 +1,5 @@
 /*
- * blas.h - SemCache's BLAS and LAPACK calls over its cache (cache.h): each
+ * blas.h - SemCache's BLAS and LAPACK calls over its cache (msi.h): each
  * call names its operands' ranges (a matrix from its first to its last
  * element with its leading dimension, a vector with its stride), takes
  * their device copies (sent only when stale), runs the routine on the
@@ -18,7 +18,7 @@
 #ifndef SEMCACHE_BLAS_H
 #define SEMCACHE_BLAS_H
 
-#include "cache.h"
+#include "msi.h"
 
 #ifdef __cplusplus
 extern "C" {

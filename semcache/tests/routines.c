@@ -6,7 +6,7 @@
  * axpy and dot (negative strides), and gesv: a matrix copied into a work array
  * and solved three times (dgesv_ twice, LAPACKE_dgesv once: the memo's
  * case), a changed matrix, sgesv_ twice.  Run alone or under
- * libsemcache.so (tests/semcache/dropin_test.sh, tests/gpu/semcache_test.cu);
+ * libsemcache.so (semcache/tests/dropin_test.sh, tests/gpu/semcache_test.cu);
  * prints "routines: N checks ok" and exits 0, or a line per failure and
  * exits 1.  With "threads", four threads run it all at once; with
  * "bad-gesv", one dgesv_ call with a bad lda.
@@ -21,7 +21,7 @@
 
 /* the Fortran BLAS and LAPACK prototypes, as every library exports them
  * (declarations only: the program links the plain BLAS) */
-#include "../../libgpufs/semcache/fortran.h"
+#include "../../semcache/src/fortran.h"
 
 static int checks, fails; /* relaxed atomics: threads count */
 

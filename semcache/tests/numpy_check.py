@@ -1,6 +1,6 @@
 """numpy_check.py - a small linear-algebra run through numpy, whose BLAS
 and LAPACK are loaded with dlopen(RTLD_LOCAL) by its extension modules
-(tests/semcache/loaders_test.sh runs it with and without libsemcache.so).
+(semcache/tests/loaders_test.sh runs it with and without libsemcache.so).
 
   numpy_check.py run OUT.npz         dot, matmul, gemv, solve, inv, det and
                                      lstsq, both precisions, saved to OUT

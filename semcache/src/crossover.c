@@ -25,7 +25,7 @@ static const char *const names[SC_NROUTINES] = {"gemm", "gemv", "axpy", "scal", 
 
 void sc_crossover_defaults(struct sc_crossover *x)
 {
-  /* {double, float}: bench/semcache/calls.py on an H200 against the
+  /* {double, float}: semcache/bench/calls.py on an H200 against the
    * machine's OpenBLAS (16 cores), operands sent with each call: the
    * smallest n from which the GPU was faster up to the ladder's end
    * (docs/results/2026-11-29-semcache.md).  Level 1 and 2 never were:

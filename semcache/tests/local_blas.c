@@ -5,7 +5,7 @@
  * dlopen(RTLD_LOCAL), its calls bind to the drop-in's entry points (first
  * in the global scope) while the BLAS it brought stays in its local
  * scope, where dlsym(RTLD_NEXT) does not look: the drop-in must find the
- * routines there (libgpufs/semcache/find.h).
+ * routines there (semcache/src/find.h).
  *
  * local_blas_run: sdot, ddot, dgemm and sgemm (CBLAS and Fortran), dgemv,
  * daxpy, dscal and dgesv_ (which runs dgetrf_ and dgetrs_), each checked
@@ -17,7 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "../../libgpufs/semcache/fortran.h"
+#include "../../semcache/src/fortran.h"
 
 #define N 80
 

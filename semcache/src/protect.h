@@ -6,7 +6,7 @@
 #ifndef SEMCACHE_PROTECT_H
 #define SEMCACHE_PROTECT_H
 
-#include "cache.h"
+#include "msi.h"
 
 #ifdef __cplusplus
 extern "C" {

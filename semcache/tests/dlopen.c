@@ -2,7 +2,7 @@
  * dlopen.c - a program without a BLAS of its own that loads one later, as
  * Python does numpy's: under libsemcache.so (LD_PRELOAD) the drop-in must
  * find the routines wherever they were loaded (make test-semcache,
- * tests/semcache/loaders_test.sh).  Built without -lblas.
+ * semcache/tests/loaders_test.sh).  Built without -lblas.
  *
  *   dlopen MODULE local | global [early]   dlopen MODULE (local_blas.c)
  *       with RTLD_LOCAL or RTLD_GLOBAL and run its calls; prints

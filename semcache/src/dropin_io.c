@@ -2,7 +2,7 @@
  * dropin_io.c - libsemcache.so's I/O interposers: the calls whose kernel
  * side reads or writes the program's memory.
  *
- * The cache protects the pages of its ranges (cache.h); a CPU access to
+ * The cache protects the pages of its ranges (msi.h); a CPU access to
  * them faults and the handler makes them coherent, but the kernel's own
  * access on a system call's behalf does not fault: it fails the call with
  * EFAULT.  So write(2) of a result still on the device (MODIFIED: no

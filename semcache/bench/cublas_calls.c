@@ -1,5 +1,5 @@
 /*
- * cublas_calls.c - cuBLAS's own time for the calls bench/semcache/calls.c
+ * cublas_calls.c - cuBLAS's own time for the calls semcache/bench/calls.c
  * times through the drop-in: dgemm (n x n x n) and dgemv (n x n) on
  * device memory, each call followed by cudaStreamSynchronize (as the
  * drop-in's routines end), one stream and handle made before.  The

@@ -12,7 +12,7 @@
 #include <stddef.h>
 
 #include "blas.h"
-#include "cache.h"
+#include "msi.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The SemCache benchmark programs through the drop-in (make test-semcache;
-# no GPU, seconds): bench/semcache/structdyn (the application, its tiny
-# size) and bench/semcache/chain (the microbenchmark, with CPU writes
+# no GPU, seconds): semcache/bench/structdyn (the application, its tiny
+# size) and semcache/bench/chain (the microbenchmark, with CPU writes
 # between products) run on the plain BLAS and through libsemcache.so
 # (LD_PRELOAD, SEMCACHE_DEVICE=host, both protocols) must report the same
 # results within a relative tolerance (the drop-in may send a routine it
@@ -25,7 +25,7 @@ fail() { echo "semcache: benchmarks: FAILED: $*"; exit 1; }
 field() { sed -n "s/.*\"$1\": \([-+0-9.eE]*\).*/\1/p" <<<"$2"; }
 
 # same WHAT GOT WANT FIELD...: each field within tol of WANT's, relative to
-# |WANT's field| (probe: to WANT's norm, bench/semcache/util.h says why)
+# |WANT's field| (probe: to WANT's norm, semcache/bench/util.h says why)
 same() {
   local what=$1 got=$2 want=$3 f a b den
   shift 3

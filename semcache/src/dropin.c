@@ -31,7 +31,7 @@
  *   SEMCACHE_MEMO_THREADS=1..8 threads comparing a large A with the memo's
  *                            (default 4 on 8 cores or more, else 1)
  *   SEMCACHE_STORE=closed | open  how copies back write the host
- *                            (cache.h, enum sc_store; default closed where
+ *                            (msi.h, enum sc_store; default closed where
  *                            this process can, else open)
  *   SEMCACHE_CROSSOVER=...   where small calls stay on the program's BLAS
  *                            (blas.h, struct sc_crossover; crossover.c):

@@ -22,7 +22,7 @@
  * for it from deadlocking: a CPU access to a protected page runs the
  * SIGSEGV handler, which takes the cache's lock, on whatever thread
  * faulted, and that thread may hold another lock then.  The cache protects
- * only a range's interior pages (cache.h), so the C library's allocator
+ * only a range's interior pages (msi.h), so the C library's allocator
  * never faults (its chunk headers lie on edge pages), and neither does a
  * CUDA call that allocates beside a program's matrix while holding the
  * driver's lock (the four-thread hang, when edge pages were protected: the
@@ -30,7 +30,7 @@
  * needed the driver's lock).  Still, whoever holds the cache's lock must
  * not fault itself nor wait for a lock a faulting thread may hold.  The
  * backend calls made under the cache's lock are alloc, free, to_dev and
- * to_host (cache.h); here they are:
+ * to_host (msi.h); here they are:
  *   - alloc / free: the pool (pool.c), bookkeeping on its own mmap'ed
  *     pages over one cudaMalloc made at sc_gpu_open: no CUDA call, no
  *     malloc.  (cudaMalloc and cudaFree may allocate host memory and take

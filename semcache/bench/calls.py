@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """SemCache's crossovers and the cost of a call (issue 36; docs/semcache.md).
 
-Runs bench/semcache/calls (built by `make semcache-bench-build`) per
+Runs semcache/bench/calls (built by `make semcache-bench-build`) per
 routine and precision over a ladder of sizes in three ways, all in one run:
   host        through the drop-in, every call below its crossover: the
               program's own BLAS (the machine's libblas.so.3)

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # The SemCache drop-in against the plain BLAS (make test-semcache; no GPU
-# needed).  tests/semcache/chain.c run as built (the system's BLAS) and
+# needed).  semcache/tests/chain.c run as built (the system's BLAS) and
 # through libsemcache.so (LD_PRELOAD, SEMCACHE_DEVICE=host: the cache on
 # host memory, both protocols) must print the same checksum, with the
 # operands sent once per change; with SEMCACHE_CACHE=off exactly every
-# call's operands cross, each call.  tests/semcache/routines.c (every
+# call's operands cross, each call.  semcache/tests/routines.c (every
 # routine in both precisions, gesv through dgesv_, LAPACKE_dgesv and
 # sgesv_) must pass through the drop-in with 3 gesv memo hits of 7, and
-# in four threads at once; tests/semcache/io.c (results written and
+# in four threads at once; semcache/tests/io.c (results written and
 # inputs read by system calls and stdio between BLAS calls) must pass
 # through the drop-in.  The
 # GPU device (SEMCACHE_DEVICE=gpu, or unset) must, without a GPU, warn once
@@ -18,7 +18,7 @@
 #
 # The crossover (issue 36): with the default crossovers chain.c's calls
 # (n = 128) stay on the program's BLAS and the device never starts;
-# tests/semcache/mixed.c, whose large calls go to the device and small
+# semcache/tests/mixed.c, whose large calls go to the device and small
 # ones to the host on parts of the same matrices, must give the BLAS's
 # own checksum in both protocols.
 #

@@ -1,6 +1,6 @@
 /*
  * mixed.c - calls on both sides of the crossover on the same matrices
- * (tests/semcache/dropin_test.sh, run with SEMCACHE_CROSSOVER=gemm=64): a
+ * (semcache/tests/dropin_test.sh, run with SEMCACHE_CROSSOVER=gemm=64): a
  * 96 x 96 dgemm goes to the device and leaves C there (write-back:
  * MODIFIED), then small calls on parts of C and B run on the host BLAS and
  * must see C's newest bytes, and a small write into B must reach the next

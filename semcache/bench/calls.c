@@ -1,7 +1,7 @@
 /*
  * calls.c - the time of one BLAS call by routine, size and where its
  * operands are, for SemCache's crossovers and its per-call cost
- * (bench/semcache/calls.py runs it; docs/semcache.md, "The crossover" and
+ * (semcache/bench/calls.py runs it; docs/semcache.md, "The crossover" and
  * "The cost of a call").  An ordinary CBLAS/LAPACKE program: run alone it
  * times the program's BLAS; under LD_PRELOAD=libsemcache.so it times the
  * drop-in (SEMCACHE_CROSSOVER picks the side).

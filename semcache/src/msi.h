@@ -1,5 +1,5 @@
 /*
- * cache.h - SemCache's cache (issue 18): the GPU copies of host address
+ * msi.h - SemCache's cache (issue 18): the GPU copies of host address
  * ranges at the granularity a BLAS call names (a matrix with its leading
  * dimension: one range from its first to its last element), kept coherent
  * with the host by an MSI protocol whose CPU side is detected with page

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Bar plots of a SemCache benchmark run, from the JSON rows
-bench/semcache/run.py appends.
+semcache/bench/run.py appends.
 
-Usage: python3 bench/semcache/plot.py ROWS.jsonl PREFIX
+Usage: python3 semcache/bench/plot.py ROWS.jsonl PREFIX
 
 Writes, from the file's last run (the last row's "date"):
   PREFIX-structdyn.svg  the application: speedup over the no-cache drop-in

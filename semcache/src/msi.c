@@ -1,8 +1,8 @@
 /*
- * cache.c - SemCache's directory of ranges and its MSI protocol
- * (cache.h).  The page protection and the fault handler are protect.c.
+ * msi.c - SemCache's directory of ranges and its MSI protocol
+ * (msi.h).  The page protection and the fault handler are protect.c.
  */
-#include "cache.h"
+#include "msi.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -41,7 +41,7 @@ void sc_unlock(struct sc_cache *c)
 }
 
 /* Which way a backend copy goes, and for one to the host how its bytes
- * are stored (cache.h, enum sc_store). */
+ * are stored (msi.h, enum sc_store). */
 enum sc_dir { SC_TO_DEV, SC_TO_HOST_OPEN, SC_TO_HOST_CLOSED };
 
 /* A backend copy, timed apart from the bookkeeping and counted.  Locked. */

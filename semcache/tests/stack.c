@@ -1,7 +1,7 @@
 /*
  * stack.c - BLAS operands on the stack, as ordinary programs have them,
  * run alone and under libsemcache.so (make test-semcache,
- * tests/semcache/loaders_test.sh): the drop-in must copy them for each
+ * semcache/tests/loaders_test.sh): the drop-in must copy them for each
  * call and never protect them, since the stack reuses those pages without
  * a call it sees.
  *   - arrays on main's stack as gemm's, gemv's and dot's operands (C

@@ -2,7 +2,7 @@
  * protect.c - SemCache's SIGSEGV handler and what goes with it
  * (protect.h): the registry of caches the handler looks in, pages of the
  * cache's own, the pages recently dropped, and stores past a page's
- * protection (cache.h, sc_host_store).
+ * protection (msi.h, sc_host_store).
  *
  * A fault on a page a registered cache protects is the cache's
  * (sc_cache_fault, cache.c, on the faulting thread): it brings the range's
@@ -14,7 +14,7 @@
  */
 #include "protect.h"
 
-#include "../common/sigchain.h"
+#include "libgpufs/common/sigchain.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -122,7 +122,7 @@ int sc_was_dropped(uintptr_t p)
   return 0;
 }
 
-/* ---- stores past the protection (cache.h, sc_host_store) ---- */
+/* ---- stores past the protection (msi.h, sc_host_store) ---- */
 
 /* /proc/self/mem, opened by the process that uses it: a descriptor
  * inherited across fork() still names the parent's memory, so the pid it

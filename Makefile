@@ -64,17 +64,17 @@ SEMCACHE_TSAN  := $(patsubst %.c,$(BUILD)/tsan/%.o,$(SEMCACHE_C_SRC))
 # libsemcache.so, the drop-in (LD_PRELOAD, or linked ahead of the BLAS)
 SEMCACHE_SO    := $(BUILD)/lib/libsemcache.so
 SEMCACHE_PIC   := $(patsubst %.c,$(BUILD)/pic/%.o,$(wildcard semcache/src/*.c))
-SEMCACHE_CHAIN := $(BUILD)/semcache/tests_chain
-SEMCACHE_ROUTINES := $(BUILD)/semcache/tests_routines
-SEMCACHE_IO    := $(BUILD)/semcache/tests_io
+SEMCACHE_CHAIN := $(BUILD)/tests/semcache_chain
+SEMCACHE_ROUTINES := $(BUILD)/tests/semcache_routines
+SEMCACHE_IO    := $(BUILD)/tests/semcache_io
 # the program's BLAS however loaded, and operands on the stack (issue 36):
 # a program without a BLAS that dlopens a module bringing its own, and
 # stack arrays (semcache/tests/loaders_test.sh)
-SEMCACHE_DLOPEN := $(BUILD)/semcache/tests_dlopen
+SEMCACHE_DLOPEN := $(BUILD)/tests/semcache_dlopen
 SEMCACHE_LOCAL  := $(BUILD)/tests/libsemcache_local_blas.so
-SEMCACHE_STACK  := $(BUILD)/semcache/tests_stack
+SEMCACHE_STACK  := $(BUILD)/tests/semcache_stack
 # calls on both sides of the crossover on the same matrices (issue 36)
-SEMCACHE_MIXED  := $(BUILD)/semcache/tests_mixed
+SEMCACHE_MIXED  := $(BUILD)/tests/semcache_mixed
 # SemCache's benchmark programs (semcache/bench/, `make semcache-bench`)
 SCB_DIR   := $(BUILD)/semcache-bench
 SCB_PROGS := $(SCB_DIR)/chain $(SCB_DIR)/structdyn

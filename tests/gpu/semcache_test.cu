@@ -80,10 +80,10 @@ protected:
   void SetUp() override
   {
     REQUIRE_GPU();
-    for (const char *f : {"/lib/libsemcache.so", "/semcache/tests_routines", "/semcache/tests_chain", "/semcache/tests_io"})
+    for (const char *f : {"/lib/libsemcache.so", "/tests/semcache_routines", "/tests/semcache_chain", "/tests/semcache_io"})
       ASSERT_EQ(0, access((build_dir() + f).c_str(), X_OK))
           << build_dir() + f
-          << " missing: make semcache build/semcache/tests_routines build/semcache/tests_chain build/semcache/tests_io";
+          << " missing: make semcache build/tests/semcache_routines build/tests/semcache_chain build/tests/semcache_io";
   }
 };
 

@@ -38,13 +38,6 @@
 #define ACQ_BUSY_MS 1000  /* how long pages in use are tried again */
 #define ACQ_THREADS 16u   /* hashing threads, at most the online CPUs */
 
-static int acq_same(const struct stat *a, const struct stat *b)
-{
-  return a->st_size == b->st_size && a->st_mtim.tv_sec == b->st_mtim.tv_sec &&
-         a->st_mtim.tv_nsec == b->st_mtim.tv_nsec && a->st_ctim.tv_sec == b->st_ctim.tv_sec &&
-         a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
-}
-
 /* Hash pages [p0, p1) of fd's file (all of them: p1 = UINT64_MAX) until
  * two fstats around the hashing agree: *st and *hash (malloc'd, the
  * caller frees; pg gets the size and the pages hashed).  0 or -errno. */
@@ -64,7 +57,7 @@ static int acq_hash_stable(int fd, struct gpufs_acq_pages *pg, struct stat *st, 
     if (!(*hash = malloc((pg->p1 - pg->p0 + 1) * sizeof(uint64_t)))) return -ENOMEM;
     int rc = gpufs_acq_hash(fd, pg, threads, *hash);
     if (rc == 0 && fstat(fd, &after) != 0) rc = -errno;
-    if (rc == 0 && acq_same(st, &after)) return 0;
+    if (rc == 0 && gpufs_stat_same(st, &after)) return 0;
     free(*hash);
     *hash = NULL;
     if (rc != 0) return rc;

@@ -228,6 +228,14 @@ static inline int64_t gpufs_timespec_ns(struct timespec ts)
   return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* 1 when a and b say the same size, mtime and ctime: the file did not
+ * change between the two stats (the record's test, hostfiles.c). */
+static inline int gpufs_stat_same(const struct stat *a, const struct stat *b)
+{
+  return a->st_size == b->st_size && gpufs_timespec_ns(a->st_mtim) == gpufs_timespec_ns(b->st_mtim) &&
+         gpufs_timespec_ns(a->st_ctim) == gpufs_timespec_ns(b->st_ctim);
+}
+
 #ifdef __cplusplus
 }
 #endif

@@ -79,9 +79,7 @@ int gpufs_reg_make_room(struct gpufs_hostfiles *files, uint64_t budget,
 static int pin_file_changed(int fd, const struct stat *st)
 {
   struct stat now;
-  return fstat(fd, &now) != 0 || now.st_size != st->st_size ||
-         now.st_mtim.tv_sec != st->st_mtim.tv_sec || now.st_mtim.tv_nsec != st->st_mtim.tv_nsec ||
-         now.st_ctim.tv_sec != st->st_ctim.tv_sec || now.st_ctim.tv_nsec != st->st_ctim.tv_nsec;
+  return fstat(fd, &now) != 0 || !gpufs_stat_same(&now, st);
 }
 
 /* Pin the file behind fd if it fits and stays unchanged while being

@@ -4,7 +4,9 @@
 #                   benchmarks and applications (tests/default_goal_test.sh checks)
 #   make run        the main job: stream a generated 1 GiB file through gread
 #   make test       host tests (ThreadSanitizer), GPU tests (skip without a GPU), the
-#                   install, MPI, SemCache and default-goal checks; the summary last
+#                   install, MPI, SemCache, debug-build and default-goal checks; the summary last
+#   make DEBUG=1    the debug build (own BUILD): group-argument and invariant checks;
+#                   make test-debug builds and runs its tests (docs/api.md)
 #   make bench      benchmarks with their baselines (needs a GPU)
 #   make rodinia    the rodinia-io suite;  make collage  the LSH image collage (GPU)
 #   make mpi        collage_mpi and rodinia_mpi over MPI ranks (needs Open MPI; docs/mpi.md)
@@ -45,6 +47,14 @@ TSAN      := -fsanitize=thread -g -O1
 HOSTCXX   := -std=c++17 -Wall -Wextra -D_GNU_SOURCE $(INC) -I$(CUDA)/include/cccl -I$(CUDA)/include
 GTEST_LIB := -lgtest -lgtest_main -pthread
 CUDA_LINK := -arch=$(CUDA_ARCH) -rdc=true --cudart static -lpthread
+# DEBUG=1: the debug build (docs/api.md, "The debug build"): each device
+# call checks that its group passed equal arguments, and the cache's and
+# queue's invariants are asserted (GPUFS_DEBUG).  Give it a BUILD of its own.
+ifeq ($(DEBUG),1)
+CFLAGS    += -DGPUFS_DEBUG
+NVFLAGS   += -DGPUFS_DEBUG
+HOSTCXX   += -DGPUFS_DEBUG
+endif
 
 # Host sources that need no CUDA (daemon, host files, config) are also built
 # with ThreadSanitizer for the host tests; cuda_*.c are the CUDA glue.
@@ -86,7 +96,7 @@ LIB      := $(BUILD)/libgpufs.a
 
 HOST_TEST_SRC := $(wildcard tests/host/*.cpp)
 HOST_TEST_OBJ := $(patsubst %.cpp,$(BUILD)/tsan/%.o,$(HOST_TEST_SRC))
-GPU_TEST_SRC  := $(wildcard tests/gpu/*.cu)
+GPU_TEST_SRC  := $(filter-out tests/gpu/debug_%,$(wildcard tests/gpu/*.cu))
 GPU_TEST_OBJ  := $(patsubst %.cu,$(BUILD)/obj/%.o,$(GPU_TEST_SRC))
 
 # benchlib/: the generic parts of every benchmark and sample (data files,
@@ -177,7 +187,7 @@ GPU_TESTS  := $(BUILD)/tests/gpu_tests
 BENCH_BIN  := $(BUILD)/bench/gpufs_bench
 include graphs/graphs.mk
 
-.PHONY: all lib run test test-host test-gpu test-install sanitize bench bench-mgpu probe rodinia rodinia-quick collage collage-quick fsx install uninstall clean
+.PHONY: all lib run test test-host test-gpu test-debug test-install sanitize bench bench-mgpu probe rodinia rodinia-quick collage collage-quick fsx install uninstall clean
 .PHONY: mpi test-mpi semcache test-semcache
 all: lib $(SAMPLES) $(HOST_TESTS) $(GPU_TESTS) $(BENCH_BIN) $(RIO_BIN) $(COLLAGE_BIN) $(FSX_BIN)
 lib: $(LIB)
@@ -443,6 +453,7 @@ DRY_RUN = $(findstring n,$(firstword -$(MAKEFLAGS)))
 test: $(HOST_TESTS) $(GPU_TESTS) $(LIB)
 	$(if $(DRY_RUN),: )tests/run_suites.sh $(HOST_TESTS) $(GPU_TESTS) -- "$(MAKE) --no-print-directory test-install" \
 	  "$(MAKE) --no-print-directory test-mpi" "$(MAKE) --no-print-directory test-semcache" \
+	  "$(MAKE) --no-print-directory test-debug" \
 	  tests/default_goal_test.sh
 
 test-host: $(HOST_TESTS)
@@ -450,6 +461,20 @@ test-host: $(HOST_TESTS)
 
 test-gpu: $(GPU_TESTS)
 	$(GPU_TESTS)
+
+# The debug build's tests (tests/gpu/debug_*.cu: calls that break the group
+# contract, which a normal build may hang on), in a binary of their own:
+# `make test-debug` builds the library and them with DEBUG=1 in
+# $(BUILD)/debug (for CUDA_ARCH only) and runs them; they skip without a GPU.
+DEBUG_TEST_OBJ := $(patsubst %.cu,$(BUILD)/obj/%.o,$(wildcard tests/gpu/debug_*.cu))
+DEBUG_TESTS    := $(BUILD)/tests/gpu_debug_tests
+$(DEBUG_TESTS): $(DEBUG_TEST_OBJ) $(LIB)
+	$(call say,LINK,$@)mkdir -p $(dir $@)
+	$(Q)$(NVCC) $(CUDA_LINK) $^ -o $@ -lgtest -lgtest_main
+
+test-debug:
+	+$(Q)$(MAKE) --no-print-directory DEBUG=1 BUILD=$(BUILD)/debug LIB_ARCHS=$(CUDA_ARCH) $(BUILD)/debug/tests/gpu_debug_tests
+	$(BUILD)/debug/tests/gpu_debug_tests
 
 # compute-sanitizer over the GPU tests (needs a GPU): memcheck on the small
 # configurations, racecheck and synccheck on the block/warp collectives.

@@ -97,8 +97,10 @@ GPUFS_HD int gpufs_cache_get(const struct gpufs_cache *c, uint64_t key, uint32_t
   gpufs_st_relaxed_u32_dev(&fr->next, gpufs_ld_relaxed_u32_dev(&c->heads[b]));
   /* acq_rel: release publishes key and version to pinners (pairs with the
    * acquire in gpufs_frame_pin); OWNED -> LOADING with our own pin */
-  gpufs_add_acqrel_u32_dev(&fr->state,
-                           ((uint32_t)(GPUFS_PG_LOADING - GPUFS_PG_OWNED) << GPUFS_PG_SHIFT) + 1u);
+  const uint32_t old = gpufs_add_acqrel_u32_dev(
+      &fr->state, ((uint32_t)(GPUFS_PG_LOADING - GPUFS_PG_OWNED) << GPUFS_PG_SHIFT) + 1u);
+  GPUFS_DEBUG_ASSERT(gpufs_pg_state(old) == GPUFS_PG_OWNED && (old & GPUFS_PG_DIRTY) == 0,
+                     "frame_inserted_owned_and_clean");
   /* release: publishes key, version and next to lock-free walkers; pairs
    * with the acquire of the head in gpufs_chain_find */
   gpufs_st_release_u32_dev(&c->heads[b], nf);

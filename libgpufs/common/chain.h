@@ -48,8 +48,10 @@ GPUFS_HD void gpufs_frame_failed(const struct gpufs_cache *c, uint32_t f, int32_
   gpufs_chain_unlink(c, f);
   gpufs_st_relaxed_u32_dev((uint32_t *)&fr->err, (uint32_t)err);
   /* release: publishes err; pairs with the acquire in gpufs_frame_wait */
-  gpufs_add_acqrel_u32_dev(&fr->state, (uint32_t)(GPUFS_PG_ERROR - GPUFS_PG_LOADING)
-                                           << GPUFS_PG_SHIFT);
+  const uint32_t old = gpufs_add_acqrel_u32_dev(
+      &fr->state, (uint32_t)(GPUFS_PG_ERROR - GPUFS_PG_LOADING) << GPUFS_PG_SHIFT);
+  GPUFS_DEBUG_ASSERT(gpufs_pg_state(old) == GPUFS_PG_LOADING && (old & GPUFS_PG_PINS) != 0,
+                     "frame_failed_from_loading_with_the_loaders_pin");
 }
 
 /* Lock-free search of key's chain; pins and returns a matching frame. */

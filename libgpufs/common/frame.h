@@ -7,6 +7,7 @@
 #define GPUFS_COMMON_FRAME_H
 
 #include "cache_layout.h"
+#include "debug.h"
 
 /* Pin frame f if it holds (key, version) and is LOADING or VALID.  Returns
  * that state, or 0 (and holds nothing). */
@@ -36,15 +37,17 @@ GPUFS_HD void gpufs_frame_unpin(const struct gpufs_cache *c, uint32_t f)
 {
   /* release: our reads of the frame's bytes are done; pairs with the acquire
    * CAS in gpufs_ring_alloc, which may then overwrite them */
-  gpufs_sub_release_u32_dev(&c->frames[f].state, 1u);
+  const uint32_t old = gpufs_sub_release_u32_dev(&c->frames[f].state, 1u);
+  GPUFS_DEBUG_ASSERT((old & GPUFS_PG_PINS) != 0, "frame_unpin_of_a_pinned_frame");
 }
 
 /* Give back an OWNED frame that turned out not to be needed. */
 GPUFS_HD void gpufs_frame_put(const struct gpufs_cache *c, uint32_t f)
 {
   /* release: hands the frame back; pairs with a later allocator's CAS */
-  gpufs_sub_release_u32_dev(&c->frames[f].state,
-                            (uint32_t)(GPUFS_PG_OWNED - GPUFS_PG_FREE) << GPUFS_PG_SHIFT);
+  const uint32_t old = gpufs_sub_release_u32_dev(
+      &c->frames[f].state, (uint32_t)(GPUFS_PG_OWNED - GPUFS_PG_FREE) << GPUFS_PG_SHIFT);
+  GPUFS_DEBUG_ASSERT(gpufs_pg_state(old) == GPUFS_PG_OWNED, "frame_put_of_an_owned_frame");
 }
 
 /* The loader filled bytes [0, len) of frame f. */
@@ -55,8 +58,10 @@ GPUFS_HD void gpufs_frame_loaded(const struct gpufs_cache *c, uint32_t f, uint32
   /* release: publishes the frame's bytes (written by the whole group before
    * its barrier) and len; pairs with the acquire in gpufs_frame_wait and
    * gpufs_frame_pin */
-  gpufs_add_acqrel_u32_dev(&fr->state, (uint32_t)(GPUFS_PG_VALID - GPUFS_PG_LOADING)
-                                           << GPUFS_PG_SHIFT);
+  const uint32_t old = gpufs_add_acqrel_u32_dev(
+      &fr->state, (uint32_t)(GPUFS_PG_VALID - GPUFS_PG_LOADING) << GPUFS_PG_SHIFT);
+  GPUFS_DEBUG_ASSERT(gpufs_pg_state(old) == GPUFS_PG_LOADING && (old & GPUFS_PG_PINS) != 0,
+                     "frame_loaded_from_loading_with_the_loaders_pin");
 }
 
 /* What gpufs_frame_wait_some returns when the frame still loads after its

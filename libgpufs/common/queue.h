@@ -45,6 +45,7 @@
 
 #include <stdint.h>
 #include "atomics.h"
+#include "debug.h"
 #include "gpufs/errors.h"
 
 enum gpufs_op {
@@ -224,6 +225,7 @@ GPUFS_HD void gpufs_q_forget_tickets(struct gpufs_slot *slots, uint32_t nslots)
  * nothing by itself; free_seq does. */
 GPUFS_HD uint64_t gpufs_q_reserve(const struct gpufs_queue_ref *q, uint32_t k)
 {
+  GPUFS_DEBUG_ASSERT(k >= 1 && k <= q->nslots, "queue_reserve_of_one_to_nslots_tickets");
   return gpufs_add_relaxed_u64_dev(q->tail, (uint64_t)k);
 }
 
@@ -265,6 +267,9 @@ GPUFS_HD int gpufs_q_wait_free(const struct gpufs_queue_ref *q, uint64_t t)
 /* Hand the filled slot of ticket t to the host. */
 GPUFS_HD void gpufs_q_post(const struct gpufs_queue_ref *q, uint64_t t)
 {
+  /* relaxed: the slot's last ticket, read only by the check */
+  GPUFS_DEBUG_ASSERT(gpufs_ld_relaxed_u64_sys(&gpufs_q_slot(q, t)->req_seq) < t + 1,
+                     "queue_post_once_per_ticket");
   /* release, system scope: publishes the slot's fields and its staging
    * payload; pairs with the acquire load of req_seq in gpufs_q_claim */
   gpufs_st_release_u64_sys(&gpufs_q_slot(q, t)->req_seq, t + 1);
@@ -292,6 +297,9 @@ GPUFS_HD int gpufs_q_wait_done(const struct gpufs_queue_ref *q, uint64_t t)
  * read of the slot and of its staging is done. */
 GPUFS_HD void gpufs_q_release(const struct gpufs_queue_ref *q, uint64_t t)
 {
+  /* relaxed: only ticket t's owner moves the word on (gpufs_q_wait_free) */
+  GPUFS_DEBUG_ASSERT(gpufs_ld_relaxed_u64_dev(&q->free_seq[gpufs_q_index(q, t)]) == t,
+                     "queue_release_by_the_tickets_owner");
   /* release: publishes that this producer is finished with the slot and its
    * staging; pairs with the acquire in gpufs_q_wait_free of ticket t + N */
   gpufs_st_release_u64_dev(&q->free_seq[gpufs_q_index(q, t)], t + q->nslots);
@@ -441,6 +449,10 @@ GPUFS_HD void gpufs_q_put_reply(struct gpufs_slot *s, const struct gpufs_reply *
 /* Finish ticket t: its result fields and staging bytes are in place. */
 GPUFS_HD void gpufs_q_complete(struct gpufs_slot *s, uint64_t t)
 {
+  /* relaxed: the claim's acquire ordered req_seq; done_seq is ours */
+  GPUFS_DEBUG_ASSERT(gpufs_ld_relaxed_u64_sys(&s->req_seq) == t + 1 &&
+                         gpufs_ld_relaxed_u64_sys(&s->done_seq) < t + 1,
+                     "queue_complete_of_a_posted_ticket");
   /* release, system scope: publishes result, out[] and the staging bytes;
    * pairs with the acquire in gpufs_q_wait_done */
   gpufs_st_release_u64_sys(&s->done_seq, t + 1);

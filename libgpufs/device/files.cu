@@ -26,6 +26,7 @@
 #include "include/gpufs.cuh"
 #include "libgpufs/common/gnode.h"
 #include "libgpufs/common/refs.h"
+#include "libgpufs/device/debug.cuh"
 #include "libgpufs/device/writeback.cuh"
 
 static __device__ bool path_eq(const char *a, const char *b)
@@ -336,12 +337,16 @@ static __device__ int gopen_timed(uint32_t instance, const char *path, int flags
 
 __device__ int gopen(const char *path, int flags, int mode)
 {
+  GPUFS_DEBUG_UNIFORM(gpufs_block_group{}, "gopen", GPUFS_DEBUG_NONUNIFORM, GPUFS_DBG_PATH(path),
+                      GPUFS_DBG_INT(flags), GPUFS_DBG_INT(mode));
   gpufs_block_group g{};
   return (int)leader_call(g, [&] { return (int64_t)gopen_timed(gpufs_dev_default, path, flags, mode); });
 }
 
 __device__ int gopen_warp(const char *path, int flags, int mode)
 {
+  GPUFS_DEBUG_UNIFORM(gpufs_warp_group{}, "gopen_warp", GPUFS_DEBUG_NONUNIFORM,
+                      GPUFS_DBG_PATH(path), GPUFS_DBG_INT(flags), GPUFS_DBG_INT(mode));
   return (int)leader_call(gpufs_warp_group{}, [&] {
     return (int64_t)gopen_timed(gpufs_dev_default, path, flags, mode);
   });
@@ -349,12 +354,18 @@ __device__ int gopen_warp(const char *path, int flags, int mode)
 
 __device__ int gopen(struct gpufs_ref ref, const char *path, int flags, int mode)
 {
+  GPUFS_DEBUG_UNIFORM(gpufs_block_group{}, "gopen", GPUFS_DEBUG_NONUNIFORM,
+                      GPUFS_DBG_INT(ref.instance), GPUFS_DBG_PATH(path), GPUFS_DBG_INT(flags),
+                      GPUFS_DBG_INT(mode));
   gpufs_block_group g{};
   return (int)leader_call(g, [&] { return (int64_t)gopen_timed(ref.instance, path, flags, mode); });
 }
 
 __device__ int gopen_warp(struct gpufs_ref ref, const char *path, int flags, int mode)
 {
+  GPUFS_DEBUG_UNIFORM(gpufs_warp_group{}, "gopen_warp", GPUFS_DEBUG_NONUNIFORM,
+                      GPUFS_DBG_INT(ref.instance), GPUFS_DBG_PATH(path), GPUFS_DBG_INT(flags),
+                      GPUFS_DBG_INT(mode));
   return (int)leader_call(gpufs_warp_group{}, [&] {
     return (int64_t)gopen_timed(ref.instance, path, flags, mode);
   });
@@ -362,10 +373,15 @@ __device__ int gopen_warp(struct gpufs_ref ref, const char *path, int flags, int
 
 __device__ int gclose(int fd)
 {
+  GPUFS_DEBUG_UNIFORM(gpufs_block_group{}, "gclose", GPUFS_DEBUG_NONUNIFORM, GPUFS_DBG_INT(fd));
   return gclose_group(gpufs_block_group{}, fd);
 }
 
-__device__ int gclose_warp(int fd) { return gclose_group(gpufs_warp_group{}, fd); }
+__device__ int gclose_warp(int fd)
+{
+  GPUFS_DEBUG_UNIFORM(gpufs_warp_group{}, "gclose_warp", GPUFS_DEBUG_NONUNIFORM, GPUFS_DBG_INT(fd));
+  return gclose_group(gpufs_warp_group{}, fd);
+}
 
 static __device__ int gunlink_one(uint32_t instance, const char *path)
 {
@@ -383,24 +399,31 @@ static __device__ int gunlink_one(uint32_t instance, const char *path)
 
 __device__ int gunlink(const char *path)
 {
+  GPUFS_DEBUG_UNIFORM(gpufs_block_group{}, "gunlink", GPUFS_DEBUG_NONUNIFORM, GPUFS_DBG_PATH(path));
   gpufs_block_group g{};
   return (int)leader_call(g, [&] { return (int64_t)gunlink_one(gpufs_dev_default, path); });
 }
 
 __device__ int gunlink_warp(const char *path)
 {
+  GPUFS_DEBUG_UNIFORM(gpufs_warp_group{}, "gunlink_warp", GPUFS_DEBUG_NONUNIFORM,
+                      GPUFS_DBG_PATH(path));
   return (int)leader_call(gpufs_warp_group{},
                           [&] { return (int64_t)gunlink_one(gpufs_dev_default, path); });
 }
 
 __device__ int gunlink(struct gpufs_ref ref, const char *path)
 {
+  GPUFS_DEBUG_UNIFORM(gpufs_block_group{}, "gunlink", GPUFS_DEBUG_NONUNIFORM,
+                      GPUFS_DBG_INT(ref.instance), GPUFS_DBG_PATH(path));
   gpufs_block_group g{};
   return (int)leader_call(g, [&] { return (int64_t)gunlink_one(ref.instance, path); });
 }
 
 __device__ int gunlink_warp(struct gpufs_ref ref, const char *path)
 {
+  GPUFS_DEBUG_UNIFORM(gpufs_warp_group{}, "gunlink_warp", GPUFS_DEBUG_NONUNIFORM,
+                      GPUFS_DBG_INT(ref.instance), GPUFS_DBG_PATH(path));
   return (int)leader_call(gpufs_warp_group{},
                           [&] { return (int64_t)gunlink_one(ref.instance, path); });
 }
@@ -425,12 +448,17 @@ static __device__ int gfadvise_one(int fd, int64_t offset, int64_t len, int advi
 
 __device__ int gfadvise(int fd, int64_t offset, int64_t len, int advice)
 {
+  GPUFS_DEBUG_UNIFORM(gpufs_block_group{}, "gfadvise", GPUFS_DEBUG_NONUNIFORM, GPUFS_DBG_INT(fd),
+                      GPUFS_DBG_INT(offset), GPUFS_DBG_INT(len), GPUFS_DBG_INT(advice));
   gpufs_block_group g{};
   return (int)leader_call(g, [&] { return (int64_t)gfadvise_one(fd, offset, len, advice); });
 }
 
 __device__ int gfadvise_warp(int fd, int64_t offset, int64_t len, int advice)
 {
+  GPUFS_DEBUG_UNIFORM(gpufs_warp_group{}, "gfadvise_warp", GPUFS_DEBUG_NONUNIFORM,
+                      GPUFS_DBG_INT(fd), GPUFS_DBG_INT(offset), GPUFS_DBG_INT(len),
+                      GPUFS_DBG_INT(advice));
   return (int)leader_call(gpufs_warp_group{},
                           [&] { return (int64_t)gfadvise_one(fd, offset, len, advice); });
 }
@@ -458,10 +486,12 @@ static __device__ __forceinline__ int gfstat_group(G g, int fd, struct gstat *st
 
 __device__ int gfstat(int fd, struct gstat *st)
 {
+  GPUFS_DEBUG_UNIFORM(gpufs_block_group{}, "gfstat", GPUFS_DEBUG_NONUNIFORM, GPUFS_DBG_INT(fd));
   return gfstat_group(gpufs_block_group{}, fd, st);
 }
 
 __device__ int gfstat_warp(int fd, struct gstat *st)
 {
+  GPUFS_DEBUG_UNIFORM(gpufs_warp_group{}, "gfstat_warp", GPUFS_DEBUG_NONUNIFORM, GPUFS_DBG_INT(fd));
   return gfstat_group(gpufs_warp_group{}, fd, st);
 }

@@ -22,6 +22,7 @@
 #include "libgpufs/common/refs.h"
 #include "libgpufs/common/wmaps.h"
 #include "libgpufs/device/writeback.cuh"
+#include "libgpufs/device/debug.cuh"
 
 #define ERR_PTR(e) ((void *)(intptr_t)(e))
 
@@ -256,32 +257,46 @@ static __device__ int gmsync_group(G g, void *addr, size_t size, int flags)
 
 __device__ void *gmmap(void *addr, size_t size, int prot, int flags, int fd, int64_t offset)
 {
+  GPUFS_DEBUG_UNIFORM(gpufs_block_group{}, "gmmap", ERR_PTR(GPUFS_DEBUG_NONUNIFORM),
+                      GPUFS_DBG_INT(size), GPUFS_DBG_INT(prot), GPUFS_DBG_INT(flags),
+                      GPUFS_DBG_INT(fd), GPUFS_DBG_INT(offset));
   (void)addr;
   return gmmap_group(gpufs_block_group{}, size, prot, flags, fd, offset);
 }
 
 __device__ void *gmmap_warp(void *addr, size_t size, int prot, int flags, int fd, int64_t offset)
 {
+  GPUFS_DEBUG_UNIFORM(gpufs_warp_group{}, "gmmap_warp", ERR_PTR(GPUFS_DEBUG_NONUNIFORM),
+                      GPUFS_DBG_INT(size), GPUFS_DBG_INT(prot), GPUFS_DBG_INT(flags),
+                      GPUFS_DBG_INT(fd), GPUFS_DBG_INT(offset));
   (void)addr;
   return gmmap_group(gpufs_warp_group{}, size, prot, flags, fd, offset);
 }
 
 __device__ int gmunmap(void *addr, size_t size)
 {
+  GPUFS_DEBUG_UNIFORM(gpufs_block_group{}, "gmunmap", GPUFS_DEBUG_NONUNIFORM, GPUFS_DBG_PTR(addr),
+                      GPUFS_DBG_INT(size));
   return gmunmap_group(gpufs_block_group{}, addr, size);
 }
 
 __device__ int gmunmap_warp(void *addr, size_t size)
 {
+  GPUFS_DEBUG_UNIFORM(gpufs_warp_group{}, "gmunmap_warp", GPUFS_DEBUG_NONUNIFORM,
+                      GPUFS_DBG_PTR(addr), GPUFS_DBG_INT(size));
   return gmunmap_group(gpufs_warp_group{}, addr, size);
 }
 
 __device__ int gmsync(void *addr, size_t size, int flags)
 {
+  GPUFS_DEBUG_UNIFORM(gpufs_block_group{}, "gmsync", GPUFS_DEBUG_NONUNIFORM, GPUFS_DBG_PTR(addr),
+                      GPUFS_DBG_INT(size), GPUFS_DBG_INT(flags));
   return gmsync_group(gpufs_block_group{}, addr, size, flags);
 }
 
 __device__ int gmsync_warp(void *addr, size_t size, int flags)
 {
+  GPUFS_DEBUG_UNIFORM(gpufs_warp_group{}, "gmsync_warp", GPUFS_DEBUG_NONUNIFORM,
+                      GPUFS_DBG_PTR(addr), GPUFS_DBG_INT(size), GPUFS_DBG_INT(flags));
   return gmsync_group(gpufs_warp_group{}, addr, size, flags);
 }

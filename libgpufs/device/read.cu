@@ -23,6 +23,7 @@
  * A group never waits for a free frame while it holds one.
  */
 #include "libgpufs/device/readahead.cuh"
+#include "libgpufs/device/debug.cuh"
 #include "libgpufs/device/writeback.cuh"
 
 /* Copy file bytes [pos, hi) from the frames of pages p0, p0+1, ... (page
@@ -338,10 +339,14 @@ static __device__ __forceinline__ ssize_t gread_group(G g, int fd, int64_t offse
 
 __device__ ssize_t gread(int fd, int64_t offset, size_t size, void *buf)
 {
+  GPUFS_DEBUG_UNIFORM(gpufs_block_group{}, "gread", GPUFS_DEBUG_NONUNIFORM, GPUFS_DBG_INT(fd),
+                      GPUFS_DBG_INT(offset), GPUFS_DBG_INT(size), GPUFS_DBG_PTR(buf));
   return gread_group(gpufs_block_group{}, fd, offset, size, buf);
 }
 
 __device__ ssize_t gread_warp(int fd, int64_t offset, size_t size, void *buf)
 {
+  GPUFS_DEBUG_UNIFORM(gpufs_warp_group{}, "gread_warp", GPUFS_DEBUG_NONUNIFORM, GPUFS_DBG_INT(fd),
+                      GPUFS_DBG_INT(offset), GPUFS_DBG_INT(size), GPUFS_DBG_PTR(buf));
   return gread_group(gpufs_warp_group{}, fd, offset, size, buf);
 }

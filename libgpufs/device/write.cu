@@ -19,6 +19,7 @@
  * written ones are the file's when the grains are written back.
  */
 #include "libgpufs/device/writeback.cuh"
+#include "libgpufs/device/debug.cuh"
 
 template <typename G>
 static __device__ ssize_t gwrite_group(G g, int fd, int64_t offset, size_t size, const void *buf)
@@ -124,11 +125,15 @@ static __device__ ssize_t gwrite_group(G g, int fd, int64_t offset, size_t size,
 
 __device__ ssize_t gwrite(int fd, int64_t offset, size_t size, const void *buf)
 {
+  GPUFS_DEBUG_UNIFORM(gpufs_block_group{}, "gwrite", GPUFS_DEBUG_NONUNIFORM, GPUFS_DBG_INT(fd),
+                      GPUFS_DBG_INT(offset), GPUFS_DBG_INT(size), GPUFS_DBG_PTR(buf));
   return gwrite_group(gpufs_block_group{}, fd, offset, size, buf);
 }
 
 __device__ ssize_t gwrite_warp(int fd, int64_t offset, size_t size, const void *buf)
 {
+  GPUFS_DEBUG_UNIFORM(gpufs_warp_group{}, "gwrite_warp", GPUFS_DEBUG_NONUNIFORM, GPUFS_DBG_INT(fd),
+                      GPUFS_DBG_INT(offset), GPUFS_DBG_INT(size), GPUFS_DBG_PTR(buf));
   return gwrite_group(gpufs_warp_group{}, fd, offset, size, buf);
 }
 
@@ -176,10 +181,15 @@ static __device__ int gfsync_group(G g, int fd)
 
 __device__ int gfsync(int fd)
 {
+  GPUFS_DEBUG_UNIFORM(gpufs_block_group{}, "gfsync", GPUFS_DEBUG_NONUNIFORM, GPUFS_DBG_INT(fd));
   return gfsync_group(gpufs_block_group{}, fd);
 }
 
-__device__ int gfsync_warp(int fd) { return gfsync_group(gpufs_warp_group{}, fd); }
+__device__ int gfsync_warp(int fd)
+{
+  GPUFS_DEBUG_UNIFORM(gpufs_warp_group{}, "gfsync_warp", GPUFS_DEBUG_NONUNIFORM, GPUFS_DBG_INT(fd));
+  return gfsync_group(gpufs_warp_group{}, fd);
+}
 
 /* Truncation renews the file's version: every cached page of the old one is
  * stale (shrunk bytes must read as zeros if the file grows again), and the
@@ -212,10 +222,14 @@ static __device__ int gftruncate_group(G g, int fd, int64_t length)
 
 __device__ int gftruncate(int fd, int64_t length)
 {
+  GPUFS_DEBUG_UNIFORM(gpufs_block_group{}, "gftruncate", GPUFS_DEBUG_NONUNIFORM, GPUFS_DBG_INT(fd),
+                      GPUFS_DBG_INT(length));
   return gftruncate_group(gpufs_block_group{}, fd, length);
 }
 
 __device__ int gftruncate_warp(int fd, int64_t length)
 {
+  GPUFS_DEBUG_UNIFORM(gpufs_warp_group{}, "gftruncate_warp", GPUFS_DEBUG_NONUNIFORM,
+                      GPUFS_DBG_INT(fd), GPUFS_DBG_INT(length));
   return gftruncate_group(gpufs_warp_group{}, fd, length);
 }

@@ -112,66 +112,31 @@ static int bfs_levels(struct rio_run *run, const void *d_nodes, const int64_t *d
   return 0;
 }
 
-/* Input i -> dev, the version's way. */
-static int bfs_load(struct rio_run *run, enum rio_version v, int i, void *dev)
-{
-  switch (v) {
-  case RIO_CPU_IO:
-    return rio_cpuio_load(run, i, dev);
-  case RIO_EXPERT:
-    return rio_expert_load(run, i, dev);
-  case RIO_GPUFS_4K:
-  case RIO_GPUFS_64K:
-    return rio_gpufs_load(run, i, dev);
-  default:
-    return rio_fail(run, -EINVAL, "bfs: no version %d", (int)v);
-  }
-}
-
 int bfs_run(struct rio_run *run, enum rio_version v)
 {
   struct bfs_state *st = (struct bfs_state *)run->state;
   const uint64_t n = st->n;
-  void *d_nodes = NULL;
-  int64_t *d_edges = NULL;
-  uint8_t *masks = NULL;
-  int32_t *d_cost = NULL;
-  int *more = NULL;
-  int registered = 0, rc;
-  double t0, t_io;
-  memset(&run->t, 0, sizeof run->t);
+  void *d_nodes;
+  int64_t *d_edges;
+  uint8_t *masks;
+  int32_t *d_cost;
+  int *more;
+  struct rio_timed t;
+  int rc;
 
-  /* untimed: device buffers, and the result buffer pinned for the copy back */
-  if ((rc = RIO_CUDA(run, cudaMalloc(&d_nodes, run->in[0].size))) != 0 ||
-      (rc = RIO_CUDA(run, cudaMalloc((void **)&d_edges, run->in[1].size))) != 0 ||
-      (rc = RIO_CUDA(run, cudaMalloc((void **)&masks, 3 * n))) != 0 ||
-      (rc = RIO_CUDA(run, cudaMalloc((void **)&d_cost, n * sizeof(int32_t)))) != 0 ||
-      (rc = RIO_CUDA(run, cudaMalloc((void **)&more, sizeof(int)))) != 0 ||
-      (rc = RIO_CUDA(run, cudaHostRegister(st->got, n * sizeof(int32_t), cudaHostRegisterDefault))) != 0)
-    goto out;
-  registered = 1;
-  if ((rc = RIO_CUDA(run, cudaDeviceSynchronize())) != 0)
-    goto out;
-
-  t0 = rio_now();
-  if ((rc = bfs_load(run, v, 0, d_nodes)) != 0 || (rc = bfs_load(run, v, 1, d_edges)) != 0)
-    goto out;
-  t_io = rio_now();
-  if ((rc = bfs_levels(run, d_nodes, d_edges, masks, d_cost, more)) != 0 ||
-      (rc = RIO_CUDA(run, cudaMemcpy(st->got, d_cost, n * sizeof(int32_t), cudaMemcpyDeviceToHost))) != 0)
-    goto out;
-  run->t.e2e_s = rio_now() - t0;
-  run->t.io_s = t_io - t0;
-
-out:
-  if (registered)
-    cudaHostUnregister(st->got);
-  cudaFree(more);
-  cudaFree(d_cost);
-  cudaFree(masks);
-  cudaFree(d_edges);
-  cudaFree(d_nodes);
-  return rc;
+  /* the levels run on the legacy stream and end in a blocking copy:
+   * the result's copy on t.stream follows them */
+  if ((rc = rio_timed_init(&t, run, v, RIO_READS_WHOLE)) != 0)
+    return rc;
+  if ((rc = rio_timed_alloc(&t, &d_nodes, run->in[0].size)) != 0 ||
+      (rc = rio_timed_alloc(&t, (void **)&d_edges, run->in[1].size)) != 0 ||
+      (rc = rio_timed_alloc(&t, (void **)&masks, 3 * n)) != 0 ||
+      (rc = rio_timed_alloc(&t, (void **)&d_cost, n * sizeof(int32_t))) != 0 ||
+      (rc = rio_timed_alloc(&t, (void **)&more, sizeof(int))) != 0 ||
+      (rc = rio_timed_begin(&t, st->got, n * sizeof(int32_t))) != 0 || (rc = rio_timed_load(&t, 0, d_nodes)) != 0 ||
+      (rc = rio_timed_load(&t, 1, d_edges)) != 0 || (rc = bfs_levels(run, d_nodes, d_edges, masks, d_cost, more)) != 0)
+    return rio_timed_end(&t, rc);
+  return rio_timed_end(&t, rio_timed_result(&t, d_cost, "bfs"));
 }
 
 extern "C" const struct rio_bench rio_bench_bfs = {

@@ -204,74 +204,41 @@ int conv2d_run_rows(struct rio_run *run, enum rio_version v, uint64_t y0, uint64
   const struct conv2d_state *s = (const struct conv2d_state *)run->state;
   const uint64_t n = s->n, row = n * sizeof(float), bytes = (y1 - y0) * row, nbands = (y1 - y0) / CONV2D_BAND;
   const int gpufs = rio_is_gpufs(v);
-  /* gpufs: RIO_IO_BLOCKS blocks, each a contiguous range of the bands,
-   * read and convolved in steps of about CONV2D_GPUFS_STEP bytes */
-  const uint64_t per_block = nbands > RIO_IO_BLOCKS ? (nbands + RIO_IO_BLOCKS - 1) / RIO_IO_BLOCKS : 1;
-  const uint64_t blocks = (nbands + per_block - 1) / per_block;
+  /* gpufs: each block a contiguous range of the bands, read and
+   * convolved in steps of about CONV2D_GPUFS_STEP bytes */
+  uint64_t blocks;
+  const uint64_t per_block = rio_io_split(nbands, &blocks);
   const uint64_t step_bands = CONV2D_GPUFS_STEP / (CONV2D_BAND * row) ? CONV2D_GPUFS_STEP / (CONV2D_BAND * row) : 1;
-  float *a = NULL, *b = NULL, *halo = NULL;
-  struct rio_expert *job = NULL;
-  cudaStream_t stream = NULL;
-  int rc, *err = NULL;
-  double t0;
+  float *a, *b, *halo = NULL;
+  struct rio_timed t;
+  int rc;
 
-  memset(&run->t, 0, sizeof(run->t));
-  if (v != RIO_CPU_IO && v != RIO_EXPERT && !gpufs)
-    return rio_fail(run, -EINVAL, "2dconv: no version %d", (int)v);
   if (y0 >= y1 || y1 > n || y0 % CONV2D_BAND || y1 % CONV2D_BAND)
     return rio_fail(run, -EINVAL, "2dconv: rows [%llu, %llu): not whole bands of the %llu rows",
                     (unsigned long long)y0, (unsigned long long)y1, (unsigned long long)n);
   if ((y0 > 0 || y1 < n) && !gpufs)
     return rio_fail(run, -EINVAL, "2dconv: %s loads the whole image: a part only in the gpufs versions",
                     rio_version_name(v));
-  /* untimed: device buffers, the stream, the result's host memory pinned */
-  if ((rc = RIO_CUDA(run, cudaMalloc((void **)&a, bytes))) != 0 ||
-      (rc = RIO_CUDA(run, cudaMalloc((void **)&b, bytes))) != 0 ||
-      (gpufs && (rc = RIO_CUDA(run, cudaMalloc((void **)&halo, 2 * row * blocks))) != 0) ||
-      (rc = rio_result_begin(run, host_b, bytes, &stream)) != 0)
-    goto out;
-  if (gpufs && !(err = rio_errors(run))) {
-    rc = -EIO;
-    goto out;
-  }
-  if ((rc = RIO_CUDA(run, cudaDeviceSynchronize())) != 0)
-    goto out;
+  rc = rio_timed_init(&t, run, v, RIO_READS_FUSED);
+  if (rc || (rc = rio_timed_alloc(&t, (void **)&a, bytes)) != 0 ||
+      (rc = rio_timed_alloc(&t, (void **)&b, bytes)) != 0 ||
+      (gpufs && (rc = rio_timed_alloc(&t, (void **)&halo, 2 * row * blocks)) != 0) ||
+      (rc = rio_timed_begin(&t, host_b, bytes)) != 0)
+    return rio_timed_end(&t, rc);
 
-  t0 = rio_now();
   if (v == RIO_CPU_IO) {
-    if ((rc = rio_cpuio_load(run, 0, a)) != 0)
-      goto out;
-    run->t.io_s = rio_now() - t0;
-    conv2d_rows(a, b, n, 0, n, stream);
+    if ((rc = rio_timed_load(&t, 0, a)) != 0)
+      return rio_timed_end(&t, rc);
+    conv2d_rows(a, b, n, 0, n, t.stream);
   } else if (v == RIO_EXPERT) {
-    run->t.overlapped = 1;
-    if ((rc = rio_expert_start(run, 0, a, &job)) != 0 || (rc = conv2d_expert(run, job, a, b, stream)) != 0)
-      goto out;
+    struct rio_expert *job;
+    if ((rc = rio_timed_expert(&t, 0, a, &job)) != 0 || (rc = conv2d_expert(run, job, a, b, t.stream)) != 0)
+      return rio_timed_end(&t, rc);
   } else {
-    run->t.overlapped = 1;
-    conv2d_fused_kernel<<<(unsigned)blocks, RIO_IO_THREADS, 0, stream>>>(
-        rio_gpufs_path(run, 0), a, b, halo, n, y0 / CONV2D_BAND, y1 / CONV2D_BAND, per_block, step_bands, err);
+    conv2d_fused_kernel<<<(unsigned)blocks, RIO_IO_THREADS, 0, t.stream>>>(
+        rio_gpufs_path(run, 0), a, b, halo, n, y0 / CONV2D_BAND, y1 / CONV2D_BAND, per_block, step_bands, t.err);
   }
-  if ((rc = RIO_CUDA(run, cudaGetLastError())) != 0 ||
-      (rc = rio_result_to_host(run, v, host_b, b, bytes, stream, "2dconv: reading the image")) != 0)
-    goto out;
-  if (v == RIO_EXPERT) {
-    rc = rio_expert_finish(job);
-    job = NULL;
-    if (rc)
-      goto out;
-  }
-  run->t.e2e_s = rio_now() - t0;
-
-out:
-  /* the loader threads still copy into a until joined */
-  if (job)
-    rio_expert_finish(job);
-  rc = rio_result_end(run, host_b, stream, rc);
-  cudaFree(a);
-  cudaFree(b);
-  cudaFree(halo);
-  return rc;
+  return rio_timed_end(&t, rio_timed_result(&t, b, "2dconv: reading the image"));
 }
 
 extern "C" const struct rio_bench rio_bench_conv2d = {

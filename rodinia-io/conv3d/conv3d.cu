@@ -181,67 +181,31 @@ int conv3d_run(struct rio_run *run, enum rio_version v)
 {
   struct conv3d_state *s = (struct conv3d_state *)run->state;
   const uint64_t n = s->n, plane = n * n, bytes = plane * n * sizeof(float);
-  const int gpufs = rio_is_gpufs(v);
-  /* gpufs: at most RIO_IO_BLOCKS blocks, each a slab of consecutive planes */
-  const uint64_t per_block = (n + RIO_IO_BLOCKS - 1) / RIO_IO_BLOCKS;
-  const uint64_t blocks = (n + per_block - 1) / per_block;
-  float *a = NULL, *b = NULL, *halo = NULL;
-  struct rio_expert *job = NULL;
-  cudaStream_t stream = NULL;
-  int rc, *err = NULL;
-  double t0;
+  uint64_t blocks; /* gpufs: each block a slab of consecutive planes */
+  const uint64_t per_block = rio_io_split(n, &blocks);
+  float *a, *b, *halo = NULL;
+  struct rio_timed t;
+  int rc = rio_timed_init(&t, run, v, RIO_READS_FUSED);
 
-  memset(&run->t, 0, sizeof(run->t));
-  if (v != RIO_CPU_IO && v != RIO_EXPERT && !gpufs)
-    return rio_fail(run, -EINVAL, "3dconv: no version %d", (int)v);
-  /* untimed: device buffers, the stream, the result's host memory pinned */
-  if ((rc = RIO_CUDA(run, cudaMalloc((void **)&a, bytes))) != 0 ||
-      (rc = RIO_CUDA(run, cudaMalloc((void **)&b, bytes))) != 0 ||
-      (gpufs && (rc = RIO_CUDA(run, cudaMalloc((void **)&halo, 2 * plane * blocks * sizeof(float)))) != 0) ||
-      (rc = rio_result_begin(run, s->out, bytes, &stream)) != 0)
-    goto out;
-  if ((rc = RIO_CUDA(run, cudaDeviceSynchronize())) != 0)
-    goto out;
+  if (rc || (rc = rio_timed_alloc(&t, (void **)&a, bytes)) != 0 ||
+      (rc = rio_timed_alloc(&t, (void **)&b, bytes)) != 0 ||
+      (rio_is_gpufs(v) && (rc = rio_timed_alloc(&t, (void **)&halo, 2 * plane * blocks * sizeof(float))) != 0) ||
+      (rc = rio_timed_begin(&t, s->out, bytes)) != 0)
+    return rio_timed_end(&t, rc);
 
-  t0 = rio_now();
   if (v == RIO_CPU_IO) {
-    if ((rc = rio_cpuio_load(run, 0, a)) != 0)
-      goto out;
-    run->t.io_s = rio_now() - t0;
-    conv3d_planes(a, b, n, 0, n, stream);
+    if ((rc = rio_timed_load(&t, 0, a)) != 0)
+      return rio_timed_end(&t, rc);
+    conv3d_planes(a, b, n, 0, n, t.stream);
   } else if (v == RIO_EXPERT) {
-    run->t.overlapped = 1;
-    if ((rc = rio_expert_start(run, 0, a, &job)) != 0 || (rc = conv3d_expert(run, job, a, b, stream)) != 0)
-      goto out;
+    struct rio_expert *job;
+    if ((rc = rio_timed_expert(&t, 0, a, &job)) != 0 || (rc = conv3d_expert(run, job, a, b, t.stream)) != 0)
+      return rio_timed_end(&t, rc);
   } else {
-    run->t.overlapped = 1;
-    if (!(err = rio_errors(run))) {
-      rc = -EIO;
-      goto out;
-    }
-    conv3d_fused_kernel<<<(unsigned)blocks, RIO_IO_THREADS, 0, stream>>>(rio_gpufs_path(run, 0), a, b, halo,
-                                                                         (uint32_t)n, per_block, err);
+    conv3d_fused_kernel<<<(unsigned)blocks, RIO_IO_THREADS, 0, t.stream>>>(rio_gpufs_path(run, 0), a, b, halo,
+                                                                           (uint32_t)n, per_block, t.err);
   }
-  if ((rc = RIO_CUDA(run, cudaGetLastError())) != 0 ||
-      (rc = rio_result_to_host(run, v, s->out, b, bytes, stream, "3dconv: reading a")) != 0)
-    goto out;
-  if (v == RIO_EXPERT) {
-    rc = rio_expert_finish(job);
-    job = NULL;
-    if (rc)
-      goto out;
-  }
-  run->t.e2e_s = rio_now() - t0;
-
-out:
-  /* the loader threads still copy into a until joined */
-  if (job)
-    rio_expert_finish(job);
-  rc = rio_result_end(run, s->out, stream, rc);
-  cudaFree(a);
-  cudaFree(b);
-  cudaFree(halo);
-  return rc;
+  return rio_timed_end(&t, rio_timed_result(&t, b, "3dconv: reading a"));
 }
 
 extern "C" const struct rio_bench rio_bench_conv3d = {

@@ -315,84 +315,46 @@ int dwt2d_run(struct rio_run *run, enum rio_version v)
   const uint64_t n = s->n, plane = n * n, bytes = DWT2D_COMPS * plane * sizeof(int16_t);
   const uint64_t nbands = n / DWT2D_BAND;
   const int gpufs = rio_is_gpufs(v);
-  /* gpufs: RIO_IO_BLOCKS blocks, each a contiguous range of bands */
-  const uint64_t per_block = (nbands + RIO_IO_BLOCKS - 1) / RIO_IO_BLOCKS;
-  const uint64_t blocks = (nbands + per_block - 1) / per_block;
+  uint64_t blocks; /* gpufs: each block a contiguous range of bands */
+  const uint64_t per_block = rio_io_split(nbands, &blocks);
   uint8_t *rgb = NULL, *stage = NULL;
-  int16_t *tmp = NULL, *out = NULL, *ring = NULL;
-  struct rio_expert *job = NULL;
-  cudaStream_t stream = NULL;
-  int rc, *err = NULL;
-  double t0;
+  int16_t *tmp, *out, *ring = NULL;
+  struct rio_timed t;
+  int rc = rio_timed_init(&t, run, v, RIO_READS_FUSED);
 
-  memset(&run->t, 0, sizeof(run->t));
-  if (v != RIO_CPU_IO && v != RIO_EXPERT && !gpufs)
-    return rio_fail(run, -EINVAL, "dwt2d: no version %d", (int)v);
-  /* untimed: device buffers (gpufs: staging and rings instead of the
-   * picture), the stream, the result's host memory pinned */
-  if (gpufs)
-    rc = RIO_CUDA(run, cudaMalloc((void **)&stage, blocks * DWT2D_RING * 3 * n));
+  /* gpufs: staging and rings instead of the picture */
   if (gpufs && !rc)
-    rc = RIO_CUDA(run, cudaMalloc((void **)&ring, blocks * DWT2D_RING * 3 * n * sizeof(int16_t)));
-  if (!gpufs)
-    rc = RIO_CUDA(run, cudaMalloc((void **)&rgb, run->in[0].size));
-  if (rc != 0 || (rc = RIO_CUDA(run, cudaMalloc((void **)&tmp, bytes))) != 0 ||
-      (rc = RIO_CUDA(run, cudaMalloc((void **)&out, bytes))) != 0 ||
-      (rc = rio_result_begin(run, s->out, bytes, &stream)) != 0)
-    goto out;
-  if ((rc = RIO_CUDA(run, cudaDeviceSynchronize())) != 0)
-    goto out;
+    rc = rio_timed_alloc(&t, (void **)&stage, blocks * DWT2D_RING * 3 * n);
+  if (gpufs && !rc)
+    rc = rio_timed_alloc(&t, (void **)&ring, blocks * DWT2D_RING * 3 * n * sizeof(int16_t));
+  if (!gpufs && !rc)
+    rc = rio_timed_alloc(&t, (void **)&rgb, run->in[0].size);
+  if (rc != 0 || (rc = rio_timed_alloc(&t, (void **)&tmp, bytes)) != 0 ||
+      (rc = rio_timed_alloc(&t, (void **)&out, bytes)) != 0 || (rc = rio_timed_begin(&t, s->out, bytes)) != 0)
+    return rio_timed_end(&t, rc);
 
   /* level 1, overlapped with the reading where the version can */
-  t0 = rio_now();
   if (v == RIO_CPU_IO) {
-    if ((rc = rio_cpuio_load(run, 0, rgb)) != 0)
-      goto out;
-    run->t.io_s = rio_now() - t0;
-    dwt2d_rows(rgb, NULL, tmp, n, n, 0, n, stream);
-    dwt2d_cols(tmp, out, n, n, 0, n, stream);
+    if ((rc = rio_timed_load(&t, 0, rgb)) != 0)
+      return rio_timed_end(&t, rc);
+    dwt2d_rows(rgb, NULL, tmp, n, n, 0, n, t.stream);
+    dwt2d_cols(tmp, out, n, n, 0, n, t.stream);
   } else if (v == RIO_EXPERT) {
-    run->t.overlapped = 1;
-    if ((rc = rio_expert_start(run, 0, rgb, &job)) != 0 ||
-        (rc = dwt2d_expert_first(run, job, rgb, tmp, out, stream)) != 0)
-      goto out;
+    struct rio_expert *job;
+    if ((rc = rio_timed_expert(&t, 0, rgb, &job)) != 0 ||
+        (rc = dwt2d_expert_first(run, job, rgb, tmp, out, t.stream)) != 0)
+      return rio_timed_end(&t, rc);
   } else {
-    run->t.overlapped = 1;
-    if (!(err = rio_errors(run))) {
-      rc = -EIO;
-      goto out;
-    }
-    dwt2d_fused_kernel<<<(unsigned)blocks, RIO_IO_THREADS, 0, stream>>>(rio_gpufs_path(run, 0), stage, ring, out,
-                                                                         n, per_block, err);
+    dwt2d_fused_kernel<<<(unsigned)blocks, RIO_IO_THREADS, 0, t.stream>>>(rio_gpufs_path(run, 0), stage, ring, out,
+                                                                          n, per_block, t.err);
   }
   /* levels 2..: the low-low quadrant of out, in place */
   for (int l = 1; l < DWT2D_LEVELS; l++) {
     const uint64_t m = n >> l;
-    dwt2d_rows(NULL, out, tmp, n, m, 0, m, stream);
-    dwt2d_cols(tmp, out, n, m, 0, m, stream);
+    dwt2d_rows(NULL, out, tmp, n, m, 0, m, t.stream);
+    dwt2d_cols(tmp, out, n, m, 0, m, t.stream);
   }
-  if ((rc = RIO_CUDA(run, cudaGetLastError())) != 0 ||
-      (rc = rio_result_to_host(run, v, s->out, out, bytes, stream, "dwt2d: reading the picture")) != 0)
-    goto out;
-  if (v == RIO_EXPERT) {
-    rc = rio_expert_finish(job);
-    job = NULL;
-    if (rc)
-      goto out;
-  }
-  run->t.e2e_s = rio_now() - t0;
-
-out:
-  /* the loader threads still copy into rgb until joined */
-  if (job)
-    rio_expert_finish(job);
-  rc = rio_result_end(run, s->out, stream, rc);
-  cudaFree(rgb);
-  cudaFree(stage);
-  cudaFree(ring);
-  cudaFree(tmp);
-  cudaFree(out);
-  return rc;
+  return rio_timed_end(&t, rio_timed_result(&t, out, "dwt2d: reading the picture"));
 }
 
 extern "C" const struct rio_bench rio_bench_dwt2d = {

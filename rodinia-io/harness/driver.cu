@@ -84,14 +84,8 @@ static int rio_io_pass(struct rio_run *run, enum rio_version v, uint64_t cache, 
   }
   rc = RIO_CUDA(run, cudaDeviceSynchronize());
   const double t0 = rio_now();
-  for (int i = 0; i < run->ninputs && !rc; i++) {
-    if (v == RIO_EXPERT)
-      rc = rio_expert_load(run, i, dev);
-    else if (rio_is_gpufs(v))
-      rc = rio_gpufs_load(run, i, dev);
-    else
-      rc = rio_cpuio_load(run, i, dev);
-  }
+  for (int i = 0; i < run->ninputs && !rc; i++)
+    rc = rio_load(run, v, i, dev);
   if (!rc)
     rc = RIO_CUDA(run, cudaDeviceSynchronize());
   *seconds = rio_now() - t0;

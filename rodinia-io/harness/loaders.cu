@@ -360,6 +360,21 @@ int rio_expert_load(struct rio_run *run, int i, void *dev)
   return rc ? rc : rc2;
 }
 
+int rio_load(struct rio_run *run, enum rio_version v, int i, void *dev)
+{
+  switch (v) {
+  case RIO_CPU_IO:
+    return rio_cpuio_load(run, i, dev);
+  case RIO_EXPERT:
+    return rio_expert_load(run, i, dev);
+  case RIO_GPUFS_4K:
+  case RIO_GPUFS_64K:
+    return rio_gpufs_load(run, i, dev);
+  default:
+    return rio_fail(run, -EINVAL, "%s: no version %d", run->bench ? run->bench->name : "rodinia", (int)v);
+  }
+}
+
 /* ---------------- gpufs ---------------- */
 
 const char *rio_gpufs_path(struct rio_run *run, int i) { return run->ctx->dpath[i]; }
@@ -419,40 +434,4 @@ int rio_errors_read(struct rio_run *run, const char *what)
   if (e < 0)
     return rio_fail(run, e, "%s: %s", what, gpufs_strerror(e));
   return 0;
-}
-
-int rio_result_to_host(struct rio_run *run, enum rio_version v, void *host, const void *dev, uint64_t bytes,
-                       cudaStream_t stream, const char *what)
-{
-  int rc;
-  if ((rc = RIO_CUDA(run, cudaMemcpyAsync(host, dev, bytes, cudaMemcpyDeviceToHost, stream))) != 0 ||
-      (rc = RIO_CUDA(run, cudaStreamSynchronize(stream))) != 0)
-    return rc;
-  if (rio_is_gpufs(v))
-    return rio_errors_read(run, what);
-  return 0;
-}
-
-int rio_result_begin(struct rio_run *run, void *host, uint64_t bytes, cudaStream_t *stream)
-{
-  int rc = RIO_CUDA(run, cudaStreamCreateWithFlags(stream, cudaStreamNonBlocking));
-  if (rc) {
-    *stream = NULL;
-    return rc;
-  }
-  if ((rc = RIO_CUDA(run, cudaHostRegister(host, bytes, cudaHostRegisterDefault))) != 0) {
-    cudaStreamDestroy(*stream);
-    *stream = NULL;
-  }
-  return rc;
-}
-
-int rio_result_end(struct rio_run *run, void *host, cudaStream_t stream, int rc)
-{
-  if (!stream) /* rio_result_begin failed or was not reached: nothing made */
-    return rc;
-  cudaStreamSynchronize(stream);
-  cudaStreamDestroy(stream);
-  const int rc2 = RIO_CUDA(run, cudaHostUnregister(host));
-  return rc ? rc : rc2;
 }

@@ -33,6 +33,16 @@
 #define RIO_GREAD_CALL (1u << 20)
 #define RIO_EXPERT_CHUNK (1u << 20)
 
+/* `units` (bands, planes) split over at most RIO_IO_BLOCKS blocks, each a
+ * contiguous range: the units of one block (at least 1); *blocks gets
+ * how many blocks that makes. */
+static inline uint64_t rio_io_split(uint64_t units, uint64_t *blocks)
+{
+  const uint64_t per_block = units > RIO_IO_BLOCKS ? (units + RIO_IO_BLOCKS - 1) / RIO_IO_BLOCKS : 1;
+  *blocks = (units + per_block - 1) / per_block;
+  return per_block;
+}
+
 /* Wall-clock seconds (CLOCK_MONOTONIC). */
 double rio_now(void);
 
@@ -63,21 +73,73 @@ const char *rio_gpufs_path(struct rio_run *run, int i);
 /* gpufs: input i -> dev with the plain I/O kernel (opens, greads, closes). */
 int rio_gpufs_load(struct rio_run *run, int i, void *dev);
 
-/* Before a version's timed part: a non-blocking *stream and the host
- * result buffer host (bytes) registered with CUDA, so that the copy back
- * runs at the link's speed.  0, or -errno with nothing left made.
- * rio_result_end (always, after rio_result_begin was called): waits for
- * and destroys the stream and unregisters host, where begin made them;
- * returns rc, or the unregister's error when rc is 0. */
-int rio_result_begin(struct rio_run *run, void *host, uint64_t bytes, cudaStream_t *stream);
-int rio_result_end(struct rio_run *run, void *host, cudaStream_t stream, int rc);
+/* Input i -> dev, all of it, the way of version v (rio_cpuio_load,
+ * rio_expert_load or rio_gpufs_load). */
+int rio_load(struct rio_run *run, enum rio_version v, int i, void *dev);
 
-/* The end of a version's timed part: copy `bytes` of the result at dev
- * into host (host memory the caller registered, so that the copy runs at
- * the link's speed) on stream, wait for it, and for a gpufs version read
- * the kernels' error word (what: what they read, for the message). */
-int rio_result_to_host(struct rio_run *run, enum rio_version v, void *host, const void *dev, uint64_t bytes,
-                       cudaStream_t stream, const char *what);
+/*
+ * One version's run, as the benchmarks write it (timed.cu):
+ *
+ *   rio_timed_init(&t, run, v, reads)   run->t cleared; a version that is
+ *                                       none of the four refused
+ *   rio_timed_alloc(&t, &p, bytes)...   device buffers, untimed
+ *   rio_timed_begin(&t, host, bytes)    untimed: t.stream (non-blocking),
+ *                                       host (the result) registered so the
+ *                                       copy back runs at the link's speed,
+ *                                       fused gpufs versions: t.err; then
+ *                                       the device idle and the clock started
+ *   rio_timed_load / rio_timed_expert   the version's I/O, then the launches
+ *                                       on t.stream (gpufs: kernels that
+ *                                       gread and lower t.err)
+ *   rc = rio_timed_result(&t, dev, what)  the result copied into host, the
+ *                                       error word read, expert jobs joined,
+ *                                       run->t.e2e_s
+ *   return rio_timed_end(&t, rc)        always, also after an error: jobs
+ *                                       joined, the stream drained, host
+ *                                       unregistered, the buffers freed
+ *
+ * Context: the thread that calls the benchmark's run(); one rio_timed per
+ * run() call, on its stack.
+ */
+
+/* How a benchmark's gpufs versions read their inputs. */
+enum rio_gpufs_reads {
+  RIO_READS_WHOLE = 0, /* rio_timed_load: the plain I/O kernel, each input whole before computing */
+  RIO_READS_FUSED = 1  /* the benchmark's kernels gread while they compute (t.err; overlapped) */
+};
+
+#define RIO_TIMED_BUFS 6
+
+struct rio_timed {
+  struct rio_run *run;
+  enum rio_version v;
+  enum rio_gpufs_reads reads;
+  cudaStream_t stream;                    /* the version's launches and the copy back */
+  int *err;                               /* fused gpufs versions: the kernels' error word */
+  struct rio_expert *job[RIO_MAX_INPUTS]; /* rio_timed_expert's jobs, by input */
+  void *dev[RIO_TIMED_BUFS];              /* rio_timed_alloc's buffers */
+  int ndev;
+  void *host;                             /* the result's host memory (rio_timed_begin) */
+  uint64_t bytes;
+  double t0;                              /* the clock's start (rio_timed_begin) */
+};
+
+int rio_timed_init(struct rio_timed *t, struct rio_run *run, enum rio_version v, enum rio_gpufs_reads reads);
+/* *ptr = a device buffer of `bytes`, freed by rio_timed_end.  0 or -errno. */
+int rio_timed_alloc(struct rio_timed *t, void **ptr, uint64_t bytes);
+int rio_timed_begin(struct rio_timed *t, void *host, uint64_t bytes);
+/* rio_load of input i into dev; run->t.io_s = the time since the clock
+ * started (the last load's end, where a version loads several inputs). */
+int rio_timed_load(struct rio_timed *t, int i, void *dev);
+/* rio_expert_start of input i into dev (*job for rio_expert_wait), joined
+ * by rio_timed_result or rio_timed_end; the run is overlapped. */
+int rio_timed_expert(struct rio_timed *t, int i, void *dev, struct rio_expert **job);
+/* The end of the timed part: the launches' error, `t->bytes` of the result
+ * at dev into host on t->stream, the error word (what: what the kernels
+ * read, for the message), the expert jobs joined; run->t.e2e_s. */
+int rio_timed_result(struct rio_timed *t, const void *dev, const char *what);
+/* Returns rc, or the first error of the clean-up when rc is 0. */
+int rio_timed_end(struct rio_timed *t, int rc);
 
 /* A device int that kernels lower to the first error they meet
  * (rio_dev_error), set to 0; rio_errors_read copies it back: 0, or the

@@ -188,83 +188,43 @@ int hotspot_run(struct rio_run *run, enum rio_version v)
 {
   struct hotspot_state *s = (struct hotspot_state *)run->state;
   const uint64_t n = s->n, bytes = n * n * sizeof(float), nbands = n / HOTSPOT_BAND;
-  const int gpufs = rio_is_gpufs(v);
-  /* gpufs: RIO_IO_BLOCKS blocks, each a contiguous range of bands */
-  const uint64_t per_block = (nbands + RIO_IO_BLOCKS - 1) / RIO_IO_BLOCKS;
-  const uint64_t blocks = (nbands + per_block - 1) / per_block;
-  float *temp = NULL, *power = NULL, *other = NULL, *halo = NULL, *src, *dst;
-  struct rio_expert *jt = NULL, *jp = NULL;
-  cudaStream_t stream = NULL;
-  int rc, *err = NULL;
-  double t0;
+  uint64_t blocks; /* gpufs: each block a contiguous range of bands */
+  const uint64_t per_block = rio_io_split(nbands, &blocks);
+  float *temp, *power, *other, *halo = NULL, *src, *dst;
+  struct rio_timed t;
+  int rc = rio_timed_init(&t, run, v, RIO_READS_FUSED);
 
-  memset(&run->t, 0, sizeof(run->t));
-  if (v != RIO_CPU_IO && v != RIO_EXPERT && !gpufs)
-    return rio_fail(run, -EINVAL, "hotspot: no version %d", (int)v);
-  /* untimed: device buffers, the stream, the result's host memory pinned */
-  if ((rc = RIO_CUDA(run, cudaMalloc((void **)&temp, bytes))) != 0 ||
-      (rc = RIO_CUDA(run, cudaMalloc((void **)&power, bytes))) != 0 ||
-      (rc = RIO_CUDA(run, cudaMalloc((void **)&other, bytes))) != 0 ||
-      (gpufs && (rc = RIO_CUDA(run, cudaMalloc((void **)&halo, 2 * n * blocks * sizeof(float)))) != 0) ||
-      (rc = rio_result_begin(run, s->out, bytes, &stream)) != 0)
-    goto out;
-  if ((rc = RIO_CUDA(run, cudaDeviceSynchronize())) != 0)
-    goto out;
+  if (rc || (rc = rio_timed_alloc(&t, (void **)&temp, bytes)) != 0 ||
+      (rc = rio_timed_alloc(&t, (void **)&power, bytes)) != 0 ||
+      (rc = rio_timed_alloc(&t, (void **)&other, bytes)) != 0 ||
+      (rio_is_gpufs(v) && (rc = rio_timed_alloc(&t, (void **)&halo, 2 * n * blocks * sizeof(float))) != 0) ||
+      (rc = rio_timed_begin(&t, s->out, bytes)) != 0)
+    return rio_timed_end(&t, rc);
 
   /* step 1: temp -> other, overlapped with the reading where the version can */
-  t0 = rio_now();
   if (v == RIO_CPU_IO) {
-    if ((rc = rio_cpuio_load(run, 0, temp)) != 0 || (rc = rio_cpuio_load(run, 1, power)) != 0)
-      goto out;
-    run->t.io_s = rio_now() - t0;
-    hotspot_step(temp, power, other, n, 0, n, &s->k, stream);
+    if ((rc = rio_timed_load(&t, 0, temp)) != 0 || (rc = rio_timed_load(&t, 1, power)) != 0)
+      return rio_timed_end(&t, rc);
+    hotspot_step(temp, power, other, n, 0, n, &s->k, t.stream);
   } else if (v == RIO_EXPERT) {
-    run->t.overlapped = 1;
-    if ((rc = rio_expert_start(run, 0, temp, &jt)) != 0 || (rc = rio_expert_start(run, 1, power, &jp)) != 0 ||
-        (rc = hotspot_expert_first(run, jt, jp, temp, power, other, stream)) != 0)
-      goto out;
+    struct rio_expert *jt, *jp;
+    if ((rc = rio_timed_expert(&t, 0, temp, &jt)) != 0 || (rc = rio_timed_expert(&t, 1, power, &jp)) != 0 ||
+        (rc = hotspot_expert_first(run, jt, jp, temp, power, other, t.stream)) != 0)
+      return rio_timed_end(&t, rc);
   } else {
-    run->t.overlapped = 1;
-    if (!(err = rio_errors(run))) {
-      rc = -EIO;
-      goto out;
-    }
-    hotspot_fused_kernel<<<(unsigned)blocks, RIO_IO_THREADS, 0, stream>>>(
-        rio_gpufs_path(run, 0), rio_gpufs_path(run, 1), temp, power, other, halo, n, per_block, s->k, err);
+    hotspot_fused_kernel<<<(unsigned)blocks, RIO_IO_THREADS, 0, t.stream>>>(
+        rio_gpufs_path(run, 0), rio_gpufs_path(run, 1), temp, power, other, halo, n, per_block, s->k, t.err);
   }
   /* steps 2..: ping-pong between other and temp (step 1 needs temp no more) */
   src = other;
   dst = temp;
   for (int it = 1; it < HOTSPOT_ITERS; it++) {
-    hotspot_step(src, power, dst, n, 0, n, &s->k, stream);
-    float *t = src;
+    hotspot_step(src, power, dst, n, 0, n, &s->k, t.stream);
+    float *tmp = src;
     src = dst;
-    dst = t;
+    dst = tmp;
   }
-  if ((rc = RIO_CUDA(run, cudaGetLastError())) != 0 ||
-      (rc = rio_result_to_host(run, v, s->out, src, bytes, stream, "hotspot: reading the inputs")) != 0)
-    goto out;
-  if (v == RIO_EXPERT) {
-    rc = rio_expert_finish(jt);
-    const int rc2 = rio_expert_finish(jp);
-    jt = jp = NULL;
-    if ((rc = rc ? rc : rc2) != 0)
-      goto out;
-  }
-  run->t.e2e_s = rio_now() - t0;
-
-out:
-  /* the loader threads still copy into temp and power until joined */
-  if (jt || jp) {
-    rio_expert_finish(jt);
-    rio_expert_finish(jp);
-  }
-  rc = rio_result_end(run, s->out, stream, rc);
-  cudaFree(temp);
-  cudaFree(power);
-  cudaFree(other);
-  cudaFree(halo);
-  return rc;
+  return rio_timed_end(&t, rio_timed_result(&t, src, "hotspot: reading the inputs"));
 }
 
 extern "C" const struct rio_bench rio_bench_hotspot = {

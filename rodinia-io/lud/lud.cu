@@ -209,17 +209,17 @@ lud_internal_kernel(float *a, const float *lt, uint64_t n, uint64_t k0)
   }
 }
 
-/* The whole factorization of the n x n matrix da (lt: T x n scratch). */
-static int lud_factor(struct rio_run *run, float *da, float *lt, uint64_t n)
+/* The whole factorization of the n x n matrix da (lt: T x n scratch), queued on st. */
+static int lud_factor(struct rio_run *run, float *da, float *lt, uint64_t n, cudaStream_t st)
 {
   const uint64_t nt = n / LUD_TILE;
   for (uint64_t k = 0; k < nt; k++) {
     const uint64_t k0 = k * LUD_TILE, rest = nt - k - 1;
-    lud_diag_kernel<<<1, T>>>(da, n, k0);
+    lud_diag_kernel<<<1, T, 0, st>>>(da, n, k0);
     if (rest) {
       const unsigned g = (unsigned)((rest * LUD_TILE + LUD_BM - 1) / LUD_BM);
-      lud_perimeter_kernel<<<dim3((unsigned)rest, 2), T>>>(da, lt, n, k0);
-      lud_internal_kernel<<<dim3(g, g), LUD_THREADS>>>(da, lt, n, k0);
+      lud_perimeter_kernel<<<dim3((unsigned)rest, 2), T, 0, st>>>(da, lt, n, k0);
+      lud_internal_kernel<<<dim3(g, g), LUD_THREADS, 0, st>>>(da, lt, n, k0);
     }
   }
   return RIO_CUDA(run, cudaGetLastError());
@@ -229,46 +229,18 @@ int lud_run(struct rio_run *run, enum rio_version v)
 {
   struct lud_state *s = (struct lud_state *)run->state;
   const uint64_t n = s->n, bytes = n * n * sizeof(float);
-  float *da = NULL, *lt = NULL;
-  int registered = 0, rc;
-  double t0 = 0;
+  float *da, *lt;
+  struct rio_timed t;
+  int rc;
 
-  memset(&run->t, 0, sizeof(run->t));
-  if (v != RIO_CPU_IO && v != RIO_EXPERT && v != RIO_GPUFS_4K && v != RIO_GPUFS_64K)
-    return rio_fail(run, -EINVAL, "lud: no version %d", (int)v);
-  /* untimed: buffers, and the result's host memory pinned for the copy back */
-  if ((rc = RIO_CUDA(run, cudaMalloc((void **)&da, bytes))) != 0 ||
-      (rc = RIO_CUDA(run, cudaMalloc((void **)&lt, LUD_TILE * n * sizeof(float)))) != 0 ||
-      (rc = RIO_CUDA(run, cudaHostRegister(s->lu, bytes, cudaHostRegisterDefault))) != 0)
-    goto out;
-  registered = 1;
-  if ((rc = RIO_CUDA(run, cudaDeviceSynchronize())) != 0)
-    goto out;
-
-  t0 = rio_now();
-  if (v == RIO_CPU_IO)
-    rc = rio_cpuio_load(run, 0, da);
-  else if (v == RIO_EXPERT)
-    rc = rio_expert_load(run, 0, da);
-  else
-    rc = rio_gpufs_load(run, 0, da);
-  if (!rc)
-    rc = RIO_CUDA(run, cudaDeviceSynchronize());
-  run->t.io_s = rio_now() - t0;
-  if (!rc)
-    rc = lud_factor(run, da, lt, n);
-  if (!rc)
-    rc = RIO_CUDA(run, cudaMemcpy(s->lu, da, bytes, cudaMemcpyDeviceToHost));
-  run->t.e2e_s = rio_now() - t0;
-
-out:
-  if (registered) {
-    const int rc2 = RIO_CUDA(run, cudaHostUnregister(s->lu));
-    rc = rc ? rc : rc2;
-  }
-  cudaFree(da);
-  cudaFree(lt);
-  return rc;
+  if ((rc = rio_timed_init(&t, run, v, RIO_READS_WHOLE)) != 0)
+    return rc;
+  if ((rc = rio_timed_alloc(&t, (void **)&da, bytes)) != 0 ||
+      (rc = rio_timed_alloc(&t, (void **)&lt, LUD_TILE * n * sizeof(float))) != 0 ||
+      (rc = rio_timed_begin(&t, s->lu, bytes)) != 0 || (rc = rio_timed_load(&t, 0, da)) != 0 ||
+      (rc = lud_factor(run, da, lt, n, t.stream)) != 0)
+    return rio_timed_end(&t, rc);
+  return rio_timed_end(&t, rio_timed_result(&t, da, "lud"));
 }
 
 extern "C" const struct rio_bench rio_bench_lud = {

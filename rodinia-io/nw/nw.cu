@@ -78,93 +78,57 @@ __global__ void __launch_bounds__(NW_TILE) nw_diag_kernel(int32_t *m, const int3
     m[(i0 + row) * w + j0 + t] = s[row + 1][t + 1];
 }
 
-/* Anti-diagonal d of the tiles: its launch, on the default stream. */
-static void nw_diag_launch(int32_t *m, const int32_t *ref, uint64_t w, uint64_t d)
+/* Anti-diagonal d of the tiles: its launch, on st. */
+static void nw_diag_launch(int32_t *m, const int32_t *ref, uint64_t w, uint64_t d, cudaStream_t st)
 {
   const uint64_t nb = w / NW_TILE;
   const uint64_t lo = d < nb ? 0 : d - nb + 1, hi = d < nb ? d : nb - 1;
-  nw_diag_kernel<<<(unsigned)(hi - lo + 1), NW_TILE>>>(m, ref, w, nb, d, NW_PENALTY);
+  nw_diag_kernel<<<(unsigned)(hi - lo + 1), NW_TILE, 0, st>>>(m, ref, w, nb, d, NW_PENALTY);
 }
 
 /* expert: both files stream in; diagonal d < nb first waits for the row
  * band it reaches, [0, (d + 1) T) (the later ones have every row). */
-static int nw_expert(struct rio_run *run, int32_t *dref, int32_t *dm, uint64_t w)
+static int nw_expert(struct rio_timed *t, int32_t *dref, int32_t *dm, uint64_t w)
 {
   const uint64_t nb = w / NW_TILE;
-  struct rio_expert *jr = NULL, *jm = NULL;
-  int rc = rio_expert_start(run, NW_IN_REFERENCE, dref, &jr);
+  struct rio_expert *jr, *jm;
+  int rc = rio_timed_expert(t, NW_IN_REFERENCE, dref, &jr);
   if (!rc)
-    rc = rio_expert_start(run, NW_IN_ITEMSETS, dm, &jm);
+    rc = rio_timed_expert(t, NW_IN_ITEMSETS, dm, &jm);
   for (uint64_t d = 0; d < 2 * nb - 1 && !rc; d++) {
     if (d < nb) {
       const uint64_t upto = (d + 1) * NW_TILE * w * sizeof(int32_t);
-      rc = rio_expert_wait(jr, upto, 0);
+      rc = rio_expert_wait(jr, upto, t->stream);
       if (!rc)
-        rc = rio_expert_wait(jm, upto, 0);
+        rc = rio_expert_wait(jm, upto, t->stream);
     }
     if (!rc)
-      nw_diag_launch(dm, dref, w, d);
+      nw_diag_launch(dm, dref, w, d, t->stream);
   }
-  /* always both, also after an error: they join the loader threads */
-  const int rc_r = rio_expert_finish(jr);
-  const int rc_m = rio_expert_finish(jm);
-  return rc ? rc : rc_r ? rc_r : rc_m;
+  return rc;
 }
 
 int nw_run(struct rio_run *run, enum rio_version v)
 {
   struct nw_state *s = (struct nw_state *)run->state;
   const uint64_t w = s->w, bytes = w * w * sizeof(int32_t);
-  int32_t *dref = NULL, *dm = NULL;
-  int registered = 0, rc;
-  double t0 = 0;
+  int32_t *dref, *dm;
+  struct rio_timed t;
+  int rc;
 
-  memset(&run->t, 0, sizeof(run->t));
-  if (v != RIO_CPU_IO && v != RIO_EXPERT && v != RIO_GPUFS_4K && v != RIO_GPUFS_64K)
-    return rio_fail(run, -EINVAL, "nw: no version %d", (int)v);
-  /* untimed: buffers, and the result's host memory pinned for the copy back */
-  if ((rc = RIO_CUDA(run, cudaMalloc((void **)&dref, bytes))) != 0 ||
-      (rc = RIO_CUDA(run, cudaMalloc((void **)&dm, bytes))) != 0 ||
-      (rc = RIO_CUDA(run, cudaHostRegister(s->got, bytes, cudaHostRegisterDefault))) != 0)
-    goto out;
-  registered = 1;
-  if ((rc = RIO_CUDA(run, cudaDeviceSynchronize())) != 0)
-    goto out;
-
-  t0 = rio_now();
+  if ((rc = rio_timed_init(&t, run, v, RIO_READS_WHOLE)) != 0)
+    return rc;
+  if ((rc = rio_timed_alloc(&t, (void **)&dref, bytes)) != 0 || (rc = rio_timed_alloc(&t, (void **)&dm, bytes)) != 0 ||
+      (rc = rio_timed_begin(&t, s->got, bytes)) != 0)
+    return rio_timed_end(&t, rc);
   if (v == RIO_EXPERT) {
-    run->t.overlapped = 1;
-    rc = nw_expert(run, dref, dm, w);
-  } else {
-    if (v == RIO_CPU_IO) {
-      rc = rio_cpuio_load(run, NW_IN_REFERENCE, dref);
-      if (!rc)
-        rc = rio_cpuio_load(run, NW_IN_ITEMSETS, dm);
-    } else {
-      rc = rio_gpufs_load(run, NW_IN_REFERENCE, dref);
-      if (!rc)
-        rc = rio_gpufs_load(run, NW_IN_ITEMSETS, dm);
-    }
-    if (!rc)
-      rc = RIO_CUDA(run, cudaDeviceSynchronize());
-    run->t.io_s = rio_now() - t0;
-    for (uint64_t d = 0; d < 2 * (w / NW_TILE) - 1 && !rc; d++)
-      nw_diag_launch(dm, dref, w, d);
+    rc = nw_expert(&t, dref, dm, w);
+  } else if ((rc = rio_timed_load(&t, NW_IN_REFERENCE, dref)) == 0 &&
+             (rc = rio_timed_load(&t, NW_IN_ITEMSETS, dm)) == 0) {
+    for (uint64_t d = 0; d < 2 * (w / NW_TILE) - 1; d++)
+      nw_diag_launch(dm, dref, w, d, t.stream);
   }
-  if (!rc)
-    rc = RIO_CUDA(run, cudaGetLastError());
-  if (!rc)
-    rc = RIO_CUDA(run, cudaMemcpy(s->got, dm, bytes, cudaMemcpyDeviceToHost));
-  run->t.e2e_s = rio_now() - t0;
-
-out:
-  if (registered) {
-    const int rc2 = RIO_CUDA(run, cudaHostUnregister(s->got));
-    rc = rc ? rc : rc2;
-  }
-  cudaFree(dref);
-  cudaFree(dm);
-  return rc;
+  return rio_timed_end(&t, rc ? rc : rio_timed_result(&t, dm, "nw"));
 }
 
 extern "C" const struct rio_bench rio_bench_nw = {

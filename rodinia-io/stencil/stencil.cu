@@ -171,79 +171,43 @@ int stencil_run(struct rio_run *run, enum rio_version v)
 {
   struct stencil_state *s = (struct stencil_state *)run->state;
   const uint64_t plane = s->nx * s->ny, bytes = plane * s->nz * sizeof(float);
-  const int gpufs = rio_is_gpufs(v);
-  /* gpufs: at most RIO_IO_BLOCKS blocks, each a slab of consecutive planes */
-  const uint64_t per_block = (s->nz + RIO_IO_BLOCKS - 1) / RIO_IO_BLOCKS;
-  const uint64_t blocks = (s->nz + per_block - 1) / per_block;
-  float *grid = NULL, *other = NULL, *halo = NULL, *src, *dst;
-  struct rio_expert *job = NULL;
-  cudaStream_t stream = NULL;
-  int rc, *err = NULL;
-  double t0;
+  uint64_t blocks; /* gpufs: each block a slab of consecutive planes */
+  const uint64_t per_block = rio_io_split(s->nz, &blocks);
+  float *grid, *other, *halo = NULL, *src, *dst;
+  struct rio_timed t;
+  int rc = rio_timed_init(&t, run, v, RIO_READS_FUSED);
 
-  memset(&run->t, 0, sizeof(run->t));
-  if (v != RIO_CPU_IO && v != RIO_EXPERT && !gpufs)
-    return rio_fail(run, -EINVAL, "stencil: no version %d", (int)v);
-  /* untimed: device buffers, the stream, the result's host memory pinned */
-  if ((rc = RIO_CUDA(run, cudaMalloc((void **)&grid, bytes))) != 0 ||
-      (rc = RIO_CUDA(run, cudaMalloc((void **)&other, bytes))) != 0 ||
-      (gpufs && (rc = RIO_CUDA(run, cudaMalloc((void **)&halo, 2 * plane * blocks * sizeof(float)))) != 0) ||
-      (rc = rio_result_begin(run, s->out, bytes, &stream)) != 0)
-    goto out;
-  if ((rc = RIO_CUDA(run, cudaDeviceSynchronize())) != 0)
-    goto out;
+  if (rc || (rc = rio_timed_alloc(&t, (void **)&grid, bytes)) != 0 ||
+      (rc = rio_timed_alloc(&t, (void **)&other, bytes)) != 0 ||
+      (rio_is_gpufs(v) && (rc = rio_timed_alloc(&t, (void **)&halo, 2 * plane * blocks * sizeof(float))) != 0) ||
+      (rc = rio_timed_begin(&t, s->out, bytes)) != 0)
+    return rio_timed_end(&t, rc);
 
   /* step 1: grid -> other, overlapped with the reading where the version can */
-  t0 = rio_now();
   if (v == RIO_CPU_IO) {
-    if ((rc = rio_cpuio_load(run, 0, grid)) != 0)
-      goto out;
-    run->t.io_s = rio_now() - t0;
-    stencil_step(grid, other, s, 0, s->nz, stream);
+    if ((rc = rio_timed_load(&t, 0, grid)) != 0)
+      return rio_timed_end(&t, rc);
+    stencil_step(grid, other, s, 0, s->nz, t.stream);
   } else if (v == RIO_EXPERT) {
-    run->t.overlapped = 1;
-    if ((rc = rio_expert_start(run, 0, grid, &job)) != 0 ||
-        (rc = stencil_expert_first(run, job, grid, other, stream)) != 0)
-      goto out;
+    struct rio_expert *job;
+    if ((rc = rio_timed_expert(&t, 0, grid, &job)) != 0 ||
+        (rc = stencil_expert_first(run, job, grid, other, t.stream)) != 0)
+      return rio_timed_end(&t, rc);
   } else {
-    run->t.overlapped = 1;
-    if (!(err = rio_errors(run))) {
-      rc = -EIO;
-      goto out;
-    }
-    stencil_fused_kernel<<<(unsigned)blocks, RIO_IO_THREADS, 0, stream>>>(
+    stencil_fused_kernel<<<(unsigned)blocks, RIO_IO_THREADS, 0, t.stream>>>(
         rio_gpufs_path(run, 0), grid, other, halo, (uint32_t)s->nx, (uint32_t)s->ny, s->nz, per_block, s->c0, s->c1,
-        err);
+        t.err);
   }
   /* steps 2..: ping-pong between other and grid (step 1 needs grid no more) */
   src = other;
   dst = grid;
   for (int it = 1; it < STENCIL_ITERS; it++) {
-    stencil_step(src, dst, s, 0, s->nz, stream);
-    float *t = src;
+    stencil_step(src, dst, s, 0, s->nz, t.stream);
+    float *tmp = src;
     src = dst;
-    dst = t;
+    dst = tmp;
   }
-  if ((rc = RIO_CUDA(run, cudaGetLastError())) != 0 ||
-      (rc = rio_result_to_host(run, v, s->out, src, bytes, stream, "stencil: reading the grid")) != 0)
-    goto out;
-  if (v == RIO_EXPERT) {
-    rc = rio_expert_finish(job);
-    job = NULL;
-    if (rc)
-      goto out;
-  }
-  run->t.e2e_s = rio_now() - t0;
-
-out:
-  /* the loader threads still copy into grid until joined */
-  if (job)
-    rio_expert_finish(job);
-  rc = rio_result_end(run, s->out, stream, rc);
-  cudaFree(grid);
-  cudaFree(other);
-  cudaFree(halo);
-  return rc;
+  return rio_timed_end(&t, rio_timed_result(&t, src, "stencil: reading the grid"));
 }
 
 extern "C" const struct rio_bench rio_bench_stencil = {

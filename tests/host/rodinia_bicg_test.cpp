@@ -14,18 +14,12 @@
 #include <string>
 #include <vector>
 
-#include "rodinia-io/bicg/bicg.h"
-#include "tests/host/matvec_run.h"
+#include "tests/host/rodinia_run.h"
 
 namespace {
 
-constexpr uint64_t kSeed = 42;
 constexpr double kTinyScale = 1e-6;       /* n = 64 */
 constexpr double kTestScale = 1.0 / 1024; /* n = 512 */
-
-struct BicgRun : MatvecRun {
-  explicit BicgRun(double scale, uint64_t seed = kSeed) : MatvecRun(bicg_setup, scale, seed) {}
-};
 
 TEST(RodiniaBicg, SetupSizes)
 {
@@ -50,28 +44,10 @@ TEST(RodiniaBicg, SetupSizes)
   EXPECT_EQ(tiny.st()->n, 64u);
 }
 
-TEST(RodiniaBicg, SetupRefusesABadScale)
+TEST(RodiniaBicg, GeneratedVectorsDiffer)
 {
-  for (double scale : {0.0, -1.0, 100.0}) {
-    BicgRun r(scale);
-    EXPECT_EQ(bicg_setup(&r.run), -EINVAL) << scale;
-    EXPECT_NE(std::string(r.run.why).find("bicg"), std::string::npos) << r.run.why;
-  }
-}
-
-TEST(RodiniaBicg, GenerateIsDeterministic)
-{
-  BicgRun a(kTinyScale), b(kTinyScale), c(kTinyScale, kSeed + 1);
+  BicgRun a(kTinyScale);
   a.prepare();
-  b.prepare();
-  c.prepare();
-  for (int i = 0; i < 3; i++) {
-    const uint64_t size = a.run.in[i].size;
-    EXPECT_EQ(0, memcmp(a.in[i].data(), b.in[i].data(), size)) << i;
-    EXPECT_EQ(rio_checksum(a.in[i].data(), size), rio_checksum(b.in[i].data(), size)) << i;
-    EXPECT_NE(0, memcmp(a.in[i].data(), c.in[i].data(), size)) << i;
-    EXPECT_NE(rio_checksum(a.in[i].data(), size), rio_checksum(c.in[i].data(), size)) << i;
-  }
   EXPECT_NE(0, memcmp(a.in[BICG_IN_R].data(), a.in[BICG_IN_P].data(), 64 * 4));
 }
 

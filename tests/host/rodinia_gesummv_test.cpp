@@ -14,18 +14,12 @@
 #include <string>
 #include <vector>
 
-#include "rodinia-io/gesummv/gesummv.h"
-#include "tests/host/matvec_run.h"
+#include "tests/host/rodinia_run.h"
 
 namespace {
 
-constexpr uint64_t kSeed = 42;
 constexpr double kTinyScale = 1e-6;       /* n = 64 */
 constexpr double kTestScale = 1.0 / 1024; /* n = 320 (362 rounded down to a multiple of 64) */
-
-struct GesummvRun : MatvecRun {
-  explicit GesummvRun(double scale, uint64_t seed = kSeed) : MatvecRun(gesummv_setup, scale, seed) {}
-};
 
 TEST(RodiniaGesummv, SetupSizes)
 {
@@ -50,28 +44,10 @@ TEST(RodiniaGesummv, SetupSizes)
   EXPECT_EQ(tiny.st()->n, 64u);
 }
 
-TEST(RodiniaGesummv, SetupRefusesABadScale)
+TEST(RodiniaGesummv, GeneratedMatricesDiffer)
 {
-  for (double scale : {0.0, -1.0, 100.0}) {
-    GesummvRun r(scale);
-    EXPECT_EQ(gesummv_setup(&r.run), -EINVAL) << scale;
-    EXPECT_NE(std::string(r.run.why).find("gesummv"), std::string::npos) << r.run.why;
-  }
-}
-
-TEST(RodiniaGesummv, GenerateIsDeterministic)
-{
-  GesummvRun a(kTinyScale), b(kTinyScale), c(kTinyScale, kSeed + 1);
+  GesummvRun a(kTinyScale);
   a.prepare();
-  b.prepare();
-  c.prepare();
-  for (int i = 0; i < 3; i++) {
-    const uint64_t size = a.run.in[i].size;
-    EXPECT_EQ(0, memcmp(a.in[i].data(), b.in[i].data(), size)) << i;
-    EXPECT_EQ(rio_checksum(a.in[i].data(), size), rio_checksum(b.in[i].data(), size)) << i;
-    EXPECT_NE(0, memcmp(a.in[i].data(), c.in[i].data(), size)) << i;
-    EXPECT_NE(rio_checksum(a.in[i].data(), size), rio_checksum(c.in[i].data(), size)) << i;
-  }
   EXPECT_NE(0, memcmp(a.in[GESUMMV_IN_A].data(), a.in[GESUMMV_IN_B].data(), 64 * 64 * 4)) << "A and B";
 }
 

@@ -14,18 +14,12 @@
 #include <string>
 #include <vector>
 
-#include "rodinia-io/mvt/mvt.h"
-#include "tests/host/matvec_run.h"
+#include "tests/host/rodinia_run.h"
 
 namespace {
 
-constexpr uint64_t kSeed = 42;
 constexpr double kTinyScale = 1e-6;       /* n = 64 */
 constexpr double kTestScale = 1.0 / 1024; /* n = 512 */
-
-struct MvtRun : MatvecRun {
-  explicit MvtRun(double scale, uint64_t seed = kSeed) : MatvecRun(mvt_setup, scale, seed) {}
-};
 
 TEST(RodiniaMvt, SetupSizes)
 {
@@ -50,28 +44,10 @@ TEST(RodiniaMvt, SetupSizes)
   EXPECT_EQ(tiny.st()->n, 64u);
 }
 
-TEST(RodiniaMvt, SetupRefusesABadScale)
+TEST(RodiniaMvt, GeneratedVectorsDiffer)
 {
-  for (double scale : {0.0, -1.0, 100.0}) {
-    MvtRun r(scale);
-    EXPECT_EQ(mvt_setup(&r.run), -EINVAL) << scale;
-    EXPECT_NE(std::string(r.run.why).find("mvt"), std::string::npos) << r.run.why;
-  }
-}
-
-TEST(RodiniaMvt, GenerateIsDeterministic)
-{
-  MvtRun a(kTinyScale), b(kTinyScale), c(kTinyScale, kSeed + 1);
+  MvtRun a(kTinyScale);
   a.prepare();
-  b.prepare();
-  c.prepare();
-  for (int i = 0; i < 3; i++) {
-    const uint64_t size = a.run.in[i].size;
-    EXPECT_EQ(0, memcmp(a.in[i].data(), b.in[i].data(), size)) << i;
-    EXPECT_EQ(rio_checksum(a.in[i].data(), size), rio_checksum(b.in[i].data(), size)) << i;
-    EXPECT_NE(0, memcmp(a.in[i].data(), c.in[i].data(), size)) << i;
-    EXPECT_NE(rio_checksum(a.in[i].data(), size), rio_checksum(c.in[i].data(), size)) << i;
-  }
   EXPECT_NE(0, memcmp(a.in[MVT_IN_Y].data(), a.in[MVT_IN_Y].data() + 64, 64 * 4)) << "y1 and y2";
 }
 

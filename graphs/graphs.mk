@@ -9,21 +9,31 @@
 #   make graphs-quick  the same on small graphs (about a minute), rows in the
 #                      build folder
 #   GRAPH_ARGS         more options ($(BUILD)/graphs/graphs --help)
+#   make graph-service        GAIA's updated-graph service (graph_service:
+#                      Kronecker scale 24, 100 rounds a share); rows in
+#                      docs/results/graph-service-latest.jsonl, the table last
+#   make graph-service-quick  the same at scale 16, 10 rounds (seconds)
+#   GRAPH_SERVICE_ARGS more options ($(BUILD)/graphs/graph_service --help)
 #
 # Plain C files (the file format, generators, converter, references, the
 # cpu version and the options) also build with ThreadSanitizer for the host
 # tests; the GPU versions (versions.cu) link into the GPU tests.
 
 GRAPH_CORE_C := graphs/format.c graphs/build.c graphs/gen.c graphs/convert.c graphs/ref.c graphs/cpu.c graphs/options.c
-GRAPH_C      := $(GRAPH_CORE_C) graphs/loader.c graphs/suite.c
-GRAPH_OBJ    := $(patsubst %.c,$(BUILD)/obj/%.o,$(GRAPH_C)) $(BUILD)/obj/graphs/versions.o
+GRAPH_CORE_C := graphs/format.c graphs/build.c graphs/gen.c graphs/convert.c graphs/ref.c graphs/cpu.c graphs/options.c \
+                graphs/update.c graphs/service_opts.c
+GRAPH_C      := $(GRAPH_CORE_C) graphs/loader.c graphs/suite.c graphs/service_run.c
+GRAPH_OBJ    := $(patsubst %.c,$(BUILD)/obj/%.o,$(GRAPH_C)) \
+                $(patsubst %.cu,$(BUILD)/obj/%.o,graphs/versions.cu graphs/rounds.cu graphs/service.cu)
 GRAPH_TSAN   := $(patsubst %.c,$(BUILD)/tsan/%.o,$(GRAPH_CORE_C) benchlib/util.c benchlib/opts.c)
 GRAPH_MAIN   := $(BUILD)/obj/graphs/main.o
 GRAPH_BIN    := $(BUILD)/graphs/graphs
+GRAPH_SVC_MAIN := $(BUILD)/obj/graphs/service_main.o
+GRAPH_SVC_BIN  := $(BUILD)/graphs/graph_service
 GRAPH_CONVERT := $(BUILD)/graphs/graph_convert
 GRAPH_HEADERS := $(wildcard graphs/*.h graphs/*.cuh)
 
-$(GRAPH_OBJ) $(GRAPH_TSAN) $(GRAPH_MAIN) $(BUILD)/obj/graphs/convert_main.o: $(GRAPH_HEADERS)
+$(GRAPH_OBJ) $(GRAPH_TSAN) $(GRAPH_MAIN) $(GRAPH_SVC_MAIN) $(BUILD)/obj/graphs/convert_main.o: $(GRAPH_HEADERS)
 $(patsubst tests/%.cpp,$(BUILD)/tsan/tests/%.o,$(wildcard tests/host/graph*.cpp)): $(GRAPH_HEADERS)
 $(patsubst tests/%.cu,$(BUILD)/obj/tests/%.o,$(wildcard tests/gpu/graph*.cu)): $(GRAPH_HEADERS)
 
@@ -31,12 +41,16 @@ $(patsubst tests/%.cu,$(BUILD)/obj/tests/%.o,$(wildcard tests/gpu/graph*.cu)): $
 # the GPU tests link GPU_TEST_OBJ
 $(HOST_TESTS): $(GRAPH_TSAN)
 GPU_TEST_OBJ += $(GRAPH_OBJ)
-all: $(GRAPH_BIN) $(GRAPH_CONVERT)
+all: $(GRAPH_BIN) $(GRAPH_CONVERT) $(GRAPH_SVC_BIN)
 
-$(GRAPH_MAIN): $(BUILD)/commit.stamp
-$(GRAPH_MAIN): EXTRA_NVFLAGS += -DBENCH_COMMIT='"$(GIT_COMMIT)"'
+$(GRAPH_MAIN) $(GRAPH_SVC_MAIN): $(BUILD)/commit.stamp
+$(GRAPH_MAIN) $(GRAPH_SVC_MAIN): EXTRA_NVFLAGS += -DBENCH_COMMIT='"$(GIT_COMMIT)"'
 
 $(GRAPH_BIN): $(GRAPH_MAIN) $(GRAPH_OBJ) $(BENCHLIB) $(LIB)
+	$(call say,LINK,$@)mkdir -p $(dir $@)
+	$(Q)$(NVCC) $(CUDA_LINK) $^ -o $@
+
+$(GRAPH_SVC_BIN): $(GRAPH_SVC_MAIN) $(GRAPH_OBJ) $(BENCHLIB) $(LIB)
 	$(call say,LINK,$@)mkdir -p $(dir $@)
 	$(Q)$(NVCC) $(CUDA_LINK) $^ -o $@
 
@@ -45,7 +59,8 @@ $(GRAPH_CONVERT): $(BUILD)/obj/graphs/convert_main.o $(patsubst %.c,$(BUILD)/obj
 	$(Q)$(CC) $^ -o $@ -lpthread -lm
 
 GRAPH_ARGS ?=
-.PHONY: graphs graphs-quick
+GRAPH_SERVICE_ARGS ?=
+.PHONY: graphs graphs-quick graph-service graph-service-quick
 graphs: $(GRAPH_BIN) $(GRAPH_CONVERT)
 	$(GRAPH_BIN) --limit 4x --out docs/results/graphs-latest.jsonl $(GRAPH_ARGS); s=$$?; \
 	  python3 graphs/plot.py docs/results/graphs-latest.jsonl docs/results/graphs.svg || \
@@ -53,3 +68,9 @@ graphs: $(GRAPH_BIN) $(GRAPH_CONVERT)
 
 graphs-quick: $(GRAPH_BIN) $(GRAPH_CONVERT)
 	$(GRAPH_BIN) --quick --limit 4x --out $(BUILD)/graphs/quick.jsonl $(GRAPH_ARGS)
+
+graph-service: $(GRAPH_SVC_BIN)
+	$(GRAPH_SVC_BIN) --out docs/results/graph-service-latest.jsonl $(GRAPH_SERVICE_ARGS)
+
+graph-service-quick: $(GRAPH_SVC_BIN)
+	$(GRAPH_SVC_BIN) --quick --out $(BUILD)/graphs/service-quick.jsonl $(GRAPH_SERVICE_ARGS)

@@ -145,8 +145,7 @@ int main(int argc, char **argv)
   if (failed)
     printf("\nFAILED: see the rows above\n");
   else
-    printf("\nevery checked round verified (%s; %d rounds; rounds 0, 1, 1+%d, ... and the last checked against "
-           "the %s)\n",
+    printf("\nevery checked round verified (%s; up to %d rounds; rounds 0, 1, 1+%d, ... checked against the %s)\n",
            prop.name, o.rounds, o.verify_every, o.ref == GRAPH_SVC_REF_CPU ? "cpu version" : "Dijkstra reference");
   graph_free(&f.g);
   free(f.weights0);

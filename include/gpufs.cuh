@@ -102,7 +102,7 @@ struct gpufs_stats {
   uint64_t reg_retired; /* registrations retired because the file was found
                            shorter at a gopen or was truncated: served by the
                            daemon until registered again (runtime-wide) */
-  /* automatic pins (files opened again: docs/api.md, "Automatic pins") */
+  /* automatic pins (docs/api.md, "Automatic pins") */
   uint64_t pins_auto;     /* files pinned automatically (runtime-wide; counted
                              in reg_files and reg_bytes while pinned) */
   uint64_t pins_released; /* automatic pins released to make room under

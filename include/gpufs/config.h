@@ -76,9 +76,9 @@ struct gpufs_config {
                                (windows up to 64 pages); 0: the
                                window is loaded in the call's
                                last round (default 0) */
-  uint32_t auto_pin;        /* 1: a file opened again is pinned  GPUFS_AUTO_PIN
-                               in the background within
-                               register_max (docs/api.md,
+  uint32_t auto_pin;        /* 1: a read-only file gopen reads   GPUFS_AUTO_PIN
+                               is pinned in the background
+                               within register_max (docs/api.md,
                                "Automatic pins"); 0: only
                                gpufs_register pins (default 1) */
 };

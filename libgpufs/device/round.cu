@@ -54,9 +54,12 @@ static __device__ void gpufs_round_adopt_reg(const struct gpufs_fdinfo *fi, uint
 {
   struct gpufs_gnode *nd = gpufs_node_of(fi->d, fi->fd);
   /* relaxed: hints; the CAS decides */
-  if (gpufs_ld_relaxed_u64_dev(&nd->reg) != 0 || gpufs_ld_relaxed_u32_dev(&nd->version) != fi->version)
+  uint64_t exp = gpufs_ld_relaxed_u64_dev(&nd->reg);
+  if (gpufs_ld_relaxed_u32_dev(&nd->version) != fi->version) return;
+  /* none yet, or a shorter prefix of the same mapping (the pinner pins
+   * window by window, pinner.c) */
+  if (exp != 0 && (gpufs_reg_addr(exp) != gpufs_reg_addr(w) || gpufs_reg_len(exp) >= gpufs_reg_len(w)))
     return;
-  uint64_t exp = 0;
   /* acq_rel: the acquire pairs with the truncation's release of reg 0 */
   if (!gpufs_cas_acqrel_u64_dev(&nd->reg, &exp, w)) return;
   if (gpufs_ld_relaxed_u32_dev(&nd->version) != fi->version) {

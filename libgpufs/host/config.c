@@ -215,7 +215,7 @@ int gpufs_config_check(const struct gpufs_config *cfg, const char **bad_field, c
   } else if (cfg->readahead_async > 1) {
     f = "readahead_async"; w = "must be 0 (the window loaded in the call) or 1 (posted)";
   } else if (cfg->auto_pin > 1) {
-    f = "auto_pin"; w = "must be 0 (only gpufs_register pins) or 1 (files opened again are pinned)";
+    f = "auto_pin"; w = "must be 0 (only gpufs_register pins) or 1 (files read are pinned)";
   }
   if (bad_field) *bad_field = f;
   if (why) *why = w;

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 #include "../common/queue.h"
+#include "hostfiles.h"
 #include "io.h" /* gpufs_io_ops, gpufs_daemon_stats */
 
 /* Queues one daemon serves at most: GPUFS_MAX_INSTANCES (config.h). */
@@ -52,7 +53,7 @@ struct gpufs_daemon_params {
                                     of its write-out (gpufs_config); 0 off */
   /* Automatic pins: an OPEN whose file earned one hands a dup of its
    * descriptor to pin_hint(pin_ctx, fd) (fileops.h); NULL: none. */
-  void (*pin_hint)(void *ctx, int fd);
+  void (*pin_hint)(void *ctx, int fd, enum gpufs_pin_hint kind);
   void *pin_ctx;
 };
 

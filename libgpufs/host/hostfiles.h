@@ -57,10 +57,20 @@ struct gpufs_hostfile_id {
   uint32_t cid;
   uint32_t version;
   uint64_t reg; /* its registered mapping (gpufs_reg_word, queue.h), or 0 */
-  uint32_t pin_hint; /* 1: this open earns the file an automatic pin (it was
-                        opened before, read-only now, a regular file of 4 KiB
-                        or more with no registration; once per file until
-                        its pin is released): the daemon tells the runtime */
+  uint32_t pin_hint; /* enum gpufs_pin_hint: whether this open asks for an
+                        automatic pin of the file (a read-only regular file
+                        of 4 KiB or more with no registration; once per
+                        file until its pin is made, declined or released):
+                        the daemon tells the runtime */
+};
+
+/* What an open asks of the automatic pinner (pinner.h). */
+enum gpufs_pin_hint {
+  GPUFS_PIN_NONE = 0,
+  GPUFS_PIN_IF_ROOM = 1, /* the file's first open: pin it if it fits the
+                            budget as it is and lies in the page cache */
+  GPUFS_PIN_EARNED = 2   /* opened again: pin it, releasing least recently
+                            used automatic pins for room */
 };
 
 /* A registered file (gpufs_register, cuda_register.c): its read-only shared
@@ -70,11 +80,16 @@ struct gpufs_hostfile_reg {
   uint64_t dev, ino;
   void *addr;       /* the mapping */
   uint64_t map_len; /* its length (the file's size then, rounded up to 4 KiB) */
-  uint64_t len;     /* bytes the GPU may read from it: the file's size then,
-                       rounded down to 4 KiB */
-  uint32_t automatic; /* 1: pinned by the library for a file opened again
-                         (released least-recently-used to make room); 0:
+  uint64_t len;     /* bytes the GPU may read from it: the pinned prefix,
+                       at most the file's size then rounded down to 4 KiB */
+  uint64_t window;  /* pinned in registrations of this many bytes from addr
+                       (automatic pins); 0: one registration of map_len */
+  uint64_t pinned;  /* bytes pinned from addr (window > 0) */
+  uint32_t automatic; /* 1: pinned by the library (released
+                         least-recently-used to make room); 0:
                          gpufs_register's, kept until unregistered */
+  uint32_t pinning; /* 1 while the pinner still pins windows of it: never
+                       evicted or removed then (it ends with reg_grow) */
 };
 
 /* Registrations and what they pin, those retired since the start, and the
@@ -183,12 +198,30 @@ void gpufs_hostfiles_forget(struct gpufs_hostfiles *hf, uint64_t dev, uint64_t i
 int gpufs_hostfiles_reg_add(struct gpufs_hostfiles *hf, const struct stat *st,
                             const struct gpufs_hostfile_reg *r, uint64_t max_bytes);
 
+/* What the pinner tells of a registration it pins window by window. */
+enum gpufs_reg_grow {
+  GPUFS_REG_GROW_MORE = 0, /* more windows follow */
+  GPUFS_REG_GROW_DONE = 1, /* no more: it may be evicted and removed again */
+  GPUFS_REG_GROW_STALE = 2 /* no more: the file changed while being pinned
+                              (the pinned pages may not be its own): retire */
+};
+
+/* The pinner pinned `pinned` bytes from addr of the registration of the
+ * inode st describes (the fstat it was added with): the GPUs may read
+ * that prefix (at most the file's size then, rounded down to 4 KiB), and
+ * every open entry of the inode gets the longer word.  0; -ESTALE when
+ * the registration is retired (the pinner should stop); -ENOENT when the
+ * inode has no registration at addr. */
+int gpufs_hostfiles_reg_grow(struct gpufs_hostfiles *hf, const struct stat *st, const void *addr,
+                             uint64_t pinned, enum gpufs_reg_grow how);
+
 /* 1 when inode (dev, ino) has a registration (live or retired), else 0. */
 int gpufs_hostfiles_reg_has(struct gpufs_hostfiles *hf, uint64_t dev, uint64_t ino);
 
 /* Take back the registration of inode (dev, ino) into *out, for the caller
  * to unpin and unmap.  0; -EINVAL when there is none; -EBUSY while an
- * hfid of the inode is open (a GPU descriptor may hold its address). */
+ * hfid of the inode is open (a GPU descriptor may hold its address) or
+ * the pinner still pins it. */
 int gpufs_hostfiles_reg_remove(struct gpufs_hostfiles *hf, uint64_t dev, uint64_t ino,
                                struct gpufs_hostfile_reg *out);
 

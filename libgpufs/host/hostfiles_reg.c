@@ -17,11 +17,12 @@
  * evict), or at gpufs_stop once the kernels are done (pop): no GPU
  * descriptor can hold the address of a mapping that is gone.
  *
- * Automatic pins (docs/pinning.md): the
- * second and later opens of a read-only regular file hint a pin, once,
- * until the pin is released or declined; the runtime's pinner makes it in
- * the background and evicts the least recently used automatic pin of a
- * file no hfid has open when the budget is full.
+ * Automatic pins (docs/pinning.md): the opens of a read-only regular file
+ * hint a pin, once, until the pin is released or declined: the first open
+ * GPUFS_PIN_IF_ROOM, later ones GPUFS_PIN_EARNED.  The runtime's pinner
+ * makes it in the background, in windows (reg_grow publishes each longer
+ * prefix), and evicts the least recently used automatic pin of a file no
+ * hfid has open when the budget is full and the pin was earned.
  */
 #include "hostfiles_priv.h"
 
@@ -61,17 +62,18 @@ void gpufs_hf_reg_open(struct gpufs_hostfiles *hf, struct hf_inode *n, const str
                        int flags, struct gpufs_hostfile_id *id)
 {
   id->reg = 0;
-  id->pin_hint = 0;
+  id->pin_hint = GPUFS_PIN_NONE;
   if (n->opens < UINT32_MAX) n->opens++;
   if (n->reg == REG_LIVE && (uint64_t)st->st_size < n->r.len) gpufs_hf_reg_retire(hf, n);
   if (n->reg == REG_LIVE) {
     id->reg = hf_reg_word(n);
     n->last_use = ++hf->use_clock;
   }
-  if (n->reg == REG_NONE && !n->pin_asked && n->opens >= 2 && (flags & O_ACCMODE) == O_RDONLY &&
+  const uint32_t kind = n->opens >= 2 ? GPUFS_PIN_EARNED : GPUFS_PIN_IF_ROOM;
+  if (n->reg == REG_NONE && n->pin_asked < kind && (flags & O_ACCMODE) == O_RDONLY &&
       !(flags & O_TRUNC) && S_ISREG(st->st_mode) && st->st_size >= HF_REG_MIN) {
-    n->pin_asked = 1;
-    id->pin_hint = 1;
+    n->pin_asked = kind;
+    id->pin_hint = kind;
   }
 }
 
@@ -82,6 +84,19 @@ uint64_t gpufs_hostfiles_reg_word(struct gpufs_hostfiles *hf, int32_t hfid)
    * hfid open; a word stored a moment ago may be missed (the next READ
    * sees it) */
   return gpufs_ld_relaxed_u64_dev(&hf->files[hfid].reg);
+}
+
+/* Publish live registration n's word to the inode's open entries, unless
+ * the file changed since n's record was made (st: the fstat the
+ * registration was made from): the open that finds the change retires it
+ * (gpufs_hf_reg_open, hf_identify).  With the lock held. */
+static void hf_reg_publish_if_same(struct gpufs_hostfiles *hf, const struct hf_inode *n,
+                                   const struct stat *st)
+{
+  if (n->size == (int64_t)st->st_size &&
+      (!n->r.automatic || (n->mtime_ns == gpufs_timespec_ns(st->st_mtim) &&
+                           n->ctime_ns == gpufs_timespec_ns(st->st_ctim))))
+    gpufs_hf_reg_publish(hf, n, hf_reg_word(n));
 }
 
 int gpufs_hostfiles_reg_add(struct gpufs_hostfiles *hf, const struct stat *st,
@@ -116,15 +131,40 @@ int gpufs_hostfiles_reg_add(struct gpufs_hostfiles *hf, const struct stat *st,
     n->last_use = ++hf->use_clock;
     hf->regs.files++;
     hf->regs.bytes += r->map_len;
-    hf->regs.auto_made += r->automatic != 0;
-    hf->regs.auto_bytes += r->automatic ? r->map_len : 0;
-    /* a file changed since its record was made gets no mapping: the open
-     * that finds the change retires it (gpufs_hf_reg_open, hf_identify) */
-    if (n->size == (int64_t)st->st_size &&
-        (!r->automatic || (n->mtime_ns == gpufs_timespec_ns(st->st_mtim) &&
-                           n->ctime_ns == gpufs_timespec_ns(st->st_ctim))))
-      gpufs_hf_reg_publish(hf, n, hf_reg_word(n));
+    /* an automatic pin counts as made at its first pinned byte, and its
+     * bytes as they are pinned (reg_grow) */
+    hf->regs.auto_made += r->automatic && r->pinned;
+    hf->regs.auto_bytes += r->automatic ? r->pinned : 0;
+    hf_reg_publish_if_same(hf, n, st);
   }
+  pthread_mutex_unlock(&hf->lock);
+  return rc;
+}
+
+int gpufs_hostfiles_reg_grow(struct gpufs_hostfiles *hf, const struct stat *st, const void *addr,
+                             uint64_t pinned, enum gpufs_reg_grow how)
+{
+  pthread_mutex_lock(&hf->lock);
+  struct hf_inode *n = gpufs_hf_inode_find(hf->inodes, hf->icap, (uint64_t)st->st_dev,
+                                           (uint64_t)st->st_ino);
+  int rc = n->cid == 0 || n->reg == REG_NONE || n->r.addr != addr ? -ENOENT
+           : n->reg == REG_RETIRED                               ? -ESTALE
+                                                                 : 0;
+  if (rc != -ENOENT) {
+    const uint64_t readable = (uint64_t)st->st_size & ~(uint64_t)(HF_REG_MIN - 1);
+    if (n->r.automatic && pinned > n->r.pinned) {
+      hf->regs.auto_made += n->r.pinned == 0;
+      hf->regs.auto_bytes += pinned - n->r.pinned;
+    }
+    n->r.pinned = pinned;
+    n->r.len = pinned < readable ? pinned : readable;
+    if (how != GPUFS_REG_GROW_MORE) n->r.pinning = 0;
+  }
+  if (rc == 0 && how == GPUFS_REG_GROW_STALE) {
+    gpufs_hf_reg_retire(hf, n);
+    rc = -ESTALE;
+  }
+  if (rc == 0) hf_reg_publish_if_same(hf, n, st);
   pthread_mutex_unlock(&hf->lock);
   return rc;
 }
@@ -180,7 +220,7 @@ int gpufs_hostfiles_reg_remove(struct gpufs_hostfiles *hf, uint64_t dev, uint64_
   pthread_mutex_lock(&hf->lock);
   struct hf_inode *n = gpufs_hf_inode_find(hf->inodes, hf->icap, dev, ino);
   if (n->cid == 0 || n->reg == REG_NONE) rc = -EINVAL;
-  else if (hf_inode_open(hf, dev, ino)) rc = -EBUSY;
+  else if (n->r.pinning || hf_inode_open(hf, dev, ino)) rc = -EBUSY;
   if (rc == 0) {
     hf_reg_take(hf, n, out);
     n->pin_asked = 0;
@@ -195,7 +235,7 @@ int gpufs_hostfiles_reg_evict(struct gpufs_hostfiles *hf, struct gpufs_hostfile_
   struct hf_inode *lru = NULL;
   for (uint32_t i = 0; i < hf->icap; i++) {
     struct hf_inode *n = &hf->inodes[i];
-    if (n->cid == 0 || n->reg == REG_NONE || !n->r.automatic) continue;
+    if (n->cid == 0 || n->reg == REG_NONE || !n->r.automatic || n->r.pinning) continue;
     if ((lru == NULL || n->last_use < lru->last_use) && !hf_inode_open(hf, n->dev, n->ino)) lru = n;
   }
   if (lru) {

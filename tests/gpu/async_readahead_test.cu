@@ -61,6 +61,7 @@ protected:
     c.readahead_max = 32 * page; /* windows of 4, 8, 16, 32 pages */
     c.nrings = 1;
     c.staging_size = (uint64_t)slots * page;
+    c.auto_pin = 0; /* every miss takes the daemon's slots */
     ASSERT_EQ(0, gpufs_start(&c)) << gpufs_error_detail();
   }
 

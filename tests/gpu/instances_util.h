@@ -39,6 +39,7 @@ protected:
   {
     struct gpufs_config c = small_config(page, cache);
     c.nrings = 1; /* one block's calls use one ring: let it hold every file here */
+    c.auto_pin = 0; /* the counters here are the daemon's and the peers' */
     c.ndevices = n;
     for (uint32_t i = 0; i < n; i++) c.devices[i] = 0;
     ASSERT_EQ(0, gpufs_start(&c)) << gpufs_error_detail();

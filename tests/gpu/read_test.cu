@@ -40,8 +40,9 @@ __global__ void open_close(const char *path, int *fd_out, int *close_ret, bool w
 }
 
 /* Where missing pages come from: the daemon (its copies from its own
- * mappings of the files), the registered mappings. */
-enum read_source { SRC_DAEMON = 0, SRC_REGISTERED = 1 };
+ * mappings of the files; automatic pins off), the registered mappings,
+ * or either as automatic pins come (the default configuration). */
+enum read_source { SRC_DAEMON = 0, SRC_REGISTERED = 1, SRC_AUTO_PIN = 2 };
 
 /* (page size, enum read_source) */
 class ReadTest : public ::testing::TestWithParam<std::tuple<uint32_t, int>> {
@@ -59,6 +60,7 @@ protected:
   {
     struct gpufs_config c = small_config(page, cache);
     c.alloc_timeout_ms = timeout_ms;
+    if (std::get<1>(GetParam()) != SRC_AUTO_PIN) c.auto_pin = 0;
     ASSERT_EQ(0, gpufs_start(&c)) << gpufs_error_detail();
     started = true;
     register_files();
@@ -83,6 +85,8 @@ protected:
   {
     struct gpufs_stats st;
     ASSERT_EQ(0, gpufs_get_stats(&st));
+    EXPECT_EQ(0ull, st.map_faults);
+    if (std::get<1>(GetParam()) == SRC_AUTO_PIN) return; /* pins come when they come */
     EXPECT_EQ((uint64_t)registered.size(), st.reg_files);
     EXPECT_EQ(0ull, st.reg_refused);
     bool mappable = false;
@@ -462,4 +466,8 @@ INSTANTIATE_TEST_SUITE_P(Pages, ReadTest,
 INSTANTIATE_TEST_SUITE_P(Registered, ReadTest,
                          ::testing::Combine(::testing::Values(4096u, 65536u),
                                             ::testing::Values((int)SRC_REGISTERED)),
+                         read_param_name);
+INSTANTIATE_TEST_SUITE_P(AutoPinned, ReadTest,
+                         ::testing::Combine(::testing::Values(4096u, 65536u),
+                                            ::testing::Values((int)SRC_AUTO_PIN)),
                          read_param_name);

@@ -156,6 +156,7 @@ protected:
     struct gpufs_config c = small_config(page, cache);
     c.alloc_timeout_ms = 10000;
     c.register_max = register_max;
+    c.auto_pin = 0; /* what is pinned is what the test registers */
     start_cfg(c);
   }
   void stop()

@@ -39,8 +39,15 @@ gpufs_hostfile_reg reg_of(const std::string &path, uint64_t addr, struct stat *s
 {
   EXPECT_EQ(0, stat(path.c_str(), st)) << path;
   const uint64_t size = (uint64_t)st->st_size;
-  return gpufs_hostfile_reg{(uint64_t)st->st_dev, (uint64_t)st->st_ino, (void *)(uintptr_t)addr,
-                            (size + kPage - 1) & ~(kPage - 1), size & ~(kPage - 1), 0};
+  const uint64_t map_len = (size + kPage - 1) & ~(kPage - 1);
+  gpufs_hostfile_reg r{};
+  r.dev = (uint64_t)st->st_dev;
+  r.ino = (uint64_t)st->st_ino;
+  r.addr = (void *)(uintptr_t)addr;
+  r.map_len = map_len;
+  r.len = size & ~(kPage - 1);
+  r.pinned = map_len; /* one registration of the whole mapping (window 0) */
+  return r;
 }
 
 uint64_t word_of(const gpufs_hostfile_reg &r)

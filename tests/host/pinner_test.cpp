@@ -1,12 +1,14 @@
 /*
  * pinner_test.cpp - automatic pins without a GPU (libgpufs/host/pinner.h,
- * hostfiles.h): which opens earn a pin (the second and later read-only
- * opens of a regular file, once until released or declined), the pinner
- * placing pins within its budget and releasing the least recently used
- * automatic pin of a file no hfid has open, never one that is open, many
- * hints for one file making one pin, the mapping given to opens and to
- * descriptors opened before the pin, a host truncation while pinned, and
- * a file rewritten while being pinned.
+ * hostfiles.h): which opens hint a pin (a read-only regular file's first
+ * open "if room", later ones "earned", each once until released or
+ * declined), the pinner placing pins within its budget (an earned pin
+ * releasing the least recently used automatic pin of a file no hfid has
+ * open, never one that is open or being pinned; a first open's pin taking
+ * only free room), many hints for one
+ * file making one pin, windows published as a growing prefix, the mapping
+ * given to opens and to descriptors opened before the pin, a host
+ * truncation while pinned, and a file rewritten while being pinned.
  * The pin hooks here record calls instead of pinning; the mappings are
  * real (the test reads the file's bytes through them).
  */
@@ -16,6 +18,7 @@
 #include <cerrno>
 #include <ctime>
 #include <fcntl.h>
+#include <functional>
 #include <mutex>
 #include <set>
 #include <string>
@@ -42,9 +45,11 @@ struct FakePins {
   std::set<void *> pinned;
   std::atomic<int> pins{0}, unpins{0}, fail{0};
   std::string rewrite; /* set: the pin rewrites this file (new bytes, same size) */
+  std::function<void(int)> before; /* set: called with the pin's number (from 0) */
   static int pin(void *ctx, void *addr, uint64_t len)
   {
     auto *f = static_cast<FakePins *>(ctx);
+    if (f->before) f->before(f->pins.load());
     if (f->fail.load()) return -ENOMEM;
     if (!f->rewrite.empty()) {
       EXPECT_EQ(0, write_pattern_file(f->rewrite, len, 99));
@@ -112,11 +117,11 @@ struct Pinner : ::testing::Test {
     return (int)id.pin_hint;
   }
   /* What a worker does with a hint: a dup of the open's descriptor. */
-  void hint(const std::string &p)
+  void hint(const std::string &p, gpufs_pin_hint kind = GPUFS_PIN_EARNED)
   {
     int fd = open(p.c_str(), O_RDONLY | O_CLOEXEC);
     ASSERT_GE(fd, 0);
-    gpufs_pinner_hint(pn, fd);
+    gpufs_pinner_hint(pn, fd, kind);
   }
   gpufs_hostfile_regstats regstats()
   {
@@ -126,11 +131,11 @@ struct Pinner : ::testing::Test {
   }
 };
 
-TEST_F(Pinner, TheSecondReadOnlyOpenHintsOnce)
+TEST_F(Pinner, ReadOnlyOpensHintOnceOfEachKind)
 {
   const std::string a = make("a", 3 * kPage, 1), w = make("w", 3 * kPage, 2), tiny = make("tiny", 100, 3);
-  EXPECT_EQ(0, open_close_hint(a)) << "a first open earns nothing";
-  EXPECT_EQ(1, open_close_hint(a)) << "opened again";
+  EXPECT_EQ(GPUFS_PIN_IF_ROOM, open_close_hint(a)) << "a first open asks for a pin if there is room";
+  EXPECT_EQ(GPUFS_PIN_EARNED, open_close_hint(a)) << "opened again";
   EXPECT_EQ(0, open_close_hint(a)) << "hinted once";
   EXPECT_EQ(0, open_close_hint(w, O_RDWR));
   EXPECT_EQ(0, open_close_hint(w, O_RDWR)) << "a file opened for writing is not pinned";
@@ -139,7 +144,7 @@ TEST_F(Pinner, TheSecondReadOnlyOpenHintsOnce)
   struct stat st;
   ASSERT_EQ(0, stat(a.c_str(), &st));
   gpufs_hostfiles_pin_declined(hf, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
-  EXPECT_EQ(1, open_close_hint(a)) << "a declined pin may be hinted again";
+  EXPECT_EQ(GPUFS_PIN_EARNED, open_close_hint(a)) << "a declined pin may be hinted again";
 }
 
 /* A pin reaches the opens after it, and descriptors opened before it
@@ -215,8 +220,8 @@ TEST_F(Pinner, ReleasesTheLeastRecentlyUsedPinOfAClosedFile)
   gpufs_pinner_drain(pn);
   EXPECT_FALSE(gpufs_hostfiles_reg_has(hf, sb.st_dev, sb.st_ino)) << "no room: open files keep their pins";
   EXPECT_EQ(2u, regstats().files);
-  EXPECT_EQ(0, open_close_hint(b)) << "b's first open (the hints came from elsewhere)";
-  EXPECT_EQ(1, open_close_hint(b)) << "declined: hinted again";
+  EXPECT_EQ(GPUFS_PIN_IF_ROOM, open_close_hint(b)) << "b's first open (the hints came from elsewhere)";
+  EXPECT_EQ(GPUFS_PIN_EARNED, open_close_hint(b)) << "declined: hinted again";
   EXPECT_EQ(0, gpufs_hostfiles_close(hf, ha));
   EXPECT_EQ(0, gpufs_hostfiles_close(hf, hc));
 }
@@ -245,12 +250,12 @@ TEST_F(Pinner, AFailedPinIsDeclined)
   const std::string a = make("a", 4 * kPage, 41);
   start(1ull << 30);
   fake.fail = 1;
-  EXPECT_EQ(0, open_close_hint(a));
-  EXPECT_EQ(1, open_close_hint(a));
+  EXPECT_EQ(GPUFS_PIN_IF_ROOM, open_close_hint(a));
+  EXPECT_EQ(GPUFS_PIN_EARNED, open_close_hint(a));
   hint(a);
   gpufs_pinner_drain(pn);
   EXPECT_EQ(0u, regstats().files);
-  EXPECT_EQ(1, open_close_hint(a)) << "declined: hinted again";
+  EXPECT_EQ(GPUFS_PIN_EARNED, open_close_hint(a)) << "declined: hinted again";
   fake.fail = 0;
   hint(a);
   gpufs_pinner_drain(pn);
@@ -281,14 +286,14 @@ TEST_F(Pinner, AHostTruncationRetiresThePin)
 }
 
 /* The host rewrites the file while it is being pinned (a truncation and
- * new bytes): the pin is released and declined, no open gets it, and a
- * later open may ask again. */
+ * new bytes): the pin is retired and, with no hfid open, released and
+ * declined; no open gets it, and a later open may ask again. */
 TEST_F(Pinner, AFileChangedDuringThePinIsDeclined)
 {
   const std::string a = make("a", 4 * kPage, 52);
   start(1ull << 30);
-  EXPECT_EQ(0, open_close_hint(a));
-  EXPECT_EQ(1, open_close_hint(a));
+  EXPECT_EQ(GPUFS_PIN_IF_ROOM, open_close_hint(a));
+  EXPECT_EQ(GPUFS_PIN_EARNED, open_close_hint(a));
   fake.rewrite = a;
   hint(a);
   gpufs_pinner_drain(pn);
@@ -299,7 +304,7 @@ TEST_F(Pinner, AFileChangedDuringThePinIsDeclined)
   const int h = open_id(a, &id);
   ASSERT_GE(h, 0);
   EXPECT_EQ(0ull, id.reg);
-  EXPECT_EQ(1u, id.pin_hint) << "asked for again";
+  EXPECT_EQ((uint32_t)GPUFS_PIN_EARNED, id.pin_hint) << "asked for again";
   EXPECT_EQ(0, gpufs_hostfiles_close(hf, h));
 }
 
@@ -316,6 +321,78 @@ TEST_F(Pinner, StopWithHintsWaiting)
   const gpufs_hostfile_regstats s = regstats();
   EXPECT_LE(s.files, 6u);
   EXPECT_EQ(s.files, s.auto_made);
+}
+
+/* A file larger than a window is pinned window by window; while the
+ * second window is pinned the first one's prefix is already given to
+ * opens, and the pin being made (no hfid open) is neither evicted nor
+ * removed.  The whole file's word comes last, every window is unpinned at
+ * the release. */
+TEST_F(Pinner, WindowsPublishAGrowingPrefix)
+{
+  const uint64_t window = 64ull << 20, size = 2 * window + 5 * kPage + 7;
+  const std::string a = make("a", size, 71);
+  start(1ull << 30);
+  struct stat st;
+  ASSERT_EQ(0, stat(a.c_str(), &st));
+  uint64_t seen[3] = {1, 1, 1};
+  int evict_rc = 0, remove_rc = 0;
+  fake.before = [&](int n) {
+    if (n > 2) return;
+    gpufs_hostfile_id i;
+    const int h = open_id(a, &i);
+    EXPECT_GE(h, 0);
+    seen[n] = gpufs_reg_len(i.reg);
+    EXPECT_EQ(0, gpufs_hostfiles_close(hf, h));
+    if (n == 1) {
+      gpufs_hostfile_reg out;
+      evict_rc = gpufs_hostfiles_reg_evict(hf, &out);
+      remove_rc = gpufs_hostfiles_reg_remove(hf, (uint64_t)st.st_dev, (uint64_t)st.st_ino, &out);
+    }
+  };
+  hint(a, GPUFS_PIN_IF_ROOM);
+  gpufs_pinner_drain(pn);
+  fake.before = nullptr;
+  EXPECT_EQ(0u, seen[0]) << "nothing readable before the first window";
+  EXPECT_EQ(window, seen[1]) << "the first window is readable while the second is pinned";
+  EXPECT_EQ(2 * window, seen[2]);
+  EXPECT_EQ(-ENOENT, evict_rc) << "a pin being made is not evicted";
+  EXPECT_EQ(-EBUSY, remove_rc) << "nor removed";
+  EXPECT_EQ(3, fake.pins.load());
+  gpufs_hostfile_id id;
+  const int h = open_id(a, &id);
+  ASSERT_GE(h, 0);
+  EXPECT_EQ(size & ~(kPage - 1), gpufs_reg_len(id.reg)) << "whole 4 KiB pages of the file at last";
+  EXPECT_EQ(-1, first_mismatch(reinterpret_cast<const uint8_t *>(gpufs_reg_addr(id.reg)), size, 71, 0));
+  EXPECT_EQ(0, gpufs_hostfiles_close(hf, h));
+  gpufs_hostfile_reg out;
+  ASSERT_EQ(0, gpufs_hostfiles_reg_remove(hf, (uint64_t)st.st_dev, (uint64_t)st.st_ino, &out));
+  const gpufs_pin_ops ops = fake.ops();
+  gpufs_reg_release(&ops, &out);
+  EXPECT_EQ(3, fake.unpins.load()) << "each window unpinned";
+}
+
+/* A first open's pin takes only free room: it releases no other pin (the
+ * file's next open earns one that may). */
+TEST_F(Pinner, AFirstOpensPinTakesOnlyFreeRoom)
+{
+  const std::string a = make("a", 4 * kPage, 81), b = make("b", 4 * kPage, 82), c = make("c", 4 * kPage, 83);
+  start(8 * kPage);
+  hint(a, GPUFS_PIN_IF_ROOM);
+  hint(b, GPUFS_PIN_IF_ROOM);
+  hint(c, GPUFS_PIN_IF_ROOM);
+  gpufs_pinner_drain(pn);
+  gpufs_hostfile_regstats s = regstats();
+  EXPECT_EQ(2u, s.files);
+  EXPECT_EQ(0u, s.auto_released) << "no pin released for a first open's";
+  hint(c);
+  gpufs_pinner_drain(pn);
+  s = regstats();
+  EXPECT_EQ(2u, s.files);
+  EXPECT_EQ(1u, s.auto_released) << "an earned pin makes room";
+  struct stat sc;
+  ASSERT_EQ(0, stat(c.c_str(), &sc));
+  EXPECT_TRUE(gpufs_hostfiles_reg_has(hf, sc.st_dev, sc.st_ino));
 }
 
 } // namespace

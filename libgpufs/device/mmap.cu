@@ -71,8 +71,13 @@ static __device__ __noinline__ void *gmmap_load(G g, int fd, int64_t offset, siz
   const uint32_t ring = g.id() % d->cache.nrings;
   uint64_t stall_since = 0;
   for (;;) {
+    struct gpufs_round_ctl ctl = {};
+    ctl.fi = &fi;
+    ctl.p0 = (uint64_t)offset / S;
+    ctl.np = 1;
+    ctl.ring = ring;
     struct gpufs_round r;
-    gpufs_round_load(g, &fi, (uint64_t)offset / S, 1, 0, ring, &r);
+    gpufs_round_load(g, &ctl, &r);
     int64_t st = gpufs_round_status(g, &r, 0);
     if (gpufs_round_noframe(g, &r, 0)) {
       int64_t verdict = gpufs_stall(g, d, ring, &stall_since);

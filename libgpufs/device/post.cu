@@ -55,9 +55,8 @@ static __device__ bool gpufs_post_claim_slot(const struct gpufs_dev *d, uint32_t
   return true;
 }
 
-__device__ bool gpufs_post_claim_frame(const struct gpufs_dev *d, uint32_t f, uint64_t *t)
+__device__ bool gpufs_posted_claim_frame(const struct gpufs_dev *d, uint32_t f, uint64_t *t)
 {
-  if (!d->ra.async) return false;
   /* relaxed: a hint; the claim below checks the frame in the slot's word */
   const uint32_t p = gpufs_ld_relaxed_u32_dev(&d->cache.frames[f].post);
   if (p == 0 || p > d->q.nslots) return false;
@@ -106,9 +105,8 @@ __device__ void gpufs_post_settle(const struct gpufs_dev *d, uint64_t t, uint32_
   gpufs_post_done(d, f);
 }
 
-__device__ int gpufs_post_wait_free(const struct gpufs_dev *d, uint64_t t)
+__device__ int gpufs_posted_wait_free(const struct gpufs_dev *d, uint64_t t)
 {
-  if (!d->ra.async) return gpufs_q_wait_free(&d->q, t);
   const uint32_t s = gpufs_q_index(&d->q, t);
   uint32_t ns = 64;
   for (;;) {
@@ -123,14 +121,13 @@ __device__ int gpufs_post_wait_free(const struct gpufs_dev *d, uint64_t t)
   }
 }
 
-__device__ int gpufs_post_wait_frame(const struct gpufs_dev *d, uint32_t f)
+__device__ int gpufs_posted_wait_frame(const struct gpufs_dev *d, uint32_t f)
 {
   const uint32_t *stop = gpufs_q_stop_word(&d->q, gpufs_q_stop_key_here());
-  if (!d->ra.async) return gpufs_frame_wait(&d->cache, f, stop, GPUFS_Q_STOPPED);
   uint32_t ns = 64;
   for (;;) {
     uint64_t t = 0;
-    if (gpufs_post_claim_frame(d, f, &t)) gpufs_post_finish(d, t, f);
+    if (gpufs_posted_claim_frame(d, f, &t)) gpufs_post_finish(d, t, f);
     /* 64 polls between looks for a posted load: a poster that comes back
      * usually claims its window first */
     const int w = gpufs_frame_wait_some(&d->cache, f, stop, GPUFS_Q_STOPPED, 64, &ns);

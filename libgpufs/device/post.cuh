@@ -11,11 +11,12 @@
  * ra.posted ((frame + 1) << 32 | the ticket's low 32 bits; 0 when no
  * posted load holds the slot).  Four may try, so that no posted load can
  * be left waiting for a poster that does not come back:
- *   - a round that finds the page LOADING and posted (gpufs_round_find):
+ *   - a round that finds the page LOADING and posted (gpufs_round_lookup):
  *     the group copies the claimed pages and publishes them before the
- *     round takes tickets of its own (gpufs_round_load; how a poster takes
- *     its window back);
- *   - a round waiting for that frame (gpufs_round_settle, GET_WAIT);
+ *     round takes tickets of its own (gpufs_round_take_posted; how a
+ *     poster takes its window back);
+ *   - a round waiting for that frame (gpufs_round_settle_page,
+ *     GPUFS_SRC_WAIT);
  *   - whoever waits for the slot for a later ticket (gpufs_post_wait_free:
  *     every device producer: rounds, write-back, host calls).
  * The last two finish it with one thread (gpufs_post_finish).  Finishing waits
@@ -35,10 +36,17 @@
  * posted, and the group's next call loads it in its round, as without
  * readahead_async.  The counters are throttles: relaxed, they publish
  * nothing.
+ *
+ * With readahead_async off (the default) no call leaves post.cuh: the
+ * three that a round or a producer makes (gpufs_post_claim_frame,
+ * gpufs_post_wait_free, gpufs_post_wait_frame) test d->ra.async inline
+ * and do the plain queue or frame wait; post.cu's gpufs_posted_* are for
+ * instances that post.
  */
 #ifndef GPUFS_DEVICE_POST_CUH
 #define GPUFS_DEVICE_POST_CUH
 
+#include "libgpufs/device/group.cuh"
 #include "libgpufs/device/internal.cuh"
 
 /* Take budget for n posted loads from ring `ring` and the queue: true, or
@@ -58,7 +66,12 @@ __device__ void gpufs_post_record(const struct gpufs_dev *d, uint64_t t, uint32_
  * true and its ticket in *t (the caller then owns the slot and must finish
  * the load with gpufs_post_finish); false when no posted load holds f or
  * another claimed it.  One thread. */
-__device__ bool gpufs_post_claim_frame(const struct gpufs_dev *d, uint32_t f, uint64_t *t);
+__device__ bool gpufs_posted_claim_frame(const struct gpufs_dev *d, uint32_t f, uint64_t *t);
+__device__ __forceinline__ bool gpufs_post_claim_frame(const struct gpufs_dev *d, uint32_t f,
+                                                       uint64_t *t)
+{
+  return d->ra.async && gpufs_posted_claim_frame(d, f, t);
+}
 
 /* Finish claimed ticket t's load into frame f alone: wait for the host,
  * copy the bytes, publish the frame VALID (or failed), drop the poster's
@@ -79,11 +92,22 @@ __device__ void gpufs_post_settle(const struct gpufs_dev *d, uint64_t t, uint32_
 /* gpufs_q_wait_free for the device's producers: waits until ticket t owns
  * its slot, finishing a posted load that holds the slot meanwhile.  0, or
  * -ESHUTDOWN once stopped.  One thread. */
-__device__ int gpufs_post_wait_free(const struct gpufs_dev *d, uint64_t t);
+__device__ int gpufs_posted_wait_free(const struct gpufs_dev *d, uint64_t t);
+__device__ __forceinline__ int gpufs_post_wait_free(const struct gpufs_dev *d, uint64_t t)
+{
+  return d->ra.async ? gpufs_posted_wait_free(d, t) : gpufs_q_wait_free(&d->q, t);
+}
 
-/* gpufs_frame_wait for a round's GET_WAIT pages: waits while pinned frame
- * f loads, finishing its load if a posted one that nobody claimed holds
- * it.  0 when VALID, the load's error, or -ESHUTDOWN.  One thread. */
-__device__ int gpufs_post_wait_frame(const struct gpufs_dev *d, uint32_t f);
+/* gpufs_frame_wait for a round's waiting pages (GPUFS_SRC_WAIT): waits
+ * while pinned frame f loads, finishing its load if a posted one that
+ * nobody claimed holds it.  0 when VALID, the load's error, or
+ * -ESHUTDOWN.  One thread. */
+__device__ int gpufs_posted_wait_frame(const struct gpufs_dev *d, uint32_t f);
+__device__ __forceinline__ int gpufs_post_wait_frame(const struct gpufs_dev *d, uint32_t f)
+{
+  if (d->ra.async) return gpufs_posted_wait_frame(d, f);
+  const uint32_t *stop = gpufs_q_stop_word(&d->q, gpufs_q_stop_key_here());
+  return gpufs_frame_wait(&d->cache, f, stop, GPUFS_Q_STOPPED);
+}
 
 #endif /* GPUFS_DEVICE_POST_CUH */

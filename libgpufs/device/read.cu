@@ -129,8 +129,14 @@ static __device__ __noinline__ void gread_post(G g, const struct gpufs_fdinfo *f
   while (n > 0 && p < npages) {
     uint32_t k = n < chunk ? n : chunk;
     if (k > npages - p) k = (uint32_t)(npages - p);
+    struct gpufs_round_ctl ctl = {};
+    ctl.fi = fi;
+    ctl.p0 = p;
+    ctl.nextra = k;
+    ctl.ring = ring;
+    ctl.post = true;
     struct gpufs_round r;
-    gpufs_round_load(g, fi, p, 0, k, ring, &r, 0, NULL, 0, true);
+    gpufs_round_load(g, &ctl, &r);
     gpufs_round_unpin(g, d, &r, false, ring);
     p += k;
     n -= k;
@@ -171,8 +177,14 @@ static __device__ __noinline__ ssize_t gread_rounds(G g, int fd, int64_t offset,
       extra = ahead < chunk - np ? ahead : chunk - np;
       ahead = 0;
     }
+    struct gpufs_round_ctl ctl = {};
+    ctl.fi = &fi;
+    ctl.p0 = p0;
+    ctl.np = np;
+    ctl.nextra = extra;
+    ctl.ring = ring;
     struct gpufs_round r;
-    gpufs_round_load(g, &fi, p0, np, extra, ring, &r);
+    gpufs_round_load(g, &ctl, &r);
 
     int64_t err = 0; /* E */
     uint32_t ok = 0; /* pages from the first that the round holds */
@@ -262,8 +274,13 @@ template <typename G>
 static __device__ __noinline__ void gread_ahead(G g, const struct gpufs_fdinfo *fi, uint64_t p, uint32_t n,
                                                 uint32_t ring)
 {
+  struct gpufs_round_ctl ctl = {};
+  ctl.fi = fi;
+  ctl.p0 = p;
+  ctl.nextra = n;
+  ctl.ring = ring;
   struct gpufs_round r;
-  gpufs_round_load(g, fi, p, 0, n, ring, &r);
+  gpufs_round_load(g, &ctl, &r);
   gpufs_round_unpin(g, fi->d, &r, false, ring);
 }
 

@@ -58,8 +58,16 @@ static __device__ ssize_t gwrite_group(G g, int fd, int64_t offset, size_t size,
       uint64_t ps = (p0 + j) * S;
       if (ps >= pos && ps + S <= end) nofetch |= 1u << j;
     }
+    struct gpufs_round_ctl ctl = {};
+    ctl.fi = &fi;
+    ctl.p0 = p0;
+    ctl.np = np;
+    ctl.ring = ring;
+    ctl.nofetch = nofetch;
+    ctl.fill = in;
+    ctl.fill_off = (uint64_t)offset;
     struct gpufs_round r;
-    gpufs_round_load(g, &fi, p0, np, 0, ring, &r, nofetch, in, (uint64_t)offset);
+    gpufs_round_load(g, &ctl, &r);
 
     uint64_t upto = pos; /* E */
     int64_t err = 0;
@@ -68,9 +76,8 @@ static __device__ ssize_t gwrite_group(G g, int fd, int64_t offset, size_t size,
     for (uint32_t j = 0; j < np; j++) {
       int64_t st = gpufs_round_status(g, &r, j);
       uint32_t fj = gpufs_round_frame(g, &r, j);
-      const bool mine = ((nofetch >> j) & 1u) &&
-                        (int32_t)g.get32(GPUFS_V32_KIND, (uint32_t)r.kind, j) == GPUFS_GET_LOAD &&
-                        st >= 0;
+      const bool mine =
+          (int32_t)g.get32(GPUFS_V32_KIND, (uint32_t)r.src, j) == GPUFS_SRC_FILL && st >= 0;
       if (mine) filled |= 1u << j;
       if (stop) continue;
       const bool noframe = gpufs_round_noframe(g, &r, j);

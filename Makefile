@@ -56,10 +56,12 @@ NVFLAGS   += -DGPUFS_DEBUG
 HOSTCXX   += -DGPUFS_DEBUG
 endif
 
-# Host sources that need no CUDA (daemon, host files, config) are also built
-# with ThreadSanitizer for the host tests; cuda_*.c are the CUDA glue.
-HOST_CORE_SRC := $(filter-out libgpufs/host/cuda_%,$(wildcard libgpufs/host/*.c))
-HOST_CUDA_SRC := $(wildcard libgpufs/host/cuda_*.c)
+# Host sources that call CUDA (the runtime and its public calls; the
+# device side behind libgpufs/common/devcalls.h) are built once; the rest
+# (daemon, host files, pinner, config) also with ThreadSanitizer for the
+# host tests.
+HOST_CUDA_SRC := $(addprefix libgpufs/host/,runtime.c instance.c stats.c host_read.c register.c acquire.c)
+HOST_CORE_SRC := $(filter-out $(HOST_CUDA_SRC),$(wildcard libgpufs/host/*.c))
 DEV_SRC       := $(wildcard libgpufs/device/*.cu)
 HEADERS       := $(wildcard include/*.cuh include/gpufs/*.h libgpufs/*/*.h libgpufs/*/*.cuh)
 

@@ -44,10 +44,10 @@
 #ifndef GPUFS_COMMON_CACHE_H
 #define GPUFS_COMMON_CACHE_H
 
-#include "cache_layout.h"
-#include "chain.h"
-#include "frame.h"
-#include "ring.h"
+#include "libgpufs/common/cache_layout.h"
+#include "libgpufs/common/chain.h"
+#include "libgpufs/common/frame.h"
+#include "libgpufs/common/ring.h"
 
 /* What gpufs_cache_get found. */
 enum gpufs_get_result {

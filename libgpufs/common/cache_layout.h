@@ -11,8 +11,8 @@
 #define GPUFS_COMMON_CACHE_LAYOUT_H
 
 #include <stdint.h>
-#include "atomics.h"
-#include "gpufs/errors.h"
+#include "libgpufs/common/atomics.h"
+#include <gpufs/errors.h>
 
 #define GPUFS_NIL 0xffffffffu
 #define GPUFS_PG_SHIFT 24

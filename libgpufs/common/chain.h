@@ -7,7 +7,7 @@
 #ifndef GPUFS_COMMON_CHAIN_H
 #define GPUFS_COMMON_CHAIN_H
 
-#include "frame.h"
+#include "libgpufs/common/frame.h"
 
 /* The lock of bucket b: inserts and unlinks of its chain. */
 GPUFS_HD void gpufs_bucket_lock(const struct gpufs_cache *c, uint32_t b)

@@ -12,10 +12,10 @@
 #define GPUFS_COMMON_DEVSTATE_H
 
 #include <stdint.h>
-#include "cache.h"
-#include "gpufs/config.h"
-#include "dirty.h"
-#include "queue.h"
+#include "libgpufs/common/cache.h"
+#include <gpufs/config.h>
+#include "libgpufs/common/dirty.h"
+#include "libgpufs/common/queue.h"
 
 /* GPU file table entry state. */
 enum gpufs_gfile_state {
@@ -59,7 +59,7 @@ struct gpufs_gnode {
   uint32_t dheads[GPUFS_DLISTS]; /* dirty lists (dirty.h) */
   uint64_t reg;      /* a registered file's mapping (gpufs_reg_word, queue.h),
                         0: none; set at the first open, cleared by a
-                        truncation (misses read it: round.cu) */
+                        truncation (misses read it: round_lookup.cuh) */
 };
 
 /* Entries are small and dense, so that gopen's scan under the table lock

@@ -35,9 +35,9 @@
 #define GPUFS_COMMON_DIRTY_H
 
 #include <stdint.h>
-#include "atomics.h"
-#include "cache.h"
-#include "gpufs/config.h"
+#include "libgpufs/common/atomics.h"
+#include "libgpufs/common/cache.h"
+#include <gpufs/config.h>
 
 /* Dirty lists per open file (its node).  A writer pushes on list
  * (group id % GPUFS_DLISTS), so with as many lists as a grid has resident

@@ -6,8 +6,8 @@
 #ifndef GPUFS_COMMON_FRAME_H
 #define GPUFS_COMMON_FRAME_H
 
-#include "cache_layout.h"
-#include "debug.h"
+#include "libgpufs/common/cache_layout.h"
+#include "libgpufs/common/debug.h"
 
 /* Pin frame f if it holds (key, version) and is LOADING or VALID.  Returns
  * that state, or 0 (and holds nothing). */

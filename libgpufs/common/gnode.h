@@ -21,8 +21,8 @@
 #define GPUFS_COMMON_GNODE_H
 
 #include <stdint.h>
-#include "devstate.h"
-#include "dirty.h"
+#include "libgpufs/common/devstate.h"
+#include "libgpufs/common/dirty.h"
 
 /* Under the table lock: link entry e, whose host open gave cid, size,
  * version and registration reg, to the file's node: the node of cid, or a

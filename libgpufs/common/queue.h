@@ -44,9 +44,9 @@
 #define GPUFS_COMMON_QUEUE_H
 
 #include <stdint.h>
-#include "atomics.h"
-#include "debug.h"
-#include "gpufs/errors.h"
+#include "libgpufs/common/atomics.h"
+#include "libgpufs/common/debug.h"
+#include <gpufs/errors.h>
 
 enum gpufs_op {
   GPUFS_OP_NONE = 0,

@@ -36,7 +36,7 @@
 #define GPUFS_COMMON_REFS_H
 
 #include <stdint.h>
-#include "atomics.h"
+#include "libgpufs/common/atomics.h"
 
 #define GPUFS_REFS_COUNT_MASK ((1ull << 20) - 1)
 #define GPUFS_REFS_PENDING_ONE (1ull << 20)

@@ -7,7 +7,7 @@
 #ifndef GPUFS_COMMON_RING_H
 #define GPUFS_COMMON_RING_H
 
-#include "chain.h"
+#include "libgpufs/common/chain.h"
 
 /* The work of gpufs_ring_alloc, below. */
 GPUFS_HD uint32_t gpufs_ring_take(const struct gpufs_cache *c, uint32_t r)

@@ -28,8 +28,8 @@
 
 #include <errno.h>
 #include <stdint.h>
-#include "atomics.h"
-#include "devstate.h"
+#include "libgpufs/common/atomics.h"
+#include "libgpufs/common/devstate.h"
 
 GPUFS_HD uint32_t gpufs_wmap_slot(const struct gpufs_wmaps *m, uint64_t off, uint32_t size)
 {

@@ -27,7 +27,7 @@
 #ifndef GPUFS_DEVICE_DEBUG_CUH
 #define GPUFS_DEVICE_DEBUG_CUH
 
-#include "gpufs/errors.h"
+#include <gpufs/errors.h>
 #include "libgpufs/common/debug.h"
 
 /* What a call returns to every thread of a group whose arguments differ. */

@@ -11,7 +11,7 @@
 #include <cuda_runtime.h>
 
 #include "libgpufs/device/round.cuh"
-#include "libgpufs/host/cuda_glue.h"
+#include "libgpufs/common/devcalls.h"
 
 #define DROP_THREADS 256
 

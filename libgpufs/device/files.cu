@@ -23,7 +23,7 @@
  * file.  If the write-back fails the entry goes back to OPEN with the
  * caller's reference: its dirty pages are never orphaned.
  */
-#include "include/gpufs.cuh"
+#include <gpufs.cuh>
 #include "libgpufs/common/gnode.h"
 #include "libgpufs/common/refs.h"
 #include "libgpufs/device/debug.cuh"

@@ -24,7 +24,7 @@
 
 #include <stdint.h>
 #include <cuda/std/chrono>
-#include "gpufs/config.h"
+#include <gpufs/config.h>
 
 #define GPUFS_FULL_MASK 0xffffffffu
 

@@ -19,7 +19,7 @@
 #include <cuda_runtime.h>
 
 #include "libgpufs/device/round.cuh"
-#include "libgpufs/host/cuda_glue.h"
+#include "libgpufs/common/devcalls.h"
 
 #define HOST_READ_THREADS 256
 

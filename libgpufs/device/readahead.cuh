@@ -53,7 +53,7 @@
 #ifndef GPUFS_DEVICE_READAHEAD_CUH
 #define GPUFS_DEVICE_READAHEAD_CUH
 
-#include "include/gpufs.cuh"
+#include <gpufs.cuh>
 #include "libgpufs/common/atomics.h"
 #include "libgpufs/device/internal.cuh"
 

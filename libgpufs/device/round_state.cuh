@@ -9,7 +9,7 @@
 #ifndef GPUFS_DEVICE_ROUND_STATE_CUH
 #define GPUFS_DEVICE_ROUND_STATE_CUH
 
-#include "include/gpufs.cuh"
+#include <gpufs.cuh>
 #include "libgpufs/device/group.cuh"
 #include "libgpufs/device/internal.cuh"
 

@@ -7,7 +7,7 @@
 #include "libgpufs/device/internal.cuh"
 #include "libgpufs/device/post.cuh"
 #include "libgpufs/device/round.cuh"
-#include "libgpufs/host/cuda_glue.h"
+#include "libgpufs/common/devcalls.h"
 
 __device__ struct gpufs_dev gpufs_devs[GPUFS_MAX_INSTANCES];
 __device__ uint32_t gpufs_dev_default = GPUFS_NO_INSTANCE;

@@ -15,7 +15,7 @@
 
 #include "libgpufs/common/wmaps.h"
 #include "libgpufs/device/writeback.cuh"
-#include "libgpufs/host/cuda_glue.h"
+#include "libgpufs/common/devcalls.h"
 
 #define SYNC_THREADS 256
 

@@ -1,195 +1,154 @@
 /*
- * acquire.c - the hashes behind gpufs_acquire (acquire.h): pages hashed by
- * several threads over a read-only mapping of the file, compared with the
- * file's previous acquire.
+ * acquire.c - gpufs_acquire's work (docs/api.md, "gpufs_acquire,
+ * gpufs_release"): bring every instance's view of a file up to date with
+ * the host without a close and open, re-reading only the pages whose
+ * bytes changed.
+ *
+ *   fstat: a file as the last acquire left it has nothing to do; else
+ *     hash every page from the host page cache (acquire_hash.c; only the
+ *     range's pages for gpufs_acquire_range once the file is known), by
+ *     several threads; fstat again: a file that moved meanwhile is hashed
+ *     again (at most ACQ_TRIES times, then -EAGAIN)
+ *   the pages whose hash differs from the file's last acquire (all of
+ *     them at its first)
+ *   each instance: the drop kernel (device/drop.cu) frees those pages
+ *     from its cache; a page a kernel still uses is tried again for at
+ *     most ACQ_BUSY_MS, then -EBUSY (the file's hashes are forgotten, so
+ *     the next acquire drops every page)
+ *   the host file record takes the file's times (hostfiles.h): the next
+ *     gopen keeps the version, and with it the pages that did not change
  */
-#include "acquire.h"
-
 #include <errno.h>
-#include <pthread.h>
+#include <fcntl.h>
+#include <stdint.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
-/* xxHash (Debian libxxhash-dev), header-only: no library to link */
-#define XXH_INLINE_ALL
-#include <xxhash.h>
+#include <cuda_runtime_api.h>
 
-#define ACQ_MAX_THREADS 64u
+#include "libgpufs/host/acquire_hash.h"
+#include "libgpufs/common/devcalls.h"
+#include "libgpufs/host/detail.h"
+#include "libgpufs/host/hostfiles.h"
+#include "libgpufs/host/instance.h"
 
-struct acq_file {
-  uint64_t dev, ino, size;
-  int64_t mtime_ns, ctime_ns; /* the file's at the acquire that recorded it */
-  uint32_t page;
-  uint64_t npages;
-  uint64_t *hash;
-  struct acq_file *next;
-};
+#define ACQ_TRIES 3       /* hashes of a file that keeps changing */
+#define ACQ_BUSY_MS 1000  /* how long pages in use are tried again */
+#define ACQ_THREADS 16u   /* hashing threads, at most the online CPUs */
 
-struct gpufs_acq_table {
-  struct acq_file *head;
-};
-
-int gpufs_acq_table_create(struct gpufs_acq_table **out)
+/* Hash pages [p0, p1) of fd's file (all of them: p1 = UINT64_MAX) until
+ * two fstats around the hashing agree: *st and *hash (malloc'd, the
+ * caller frees; pg gets the size and the pages hashed).  0 or -errno. */
+static int acq_hash_stable(int fd, struct gpufs_acq_pages *pg, struct stat *st, uint64_t **hash)
 {
-  *out = calloc(1, sizeof(**out));
-  return *out ? 0 : -ENOMEM;
-}
-
-void gpufs_acq_table_destroy(struct gpufs_acq_table *t)
-{
-  if (!t) return;
-  for (struct acq_file *f = t->head, *n; f; f = n) {
-    n = f->next;
-    free(f->hash);
-    free(f);
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  const uint32_t threads = cpus > 0 && (uint64_t)cpus < ACQ_THREADS ? (uint32_t)cpus : ACQ_THREADS;
+  const uint64_t want = pg->p1;
+  for (int t = 0; t < ACQ_TRIES; t++) {
+    struct stat after;
+    if (fstat(fd, st) != 0) return -errno;
+    if (!S_ISREG(st->st_mode)) return S_ISDIR(st->st_mode) ? -EISDIR : -EINVAL;
+    const uint64_t npages = ((uint64_t)st->st_size + pg->page - 1) / pg->page;
+    pg->size = (uint64_t)st->st_size;
+    pg->p1 = want < npages ? want : npages;
+    if (pg->p0 > pg->p1) pg->p0 = pg->p1;
+    if (!(*hash = malloc((pg->p1 - pg->p0 + 1) * sizeof(uint64_t)))) return -ENOMEM;
+    int rc = gpufs_acq_hash(fd, pg, threads, *hash);
+    if (rc == 0 && fstat(fd, &after) != 0) rc = -errno;
+    if (rc == 0 && gpufs_stat_same(st, &after)) return 0;
+    free(*hash);
+    *hash = NULL;
+    if (rc != 0) return rc;
   }
-  free(t);
+  gpufs_set_detail("the file kept changing while gpufs_acquire read it");
+  return -EAGAIN;
 }
 
-static int64_t acq_ns(struct timespec t) { return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec; }
-
-/* One thread's share of gpufs_acq_hash: pages [p0, p1), into out[p - first]. */
-struct acq_part {
-  const uint8_t *base;
-  uint64_t size, first, p0, p1;
-  uint32_t page;
-  uint64_t *out;
-};
-
-static void *acq_hash_part(void *arg)
+/* The pages of fd's file that changed since its last acquire, and *st:
+ * only those of *range (bytes) when the table knows the file at its size,
+ * else all of them.  0 or -errno. */
+static int acq_changed(struct gpufs_acq_table *t, int fd, uint32_t page,
+                       const struct gpufs_acq_range *range, struct stat *st, uint64_t **changed,
+                       uint64_t *nchanged)
 {
-  const struct acq_part *a = arg;
-  for (uint64_t p = a->p0; p < a->p1; p++) {
-    const uint64_t off = p * a->page;
-    const uint64_t len = a->size - off < a->page ? a->size - off : a->page;
-    a->out[p - a->first] = XXH3_64bits(a->base + off, (size_t)len);
-  }
-  return NULL;
-}
-
-int gpufs_acq_hash(int fd, const struct gpufs_acq_pages *pg, uint32_t nthreads, uint64_t *out)
-{
-  const uint64_t npages = (pg->size + pg->page - 1) / pg->page;
-  const uint64_t p1 = pg->p1 < npages ? pg->p1 : npages, n = p1 > pg->p0 ? p1 - pg->p0 : 0;
-  if (n == 0) return 0;
-  void *base = mmap(NULL, pg->size, PROT_READ, MAP_SHARED, fd, 0);
-  if (base == MAP_FAILED) return -errno;
-  madvise(base, pg->size, MADV_SEQUENTIAL);
-  uint64_t k = nthreads < 1 ? 1 : nthreads > ACQ_MAX_THREADS ? ACQ_MAX_THREADS : nthreads;
-  if (k > n) k = n;
-  struct acq_part part[ACQ_MAX_THREADS];
-  pthread_t th[ACQ_MAX_THREADS];
-  int started[ACQ_MAX_THREADS] = {0};
-  for (uint64_t i = 0; i < k; i++) {
-    part[i] = (struct acq_part){.base = base, .size = pg->size, .first = pg->p0,
-                                .p0 = pg->p0 + n * i / k, .p1 = pg->p0 + n * (i + 1) / k,
-                                .page = pg->page, .out = out};
-    /* a thread that cannot start leaves its share to the caller */
-    if (i > 0) started[i] = pthread_create(&th[i], NULL, acq_hash_part, &part[i]) == 0;
-  }
-  for (uint64_t i = 0; i < k; i++)
-    if (!started[i]) acq_hash_part(&part[i]);
-  for (uint64_t i = 1; i < k; i++)
-    if (started[i]) pthread_join(th[i], NULL);
-  munmap(base, pg->size);
-  return 0;
-}
-
-static struct acq_file **acq_find(struct gpufs_acq_table *t, const struct stat *st)
-{
-  struct acq_file **link = &t->head;
-  while (*link && ((*link)->dev != (uint64_t)st->st_dev || (*link)->ino != (uint64_t)st->st_ino))
-    link = &(*link)->next;
-  return link;
-}
-
-/* The pages where old and new differ (all of them when there is no old
- * record of this shape).  0 or -ENOMEM. */
-static int acq_diff(const struct acq_file *old, uint64_t size, uint32_t page,
-                    const uint64_t *hash, uint64_t npages, uint64_t **changed, uint64_t *n)
-{
-  const int same = old && old->size == size && old->page == page;
-  uint64_t count = 0;
-  for (uint64_t p = 0; p < npages; p++) count += !same || old->hash[p] != hash[p];
-  *changed = NULL;
-  *n = 0;
-  if (count == 0) return 0;
-  if (!(*changed = malloc(count * sizeof(uint64_t)))) return -ENOMEM;
-  for (uint64_t p = 0; p < npages; p++)
-    if (!same || old->hash[p] != hash[p]) (*changed)[(*n)++] = p;
-  return 0;
-}
-
-int gpufs_acq_update(struct gpufs_acq_table *t, const struct stat *st, uint32_t page,
-                     uint64_t *hash, uint64_t **changed, uint64_t *nchanged)
-{
-  const uint64_t size = (uint64_t)st->st_size;
-  const uint64_t npages = (size + page - 1) / page;
-  struct acq_file **link = acq_find(t, st);
-  struct acq_file *f = *link;
-  int rc = acq_diff(f, size, page, hash, npages, changed, nchanged);
-  if (rc == 0 && !f) {
-    if (!(f = calloc(1, sizeof(*f)))) {
-      free(*changed);
-      *changed = NULL;
-      rc = -ENOMEM;
-    } else {
-      f->dev = (uint64_t)st->st_dev;
-      f->ino = (uint64_t)st->st_ino;
-      f->next = t->head;
-      t->head = f;
-    }
-  }
-  if (rc != 0) {
-    free(hash);
-    return rc;
-  }
-  free(f->hash);
-  f->hash = hash;
-  f->size = size;
-  f->page = page;
-  f->npages = npages;
-  f->mtime_ns = acq_ns(st->st_mtim);
-  f->ctime_ns = acq_ns(st->st_ctim);
-  return 0;
-}
-
-int gpufs_acq_unchanged(struct gpufs_acq_table *t, const struct stat *st, uint32_t page)
-{
-  const struct acq_file *f = *acq_find(t, st);
-  return f && f->size == (uint64_t)st->st_size && f->page == page &&
-         f->mtime_ns == acq_ns(st->st_mtim) && f->ctime_ns == acq_ns(st->st_ctim);
-}
-
-int gpufs_acq_update_range(struct gpufs_acq_table *t, const struct stat *st,
-                           const struct gpufs_acq_pages *pg, const uint64_t *hash,
-                           uint64_t **changed, uint64_t *nchanged)
-{
-  struct acq_file *f = *acq_find(t, st);
-  if (!f || f->size != (uint64_t)st->st_size || f->page != pg->page) return -ENOENT;
-  const uint64_t p1 = pg->p1 < f->npages ? pg->p1 : f->npages;
-  uint64_t count = 0;
+  uint64_t *hash = NULL;
   *changed = NULL;
   *nchanged = 0;
-  for (uint64_t p = pg->p0; p < p1; p++) count += f->hash[p] != hash[p - pg->p0];
-  if (count && !(*changed = malloc(count * sizeof(uint64_t)))) return -ENOMEM;
-  for (uint64_t p = pg->p0; p < p1; p++)
-    if (f->hash[p] != hash[p - pg->p0]) {
-      (*changed)[(*nchanged)++] = p;
-      f->hash[p] = hash[p - pg->p0];
-    }
-  f->mtime_ns = acq_ns(st->st_mtim);
-  f->ctime_ns = acq_ns(st->st_ctim);
-  return 0;
+  if (fstat(fd, st) != 0) return -errno;
+  if (S_ISREG(st->st_mode) && gpufs_acq_unchanged(t, st, page)) return 0; /* nothing to read */
+  if (range && range->len > 0) {
+    struct gpufs_acq_pages pg = {0, page, (uint64_t)range->off / page,
+                                 ((uint64_t)range->off + range->len + page - 1) / page};
+    int rc = acq_hash_stable(fd, &pg, st, &hash);
+    if (rc == 0) rc = gpufs_acq_update_range(t, st, &pg, hash, changed, nchanged);
+    free(hash);
+    if (rc != -ENOENT) return rc; /* else: no record of this shape, read it all */
+  }
+  struct gpufs_acq_pages all = {0, page, 0, UINT64_MAX};
+  int rc = acq_hash_stable(fd, &all, st, &hash);
+  return rc ? rc : gpufs_acq_update(t, st, page, hash, changed, nchanged);
 }
 
-void gpufs_acq_forget(struct gpufs_acq_table *t, const struct stat *st)
+/* Drop pages[0, n) of file id from instance in's cache, trying pages in
+ * use again for ACQ_BUSY_MS (dirty pages stay: the GPU's bytes win).
+ * *dropped counts them.  0, -EBUSY, or -errno. */
+static int acq_drop_instance(struct gpufs_instance *in, const struct gpufs_hostfile_id *id,
+                             const uint64_t *pages, uint64_t n, uint64_t *dropped)
 {
-  struct acq_file **link = acq_find(t, st);
-  struct acq_file *f = *link;
-  if (!f) return;
-  *link = f->next;
-  free(f->hash);
-  free(f);
+  int rc = 0, old = gpufs_instance_enter(in);
+  uint64_t *dpages = NULL;
+  unsigned long long *dcounts = NULL, counts[GPUFS_DROP_RESULTS];
+  cudaStream_t st = in->stats_stream;
+  CU(cudaMalloc((void **)&dpages, n * sizeof(uint64_t)));
+  CU(cudaMalloc((void **)&dcounts, sizeof(counts)));
+  CU(cudaMemcpyAsync(dpages, pages, n * sizeof(uint64_t), cudaMemcpyHostToDevice, st));
+  for (int waited = 0;; waited++) {
+    const struct gpufs_drop_params p = {in->index, id->cid, id->version, dpages, n, dcounts};
+    CU(cudaMemsetAsync(dcounts, 0, sizeof(counts), st));
+    if ((rc = gpufs_dev_drop_launch(&p, st)) != 0) goto fail;
+    CU(cudaMemcpyAsync(counts, dcounts, sizeof(counts), cudaMemcpyDeviceToHost, st));
+    CU(cudaStreamSynchronize(st));
+    *dropped += counts[GPUFS_DROP_DONE];
+    if (counts[GPUFS_DROP_BUSY] == 0) break;
+    if (waited >= ACQ_BUSY_MS) {
+      gpufs_set_detail("gpufs_acquire: %llu changed pages stay in use by a running kernel",
+                       (unsigned long long)counts[GPUFS_DROP_BUSY]);
+      rc = -EBUSY;
+      break;
+    }
+    struct timespec ms = {0, 1000000L};
+    nanosleep(&ms, NULL);
+  }
+fail:
+  cudaFree(dpages);
+  cudaFree(dcounts);
+  gpufs_instance_leave(old);
+  return rc;
+}
+
+int64_t gpufs_runtime_acquire(struct gpufs_instances *all, struct gpufs_daemon *daemon,
+                              struct gpufs_acq_table *t, const char *path,
+                              const struct gpufs_acq_range *range)
+{
+  if (!path) return -EFAULT;
+  if (range && (range->off < 0 || range->len > UINT64_MAX - (uint64_t)range->off)) return -EINVAL;
+  const int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -errno;
+  const uint32_t page = all->in[0]->dev.cache.page_size;
+  struct stat st;
+  uint64_t *changed = NULL, nchanged = 0, dropped = 0;
+  int rc = acq_changed(t, fd, page, range, &st, &changed, &nchanged);
+  close(fd);
+  struct gpufs_hostfiles *hf = gpufs_daemon_files(daemon);
+  struct gpufs_hostfile_id id;
+  /* no GPU opened the file: none caches any of it */
+  const int known = rc == 0 && gpufs_hostfiles_acquire_ident(hf, &st, &id) == 0;
+  for (uint32_t i = 0; known && nchanged && i < all->n && rc == 0; i++)
+    rc = acq_drop_instance(all->in[i], &id, changed, nchanged, &dropped);
+  if (rc == 0) gpufs_hostfiles_acquired(hf, &st, nchanged);
+  else if (nchanged) gpufs_acq_forget(t, &st); /* some pages may be stale: all next time */
+  free(changed);
+  return rc < 0 ? rc : (int64_t)dropped;
 }

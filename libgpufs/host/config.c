@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "gpufs/config.h"
+#include <gpufs/config.h>
 
 uint64_t gpufs_config_staging(const struct gpufs_config *cfg)
 {

@@ -20,7 +20,7 @@
  * for more.  An idle worker spins a little (low latency under load), then
  * naps (an idle daemon costs next to no CPU).
  */
-#include "daemon.h"
+#include "libgpufs/host/daemon.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -34,7 +34,7 @@
 
 #include <nvtx3/nvToolsExt.h>
 
-#include "daemon_priv.h"
+#include "libgpufs/host/daemon_priv.h"
 
 _Static_assert(GPUFS_DAEMON_MAX_QUEUES <= GPUFS_HOSTFILES_MAX_QUEUES,
                "hostfiles tells every queue's opens apart");

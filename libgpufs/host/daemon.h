@@ -13,9 +13,9 @@
 #include <stdint.h>
 #include <sys/stat.h>
 #include <sys/types.h>
-#include "../common/queue.h"
-#include "hostfiles.h"
-#include "io.h" /* gpufs_io_ops, gpufs_daemon_stats */
+#include "libgpufs/common/queue.h"
+#include "libgpufs/host/hostfiles.h"
+#include "libgpufs/host/io.h" /* gpufs_io_ops, gpufs_daemon_stats */
 
 /* Queues one daemon serves at most: GPUFS_MAX_INSTANCES (config.h). */
 #define GPUFS_DAEMON_MAX_QUEUES 8u
@@ -102,7 +102,7 @@ struct gpufs_hostfile_id;
 int gpufs_daemon_file_ident(struct gpufs_daemon *d, const struct stat *st,
                             struct gpufs_hostfile_id *id);
 
-/* The daemon's host file table (registrations: cuda_register.c). */
+/* The daemon's host file table (registrations: register.c). */
 struct gpufs_hostfiles;
 struct gpufs_hostfiles *gpufs_daemon_files(struct gpufs_daemon *d);
 

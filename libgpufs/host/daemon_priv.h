@@ -8,9 +8,9 @@
 
 #include <pthread.h>
 
-#include "daemon.h"
-#include "fileops.h"
-#include "hostfiles.h"
+#include "libgpufs/host/daemon.h"
+#include "libgpufs/host/fileops.h"
+#include "libgpufs/host/hostfiles.h"
 
 /* What the daemon keeps of one queue it serves. */
 struct served {

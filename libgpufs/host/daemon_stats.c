@@ -6,7 +6,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "daemon_priv.h"
+#include "libgpufs/host/daemon_priv.h"
 
 static void stat_add(uint64_t *counter, uint64_t v)
 {

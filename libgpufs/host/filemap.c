@@ -9,9 +9,9 @@
  * need not save the signal mask (which would cost a system call a copy);
  * the rare caught fault unblocks it all the same.
  */
-#include "filemap.h"
+#include "libgpufs/host/filemap.h"
 
-#include "../common/sigchain.h"
+#include "libgpufs/common/sigchain.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -21,7 +21,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "io.h"
+#include "libgpufs/host/io.h"
 
 #ifdef __cplusplus
 extern "C" {

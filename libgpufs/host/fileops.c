@@ -18,8 +18,8 @@
  * and an unlink of a file's last name makes a later file with the same
  * inode a new one.
  */
-#include "fileops.h"
-#include "filemap.h"
+#include "libgpufs/host/fileops.h"
+#include "libgpufs/host/filemap.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -10,9 +10,9 @@
 #define GPUFS_HOST_FILEOPS_H
 
 #include <stdint.h>
-#include "../common/queue.h"
-#include "hostfiles.h"
-#include "io.h"
+#include "libgpufs/common/queue.h"
+#include "libgpufs/host/hostfiles.h"
+#include "libgpufs/host/io.h"
 
 #ifdef __cplusplus
 extern "C" {

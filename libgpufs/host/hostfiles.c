@@ -15,11 +15,11 @@
  * entry's state and pin count share one atomic word, and a pin is a CAS that
  * only succeeds on an OPEN entry.
  */
-#include "hostfiles.h"
-#include "hostfiles_priv.h"
-#include "filemap.h"
-#include "../common/cache.h"
-#include "../common/queue.h"
+#include "libgpufs/host/hostfiles.h"
+#include "libgpufs/host/hostfiles_priv.h"
+#include "libgpufs/host/filemap.h"
+#include "libgpufs/common/cache.h"
+#include "libgpufs/common/queue.h"
 
 #include <errno.h>
 #include <fcntl.h>

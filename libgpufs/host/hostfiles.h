@@ -40,7 +40,7 @@
 #include <stdint.h>
 #include <sys/stat.h>
 #include <sys/types.h>
-#include "io.h"
+#include "libgpufs/host/io.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -73,7 +73,7 @@ enum gpufs_pin_hint {
                             used automatic pins for room */
 };
 
-/* A registered file (gpufs_register, cuda_register.c): its read-only shared
+/* A registered file (gpufs_register, register.c): its read-only shared
  * mapping, pinned for the GPUs.  The inode record keeps it; the table
  * neither maps nor pins (the caller does, before add and after remove). */
 struct gpufs_hostfile_reg {

@@ -9,7 +9,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
-#include "hostfiles.h"
+#include "libgpufs/host/hostfiles.h"
 
 enum hf_state {
   HF_FREE = 0,

@@ -1,6 +1,6 @@
 /*
  * hostfiles_reg.c - registrations in the host file table: the pinned,
- * read-only mappings a miss copies from (cuda_register.c pins and maps;
+ * read-only mappings a miss copies from (register.c pins and maps;
  * this file only records), made by gpufs_register or automatically.
  *
  * An inode's registration:
@@ -24,13 +24,13 @@
  * prefix), and evicts the least recently used automatic pin of a file no
  * hfid has open when the budget is full and the pin was earned.
  */
-#include "hostfiles_priv.h"
+#include "libgpufs/host/hostfiles_priv.h"
 
 #include <errno.h>
 #include <fcntl.h>
 
-#include "../common/cache.h"
-#include "../common/queue.h"
+#include "libgpufs/common/cache.h"
+#include "libgpufs/common/queue.h"
 
 #define HF_REG_MIN 4096 /* a file shorter than one host page has no page to map */
 

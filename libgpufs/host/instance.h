@@ -2,14 +2,14 @@
  * instance.h - the host side of libgpufs: one process runtime that owns the
  * daemon, and one instance per GPU entry of the configuration.
  *
- *   runtime (cuda_start.c)    the daemon (workers, the host file table) and
+ *   runtime (runtime.c)    the daemon (workers, the host file table) and
  *                             the instances; gpufs_start/stop/sync, refs
- *   instance (cuda_instance.c) one GPU's page cache, request queue, file
+ *   instance (instance.c) one GPU's page cache, request queue, file
  *                             table and readahead state (device memory),
  *                             its queue slots and staging (pinned, mapped),
  *                             its side stream
- *   stats (cuda_stats.c)      counters per instance and in total
- *   host reads (cuda_pread.c) gpufs_pread: host code reads through the
+ *   stats (stats.c)      counters per instance and in total
+ *   host reads (host_read.c) gpufs_pread: host code reads through the
  *                             instances' caches
  *
  * An instance publishes what its kernels read (struct gpufs_dev) into slot
@@ -25,7 +25,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "include/gpufs.cuh"
+#include <gpufs.cuh>
 #include "libgpufs/common/devstate.h"
 #include "libgpufs/host/daemon.h"
 
@@ -103,11 +103,11 @@ int64_t gpufs_instance_dirty(const struct gpufs_instance *in);
 int gpufs_instance_stats(const struct gpufs_instance *in, const struct gpufs_daemon_stats *ds,
                          struct gpufs_stats *st);
 
-/* gpufs_pread's work (cuda_pread.c), with the runtime locked. */
+/* gpufs_pread's work (host_read.c), with the runtime locked. */
 ssize_t gpufs_runtime_pread(struct gpufs_instances *all, struct gpufs_daemon *daemon,
                             const char *path, void *buf, size_t size, int64_t offset);
 
-/* gpufs_acquire's work (cuda_acquire.c), with the runtime locked, over
+/* gpufs_acquire's work (acquire.c), with the runtime locked, over
  * the whole file (range NULL) or the pages of [off, off + len)
  * (gpufs_acquire_range): the pages dropped from the instances' caches, or
  * -errno. */

@@ -53,6 +53,10 @@ struct gpufs_daemon_stats {
 /* Monotonic nanoseconds, for the time counters. */
 uint64_t gpufs_daemon_now_ns(void);
 
+/* Tests only: file operations the daemon of the NEXT gpufs_start uses
+ * (fault injection); NULL restores the C library's (runtime.c). */
+void gpufs_test_set_io_ops(const struct gpufs_io_ops *io);
+
 #ifdef __cplusplus
 }
 #endif

@@ -15,7 +15,7 @@
  * registration get its word in their id; open descriptors get each longer
  * word with their next READ reply (hostfiles_reg.c).
  */
-#include "pinner.h"
+#include "libgpufs/host/pinner.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -23,8 +23,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "../common/queue.h"
-#include "hostfiles.h"
+#include "libgpufs/common/queue.h"
+#include "libgpufs/host/hostfiles.h"
 
 #define PIN_RING 64u       /* hints waiting at most; more are declined */
 #define HOST_PAGE 4096ull

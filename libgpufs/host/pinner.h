@@ -6,7 +6,7 @@
  * releasing least-recently-used automatic pins to make room.
  *
  * Plain C, no CUDA: the pin and unpin themselves are hooks (the runtime's
- * are cudaHostRegister / cudaHostUnregister, cuda_register.c), so the
+ * are cudaHostRegister / cudaHostUnregister, register.c), so the
  * policy and the thread are tested on the host under ThreadSanitizer.
  *
  * Why a thread of its own: CUDA may make a pin wait for the kernels that
@@ -21,7 +21,7 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
-#include "hostfiles.h"
+#include "libgpufs/host/hostfiles.h"
 
 #ifdef __cplusplus
 extern "C" {

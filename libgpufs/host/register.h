@@ -1,6 +1,6 @@
 /*
- * register.h - gpufs_register's work (cuda_register.c), called by the public
- * calls in cuda_start.c with the runtime locked.
+ * register.h - gpufs_register's work (register.c), called by the public
+ * calls in runtime.c with the runtime locked.
  */
 #ifndef GPUFS_HOST_REGISTER_H
 #define GPUFS_HOST_REGISTER_H

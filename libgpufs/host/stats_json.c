@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "include/gpufs/version.h"
+#include <gpufs/version.h>
 
 #define F(name) {#name, offsetof(struct gpufs_stats, name)}
 

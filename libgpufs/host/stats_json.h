@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "include/gpufs.cuh"
+#include <gpufs.cuh>
 
 #ifdef __cplusplus
 extern "C" {

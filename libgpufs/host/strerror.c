@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "gpufs/errors.h"
+#include <gpufs/errors.h>
 #include "libgpufs/host/detail.h"
 
 /* The numbers device code uses must be the host's. */

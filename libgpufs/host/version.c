@@ -1,7 +1,7 @@
 /*
  * version.c - gpufs_version: the version of the library a program linked.
  */
-#include "include/gpufs/version.h"
+#include <gpufs/version.h>
 
 const char *gpufs_version(int *major, int *minor, int *patch)
 {

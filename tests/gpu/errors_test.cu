@@ -10,7 +10,7 @@
 #include <chrono>
 #include <thread>
 
-#include "libgpufs/host/cuda_glue.h"
+#include "libgpufs/host/io.h"
 #include "libgpufs/host/daemon.h"
 #include "tests/gpu/gpu_util.h"
 

@@ -17,7 +17,7 @@
 #include <random>
 #include <tuple>
 
-#include "libgpufs/host/cuda_glue.h"
+#include "libgpufs/host/io.h"
 #include "libgpufs/host/daemon.h"
 #include "tests/gpu/gpu_util.h"
 

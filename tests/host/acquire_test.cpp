@@ -1,6 +1,6 @@
 /*
  * acquire_test.cpp - change detection for gpufs_acquire on its own
- * (libgpufs/host/acquire.h): page hashes from 1 or many threads agree and
+ * (libgpufs/host/acquire_hash.h): page hashes from 1 or many threads agree and
  * cover the last partial page; the first acquire reports every page; a
  * host write to one, some or all pages reports exactly those; a write of
  * the same bytes reports nothing; another size or page size reports every
@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "daemon_fixture.h"
-#include "libgpufs/host/acquire.h"
+#include "libgpufs/host/acquire_hash.h"
 
 using namespace gpufs_test;
 

@@ -2,7 +2,7 @@
  * gnode_test.cpp - libgpufs/common/gnode.h, the nodes of the GPU file
  * table, on host threads (ThreadSanitizer).
  *
- * The file table is built in host memory as ftab_init (cuda_instance.c)
+ * The file table is built in host memory as ftab_init (instance.c)
  * builds it on the GPU: entries zeroed with no node, nodes zeroed (cid 0:
  * free).  Checked:
  *   - links and unlinks in random order agree with a model of which cid

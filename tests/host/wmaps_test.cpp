@@ -2,7 +2,7 @@
  * wmaps_test.cpp - libgpufs/common/wmaps.h, the table of live writable
  * mappings, on host threads (ThreadSanitizer).
  *
- * The table is built in host memory as wmaps_init (cuda_instance.c) builds
+ * The table is built in host memory as wmaps_init (instance.c) builds
  * it on the GPU: cap zeroed records, lock and live words 0.  A record is
  * one (off, size, entry) with a count; a find of (off, size) answers the
  * entry of any record of it.  Checked:

@@ -1,5 +1,5 @@
 /*
- * cuda_instance.c - one libgpufs instance: one GPU's page cache, request
+ * instance.c - one libgpufs instance: one GPU's page cache, request
  * queue, file table and readahead state, and its pinned queue memory
  * (instance.h).
  *
@@ -15,7 +15,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "libgpufs/host/cuda_glue.h"
+#include "libgpufs/common/devcalls.h"
 #include "libgpufs/host/detail.h"
 #include "libgpufs/host/instance.h"
 

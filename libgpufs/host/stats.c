@@ -1,5 +1,5 @@
 /*
- * cuda_stats.c - the counters of an instance (its cache, read from device
+ * stats.c - the counters of an instance (its cache, read from device
  * memory on its side stream while kernels may run, and the daemon's work on
  * its queue), and their sum over instances.
  */

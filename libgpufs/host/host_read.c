@@ -1,5 +1,5 @@
 /*
- * cuda_pread.c - gpufs_pread: host code reads a file through the GPU caches.
+ * host_read.c - gpufs_pread: host code reads a file through the GPU caches.
  *
  * A page some instance holds VALID at the file's current version is copied
  * from that instance's cache (dirty pages included: they are newer than the
@@ -25,7 +25,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "libgpufs/host/cuda_glue.h"
+#include "libgpufs/common/devcalls.h"
 #include "libgpufs/host/detail.h"
 #include "libgpufs/host/hostfiles.h"
 #include "libgpufs/host/instance.h"

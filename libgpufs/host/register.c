@@ -1,8 +1,8 @@
 /*
- * cuda_register.c - registered files (gpufs_register / gpufs_unregister): a file
+ * register.c - registered files (gpufs_register / gpufs_unregister): a file
  * mapped read-only and shared, its mapping pinned and mapped for every GPU,
  * so that a miss copies the page from the host page cache into its frame
- * with no request and no host copy (libgpufs/device/round.cu).
+ * with no request and no host copy (libgpufs/device/round_copy.cuh).
  *
  * The host file table keeps each registration in its inode record
  * (hostfiles.h): an OPEN of a registered file returns the mapping's
@@ -14,7 +14,7 @@
  * Pinning waits for running kernels (CUDA), so it is never done by a
  * daemon worker (a kernel may be waiting for that worker): only by the
  * host threads that call gpufs_register, with the runtime locked
- * (cuda_start.c calls these with rt_lock held), and by the automatic
+ * (runtime.c calls these with rt_lock held), and by the automatic
  * pinner's own thread (pinner.c), with these hooks.
  */
 #include <errno.h>

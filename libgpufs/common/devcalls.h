@@ -1,6 +1,13 @@
-/* cuda_glue.h - what the C host API calls in the CUDA parts of the library. */
-#ifndef GPUFS_HOST_CUDA_GLUE_H
-#define GPUFS_HOST_CUDA_GLUE_H
+/*
+ * devcalls.h - the seam between the host and the device sides: what the
+ * host runtime (libgpufs/host/runtime.c, instance.c, host_read.c,
+ * acquire.c) calls in the device side (libgpufs/device/state.cu, sync.cu,
+ * host_read.cu, drop.cu): publishing an instance's state and launching
+ * the library's own kernels.  Plain C declarations; the device side
+ * defines them and includes no host header.
+ */
+#ifndef GPUFS_COMMON_DEVCALLS_H
+#define GPUFS_COMMON_DEVCALLS_H
 
 #include "libgpufs/common/devstate.h"
 
@@ -59,11 +66,6 @@ int gpufs_dev_drop_preload(void);
  * not wait for.  0 / -EIO. */
 int gpufs_dev_preload(void);
 int gpufs_dev_host_read_preload(void); /* gpufs_pread's kernel (host_read.cu) */
-
-struct gpufs_io_ops;
-/* Tests only: file operations the daemon of the NEXT gpufs_start uses
- * (fault injection); NULL restores the C library's. */
-void gpufs_test_set_io_ops(const struct gpufs_io_ops *io);
 
 #ifdef __cplusplus
 }

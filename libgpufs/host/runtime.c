@@ -1,5 +1,5 @@
 /*
- * cuda_start.c - the process runtime: gpufs_start / gpufs_stop / gpufs_sync
+ * runtime.c - the process runtime: gpufs_start / gpufs_stop / gpufs_sync
  * and the instances' refs.
  *
  * One runtime per process owns the daemon (its workers and the host file
@@ -18,8 +18,8 @@
 #include <cuda_runtime_api.h>
 #include <nvtx3/nvToolsExt.h>
 
-#include "libgpufs/host/acquire.h"
-#include "libgpufs/host/cuda_glue.h"
+#include "libgpufs/host/acquire_hash.h"
+#include "libgpufs/common/devcalls.h"
 #include "libgpufs/host/detail.h"
 #include "libgpufs/host/hostfiles.h"
 #include "libgpufs/host/instance.h"

@@ -1,5 +1,5 @@
 /*
- * acquire.h - finding the pages of a file the host changed, for
+ * acquire_hash.h - finding the pages of a file the host changed, for
  * gpufs_acquire (docs/api.md, "gpufs_acquire, gpufs_release"); no CUDA.
  *
  * The writer does not help: at each acquire every page of the file is

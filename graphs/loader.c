@@ -5,12 +5,15 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include <cuda_runtime_api.h>
 
+#include "benchlib/opts.h"
+#include "benchlib/report.h"
 #include "benchlib/util.h"
 #include "graphs/format.h"
 
@@ -132,4 +135,22 @@ int graph_load_to_host(const char *path, uint64_t size, void *dst, int threads, 
   const int rc = bench_parallel_for((size + GRAPH_LOAD_PIECE - 1) / GRAPH_LOAD_PIECE, 1, threads, graph_host_pieces, &j);
   close(j.fd);
   return rc ? graph_errf(why, rc, "reading %s: %s", path, strerror(-rc)) : 0;
+}
+
+int graph_check_paths(const char *prog, const char *input, const char *dir, const char *out)
+{
+  char err[512] = "";
+  if (input[0] && bench_check_input("--input", input, 0, err, sizeof(err)) != 0) {
+    fprintf(stderr, "%s: %s\n", prog, err);
+    return 2;
+  }
+  if (!input[0] && bench_mkdirs(dir) != 0) {
+    fprintf(stderr, "%s: cannot make --dir %s\n", prog, dir);
+    return 2;
+  }
+  if (out[0] && (bench_check_output("--out", out, err, sizeof(err)) != 0 || bench_report_open(out) != 0)) {
+    fprintf(stderr, "%s: %s\n", prog, err[0] ? err : "cannot open --out");
+    return 2;
+  }
+  return 0;
 }

@@ -36,6 +36,12 @@ int graph_loader_to_device(struct graph_loader *l, const char *path, uint64_t si
  * `threads` threads (0: every core).  0 or -errno with why. */
 int graph_load_to_host(const char *path, uint64_t size, void *dst, int threads, struct graph_err *why);
 
+/* A program's paths before it starts (graphs, graph_service): --input
+ * (when given) must be a readable file, else --dir is made; --out (when
+ * given) must be writable and is opened for the rows.  0, or 2 (the exit
+ * status of bad options) after a line on stderr naming prog. */
+int graph_check_paths(const char *prog, const char *input, const char *dir, const char *out);
+
 #ifdef __cplusplus
 }
 #endif

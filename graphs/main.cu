@@ -22,6 +22,7 @@
 #include "benchlib/datafile.h"
 #include "benchlib/report.h"
 #include "benchlib/util.h"
+#include "graphs/loader.h"
 #include "graphs/gen.h"
 #include "graphs/options.h"
 #include "graphs/suite.h"
@@ -67,18 +68,8 @@ int main(int argc, char **argv)
   int rc = graph_parse_options(argc, argv, &o, err, sizeof(err));
   if ((rc = bench_opts_exit("graphs", rc, err, graph_usage)) >= 0)
     return rc;
-  if (o.input[0] && bench_check_input("--input", o.input, 0, err, sizeof(err)) != 0) {
-    fprintf(stderr, "graphs: %s\n", err);
+  if (graph_check_paths("graphs", o.input, o.dir, o.out) != 0)
     return 2;
-  }
-  if (!o.input[0] && bench_mkdirs(o.dir) != 0) {
-    fprintf(stderr, "graphs: cannot make --dir %s\n", o.dir);
-    return 2;
-  }
-  if (o.out[0] && (bench_check_output("--out", o.out, err, sizeof(err)) != 0 || bench_report_open(o.out) != 0)) {
-    fprintf(stderr, "graphs: %s\n", err[0] ? err : "cannot open --out");
-    return 2;
-  }
   const int gpu = !(o.nversions == 1 && o.versions[0] == GRAPH_V_CPU);
   cudaDeviceProp prop;
   snprintf(prop.name, sizeof(prop.name), "cpu only");

@@ -24,6 +24,7 @@
 #include "benchlib/opts.h"
 #include "benchlib/report.h"
 #include "benchlib/util.h"
+#include "graphs/loader.h"
 #include "graphs/service_run.h"
 
 /* Copy src to dst (written into dst.tmp, then renamed).  0 or -errno. */
@@ -113,18 +114,8 @@ int main(int argc, char **argv)
   int rc = graph_svc_parse(argc, argv, &o, err, sizeof(err));
   if ((rc = bench_opts_exit("graph_service", rc, err, graph_svc_usage)) >= 0)
     return rc;
-  if (o.input[0] && bench_check_input("--input", o.input, 0, err, sizeof(err)) != 0) {
-    fprintf(stderr, "graph_service: %s\n", err);
+  if (graph_check_paths("graph_service", o.input, o.dir, o.out) != 0)
     return 2;
-  }
-  if (!o.input[0] && bench_mkdirs(o.dir) != 0) {
-    fprintf(stderr, "graph_service: cannot make --dir %s\n", o.dir);
-    return 2;
-  }
-  if (o.out[0] && (bench_check_output("--out", o.out, err, sizeof(err)) != 0 || bench_report_open(o.out) != 0)) {
-    fprintf(stderr, "graph_service: %s\n", err[0] ? err : "cannot open --out");
-    return 2;
-  }
   if (bench_need_gpu("graph_service", o.device) != 0)
     return 2;
   cudaDeviceProp prop;

@@ -254,7 +254,8 @@ int gpufs_register(const char *path);
 /* Undo gpufs_register of the file `path` names (any name of it): unpin and
  * unmap it.  0; -EINVAL when not started or for a file not registered;
  * -EFAULT for path NULL; -ENOENT, -EACCES, ... as stat(2); -EBUSY while a
- * GPU descriptor of the file is open on any instance (gclose them first).
+ * GPU descriptor of the file is open on any instance (gclose them first)
+ * or while the library still pins an automatic pin of it (try again).
  * gpufs_stop unregisters every file still registered (also one whose last
  * name was removed, which no path names any more).  With several
  * instances, a truncation through one retires the registration for the

@@ -154,7 +154,8 @@ int gpufs_runtime_unregister(struct gpufs_daemon *daemon, const char *path)
   int rc = gpufs_hostfiles_reg_remove(gpufs_daemon_files(daemon), (uint64_t)st.st_dev,
                                       (uint64_t)st.st_ino, &r);
   if (rc == -EINVAL) gpufs_set_detail("%s is not registered", path);
-  else if (rc == -EBUSY) gpufs_set_detail("%s is open on a GPU: gclose it first", path);
+  else if (rc == -EBUSY)
+    gpufs_set_detail("%s is open on a GPU (gclose it first) or still being pinned", path);
   if (rc == 0) gpufs_reg_release(&gpufs_cuda_pin_ops, &r);
   return rc;
 }

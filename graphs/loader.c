@@ -154,3 +154,14 @@ int graph_check_paths(const char *prog, const char *input, const char *dir, cons
   }
   return 0;
 }
+
+void graph_report_context(int device, const char *commit, const char *suite, char *name, size_t len)
+{
+  struct cudaDeviceProp prop;
+  snprintf(prop.name, sizeof(prop.name), "cpu only");
+  if (device >= 0)
+    cudaGetDeviceProperties(&prop, device);
+  bench_report_run_context(prop.name, commit);
+  bench_report_context("suite", suite);
+  snprintf(name, len, "%s", prop.name);
+}

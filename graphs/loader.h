@@ -42,6 +42,18 @@ int graph_load_to_host(const char *path, uint64_t size, void *dst, int threads, 
  * status of bad options) after a line on stderr naming prog. */
 int graph_check_paths(const char *prog, const char *input, const char *dir, const char *out);
 
+/* The rows' run context: the device's name (or "cpu only" for device
+ * < 0; also into name[len]), the commit the program was built from
+ * (commit, or NULL), and the suite's name. */
+void graph_report_context(int device, const char *commit, const char *suite, char *name, size_t len);
+
+/* The commit a program's main was built with (-DBENCH_COMMIT), or NULL. */
+#ifdef BENCH_COMMIT
+#define GRAPH_COMMIT BENCH_COMMIT
+#else
+#define GRAPH_COMMIT NULL
+#endif
+
 #ifdef __cplusplus
 }
 #endif

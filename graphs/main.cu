@@ -71,19 +71,10 @@ int main(int argc, char **argv)
   if (graph_check_paths("graphs", o.input, o.dir, o.out) != 0)
     return 2;
   const int gpu = !(o.nversions == 1 && o.versions[0] == GRAPH_V_CPU);
-  cudaDeviceProp prop;
-  snprintf(prop.name, sizeof(prop.name), "cpu only");
-  if (gpu) {
-    if (bench_need_gpu("graphs", o.device) != 0)
-      return 2;
-    cudaGetDeviceProperties(&prop, o.device);
-  }
-#ifdef BENCH_COMMIT
-  bench_report_run_context(prop.name, BENCH_COMMIT);
-#else
-  bench_report_run_context(prop.name, NULL);
-#endif
-  bench_report_context("suite", "graphs");
+  if (gpu && bench_need_gpu("graphs", o.device) != 0)
+    return 2;
+  char device_name[256];
+  graph_report_context(gpu ? o.device : -1, GRAPH_COMMIT, "graphs", device_name, sizeof(device_name));
 
   const int ngraphs = o.input[0] ? 1 : o.ngraphs;
   int failed = 0;
@@ -98,7 +89,7 @@ int main(int argc, char **argv)
     graph_free(&sg.g);
   }
   graph_suite_table(&o);
-  printf(failed ? "\nFAILED: see the rows above\n" : "\nevery version of every algorithm verified (%s)\n", prop.name);
+  printf(failed ? "\nFAILED: see the rows above\n" : "\nevery version of every algorithm verified (%s)\n", device_name);
   bench_report_close();
   return failed;
 }

@@ -132,12 +132,22 @@ struct graph_given {
   int cap, quick;
 };
 
+int graph_parse_page(struct bench_opts *p, uint32_t *page)
+{
+  uint64_t v;
+  int rc = bench_opts_size(p, 4096, 2u << 20, &v);
+  if (rc != 0)
+    return rc;
+  if (v & (v - 1))
+    return bench_opts_fail(p, "a power of two from 4K to 2M");
+  *page = (uint32_t)v;
+  return 0;
+}
+
 static int graph_option(struct bench_opts *p, int id, struct graph_options *o, struct graph_given *g)
 {
   static const struct bench_names algos = {graph_algo_names, GRAPH_NALGOS, "algorithm"};
   static const struct bench_names versions = {graph_version_names, GRAPH_NVERSIONS, "version"};
-  uint64_t page;
-  int rc;
   switch (id) {
   case GO_GRAPHS: return graph_parse_graphs(p, p->val, o);
   case GO_INPUT: return bench_opts_string(p, o->input, sizeof(o->input));
@@ -146,13 +156,7 @@ static int graph_option(struct bench_opts *p, int id, struct graph_options *o, s
   case GO_ALGOS: return graph_parse_list(p, &algos, o->algos, &o->nalgos);
   case GO_VERSIONS: return graph_parse_list(p, &versions, o->versions, &o->nversions);
   case GO_LIMIT: return graph_parse_limit(p, o);
-  case GO_PAGE:
-    if ((rc = bench_opts_size(p, 4096, 2u << 20, &page)) != 0)
-      return rc;
-    if (page & (page - 1))
-      return bench_opts_fail(p, "a power of two from 4K to 2M");
-    o->page = (uint32_t)page;
-    return 0;
+  case GO_PAGE: return graph_parse_page(p, &o->page);
   case GO_REPS: return bench_opts_int(p, 1, 100, &o->reps);
   case GO_QUICK: g->quick = 1; return graph_parse_graphs(p, "kron:18,uniform:256k", o);
   case GO_CAP: g->cap = 1; return bench_opts_double(p, 0, 86400, &o->cap_s);

@@ -43,6 +43,11 @@ extern const char graph_usage[];
 int graph_parse_options(int argc, char **argv, struct graph_options *o, char *err, size_t errlen);
 
 /* The limit for a graph file of file_bytes bytes (0: none). */
+/* A --page value: a power of two from 4K to 2M, into *page.  0, or the
+ * option's failure (bench_opts_fail). */
+struct bench_opts;
+int graph_parse_page(struct bench_opts *p, uint32_t *page);
+
 uint64_t graph_limit_for(const struct graph_options *o, uint64_t file_bytes, uint32_t page);
 
 #ifdef __cplusplus

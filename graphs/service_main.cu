@@ -118,14 +118,8 @@ int main(int argc, char **argv)
     return 2;
   if (bench_need_gpu("graph_service", o.device) != 0)
     return 2;
-  cudaDeviceProp prop;
-  cudaGetDeviceProperties(&prop, o.device);
-#ifdef BENCH_COMMIT
-  bench_report_run_context(prop.name, BENCH_COMMIT);
-#else
-  bench_report_run_context(prop.name, NULL);
-#endif
-  bench_report_context("suite", "graph-service");
+  char device_name[256];
+  graph_report_context(o.device, GRAPH_COMMIT, "graph-service", device_name, sizeof(device_name));
   if (svc_prepare(&o, &f) != 0) {
     graph_free(&f.g);
     free(f.weights0);
@@ -137,7 +131,7 @@ int main(int argc, char **argv)
     printf("\nFAILED: see the rows above\n");
   else
     printf("\nevery checked round verified (%s; up to %d rounds; rounds 0, 1, 1+%d, ... checked against the %s)\n",
-           prop.name, o.rounds, o.verify_every, o.ref == GRAPH_SVC_REF_CPU ? "cpu version" : "Dijkstra reference");
+           device_name, o.rounds, o.verify_every, o.ref == GRAPH_SVC_REF_CPU ? "cpu version" : "Dijkstra reference");
   graph_free(&f.g);
   free(f.weights0);
   unlink(f.path);

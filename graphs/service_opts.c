@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "benchlib/opts.h"
+#include "graphs/options.h"
 #include "graphs/update.h"
 
 const char *const graph_svc_names[GRAPH_SVC_NVERSIONS] = {"copy", "uvm", "gpufs-reopen", "gpufs-acquire",
@@ -117,13 +118,7 @@ static int svc_option(struct bench_opts *p, int id, struct graph_svc_options *o,
       return bench_opts_fail(p, "a multiple of the file from 1x to 16x (2x, 1.5x)");
     return 0;
   }
-  case SO_PAGE:
-    if ((rc = bench_opts_size(p, 4096, 2u << 20, &v)) != 0)
-      return rc;
-    if (v & (v - 1))
-      return bench_opts_fail(p, "a power of two from 4K to 2M");
-    o->page = (uint32_t)v;
-    return 0;
+  case SO_PAGE: return graph_parse_page(p, &o->page);
   case SO_DIR: return bench_opts_string(p, o->dir, sizeof(o->dir) - 64);
   case SO_OUT: return bench_opts_string(p, o->out, sizeof(o->out));
   case SO_THREADS: return bench_opts_int(p, 1, 256, &o->threads);

@@ -211,8 +211,11 @@ int64_t gpufs_acquire(const char *path);
 /* gpufs_acquire_range(path, offset, len): gpufs_acquire for a caller that
  * knows what it changed: only the pages of [offset, offset + len) are
  * hashed and compared (the caller vouches that no other byte changed since
- * the file's last acquire), so the cost is that range's, not the file's.
- * A file with no earlier acquire at its current size is acquired whole.
+ * the file's last acquire, or is acquired by another range call), so the
+ * cost is that range's, not the file's.  The range is hashed even when
+ * the file's times are as the last acquire left them: several ranges
+ * written together are acquired by one call each.  A file with no
+ * earlier acquire at its current size is acquired whole.
  * Returns and errors as gpufs_acquire; -EINVAL for offset < 0 or a range
  * past 2^64. */
 int64_t gpufs_acquire_range(const char *path, int64_t offset, uint64_t len);

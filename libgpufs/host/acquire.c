@@ -4,8 +4,8 @@
  * the host without a close and open, re-reading only the pages whose
  * bytes changed.
  *
- *   fstat: a file as the last acquire left it has nothing to do; else
- *     hash every page from the host page cache (acquire_hash.c; only the
+ *   fstat: a file as the last acquire left it has nothing to do (a
+ *     whole-file acquire; a range is always hashed); else hash every page from the host page cache (acquire_hash.c; only the
  *     range's pages for gpufs_acquire_range once the file is known), by
  *     several threads; fstat again: a file that moved meanwhile is hashed
  *     again (at most ACQ_TRIES times, then -EAGAIN)
@@ -77,7 +77,9 @@ static int acq_changed(struct gpufs_acq_table *t, int fd, uint32_t page,
   *changed = NULL;
   *nchanged = 0;
   if (fstat(fd, st) != 0) return -errno;
-  if (S_ISREG(st->st_mode) && gpufs_acq_unchanged(t, st, page)) return 0; /* nothing to read */
+  /* a range is hashed even so: several ranges written before the first
+   * of them is acquired leave the file's times as that acquire records */
+  if (!range && S_ISREG(st->st_mode) && gpufs_acq_unchanged(t, st, page)) return 0;
   if (range && range->len > 0) {
     struct gpufs_acq_pages pg = {0, page, (uint64_t)range->off / page,
                                  ((uint64_t)range->off + range->len + page - 1) / page};

@@ -154,6 +154,27 @@ TEST_F(AcquireTest, ARangeAcquireLooksAtItsPagesAlone)
   EXPECT_EQ(0, host_close(fd));
 }
 
+/* Two ranges written before either is acquired: each range acquire
+ * hashes its own pages, though the first recorded the file's times. */
+TEST_F(AcquireTest, RangesWrittenTogetherAreAcquiredOneByOne)
+{
+  make(71);
+  start();
+  int fd = host_open(path);
+  ASSERT_GE(fd, 0);
+  read_check(fd, "first read");
+  EXPECT_EQ((int64_t)kPages, gpufs_acquire(path.c_str())) << "the first: whole";
+  read_check(fd, "refilled");
+  cpu_write(5 * kPage + 1, 10, 72);
+  cpu_write(50 * kPage + 7, 3, 72);
+  EXPECT_EQ(1, gpufs_acquire_range(path.c_str(), 5 * kPage, kPage)) << gpufs_error_detail();
+  EXPECT_EQ(1, gpufs_acquire_range(path.c_str(), 50 * kPage, kPage)) << "the second range";
+  EXPECT_EQ(2u, read_check(fd, "pages 5 and 50"));
+  EXPECT_EQ(0, gpufs_acquire_range(path.c_str(), 50 * kPage, kPage)) << "acquired already";
+  EXPECT_EQ(0u, read_check(fd, "nothing dropped"));
+  EXPECT_EQ(0, host_close(fd));
+}
+
 TEST_F(AcquireTest, TheFirstAcquireDropsEveryCachedPage)
 {
   make(21);

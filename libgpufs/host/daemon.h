@@ -53,7 +53,7 @@ struct gpufs_daemon_params {
                                     of its write-out (gpufs_config); 0 off */
   /* Automatic pins: an OPEN whose file earned one hands a dup of its
    * descriptor to pin_hint(pin_ctx, fd) (fileops.h); NULL: none. */
-  void (*pin_hint)(void *ctx, int fd, enum gpufs_pin_hint kind);
+  void (*pin_hint)(void *ctx, int fd);
   void *pin_ctx;
 };
 

@@ -362,7 +362,7 @@ void gpufs_serve_open(const struct gpufs_fileops *fo, struct gpufs_ticket *t, ui
     const int fd = gpufs_hostfiles_pin(fo->files, hfid);
     const int dup = fd >= 0 ? fcntl(fd, F_DUPFD_CLOEXEC, 0) : -1;
     if (fd >= 0) gpufs_hostfiles_unpin(fo->files, hfid);
-    if (dup >= 0) fo->pin_hint(fo->pin_ctx, dup, (enum gpufs_pin_hint)id.pin_hint);
+    if (dup >= 0) fo->pin_hint(fo->pin_ctx, dup);
   }
 }
 

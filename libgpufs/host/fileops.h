@@ -39,7 +39,7 @@ struct gpufs_fileops {
   /* An OPEN whose file earned an automatic pin (hostfiles' pin_hint) hands
    * a dup of its descriptor to pin_hint(pin_ctx, fd), which owns it and
    * must not block (pinner.h); NULL: no automatic pins. */
-  void (*pin_hint)(void *ctx, int fd, enum gpufs_pin_hint kind);
+  void (*pin_hint)(void *ctx, int fd);
   void *pin_ctx;
 };
 

@@ -58,19 +58,19 @@ struct gpufs_hostfile_id {
   uint32_t version;
   uint64_t reg; /* its registered mapping (gpufs_reg_word, queue.h), or 0 */
   uint32_t pin_hint; /* enum gpufs_pin_hint: whether this open asks for an
-                        automatic pin of the file (a read-only regular file
-                        of 4 KiB or more with no registration; once per
-                        file until its pin is made, declined or released):
-                        the daemon tells the runtime */
+                        automatic pin of the file (a read-only open, not
+                        the first, of a regular file of 4 KiB or more with
+                        no registration; once per file until its pin is
+                        made, declined or released): the daemon tells the
+                        runtime */
 };
 
 /* What an open asks of the automatic pinner (pinner.h). */
 enum gpufs_pin_hint {
-  GPUFS_PIN_NONE = 0,
-  GPUFS_PIN_IF_ROOM = 1, /* the file's first open: pin it if it fits the
-                            budget as it is and lies in the page cache */
-  GPUFS_PIN_EARNED = 2   /* opened again: pin it, releasing least recently
-                            used automatic pins for room */
+  GPUFS_PIN_HINT_NONE = 0,  /* a first open: a file read once does not
+                               repay a pin (docs/pinning.md) */
+  GPUFS_PIN_HINT_EARNED = 1 /* opened again: pin it, releasing least
+                               recently used automatic pins for room */
 };
 
 /* A registered file (gpufs_register, register.c): its read-only shared

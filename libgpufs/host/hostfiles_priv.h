@@ -67,7 +67,7 @@ struct hf_inode {
   uint32_t reg;   /* enum hf_reg_state */
   struct gpufs_hostfile_reg r; /* REG_LIVE, REG_RETIRED: the registration */
   uint32_t opens; /* host opens of the inode (saturating) */
-  uint32_t pin_asked; /* enum gpufs_pin_hint: the strongest hint an open
+  uint32_t pin_asked; /* enum gpufs_pin_hint: the hint an open
                          gave since the last decline or release */
   uint64_t last_use;  /* hf->use_clock at the last open that got r */
 };

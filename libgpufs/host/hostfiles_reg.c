@@ -18,11 +18,11 @@
  * descriptor can hold the address of a mapping that is gone.
  *
  * Automatic pins (docs/pinning.md): the opens of a read-only regular file
- * hint a pin, once, until the pin is released or declined: the first open
- * GPUFS_PIN_IF_ROOM, later ones GPUFS_PIN_EARNED.  The runtime's pinner
- * makes it in the background, in windows (reg_grow publishes each longer
- * prefix), and evicts the least recently used automatic pin of a file no
- * hfid has open when the budget is full and the pin was earned.
+ * after its first hint a pin (GPUFS_PIN_HINT_EARNED), once, until the pin
+ * is released or declined.  The runtime's pinner makes it in the
+ * background, in windows (reg_grow publishes each longer prefix), and
+ * evicts the least recently used automatic pin of a file no hfid has open
+ * when the budget is full.
  */
 #include "libgpufs/host/hostfiles_priv.h"
 
@@ -62,18 +62,18 @@ void gpufs_hf_reg_open(struct gpufs_hostfiles *hf, struct hf_inode *n, const str
                        int flags, struct gpufs_hostfile_id *id)
 {
   id->reg = 0;
-  id->pin_hint = GPUFS_PIN_NONE;
+  id->pin_hint = GPUFS_PIN_HINT_NONE;
   if (n->opens < UINT32_MAX) n->opens++;
   if (n->reg == REG_LIVE && (uint64_t)st->st_size < n->r.len) gpufs_hf_reg_retire(hf, n);
   if (n->reg == REG_LIVE) {
     id->reg = hf_reg_word(n);
     n->last_use = ++hf->use_clock;
   }
-  const uint32_t kind = n->opens >= 2 ? GPUFS_PIN_EARNED : GPUFS_PIN_IF_ROOM;
-  if (n->reg == REG_NONE && n->pin_asked < kind && (flags & O_ACCMODE) == O_RDONLY &&
-      !(flags & O_TRUNC) && S_ISREG(st->st_mode) && st->st_size >= HF_REG_MIN) {
-    n->pin_asked = kind;
-    id->pin_hint = kind;
+  if (n->opens >= 2 && n->reg == REG_NONE && n->pin_asked == GPUFS_PIN_HINT_NONE &&
+      (flags & O_ACCMODE) == O_RDONLY && !(flags & O_TRUNC) && S_ISREG(st->st_mode) &&
+      st->st_size >= HF_REG_MIN) {
+    n->pin_asked = GPUFS_PIN_HINT_EARNED;
+    id->pin_hint = GPUFS_PIN_HINT_EARNED;
   }
 }
 

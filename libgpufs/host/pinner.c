@@ -2,16 +2,15 @@
  * pinner.c - the automatic pinner (pinner.h).
  *
  *   worker (OPEN with pin_hint)          pinner thread
- *   dup(fd) -> gpufs_pinner_hint --ring--> fstat, budget (an earned pin:
- *   (answers the OPEN at once)             evict LRU automatic pins no hfid
- *                                          has open), map, add the
+ *   dup(fd) -> gpufs_pinner_hint --ring--> fstat, budget (evict LRU
+ *   (answers the OPEN at once)             automatic pins no hfid has
+ *                                          open), map, add the
  *                                          registration with nothing
  *                                          readable, pin window by window,
  *                                          publishing each longer prefix
  *
- * A file the pinner cannot place (no room left, not in the page cache for
- * a first open's pin, a mapping that fails, a registration that came
- * first) is declined: its next open may hint it again.  Opens after the
+ * A file the pinner cannot place (no room left, a mapping that fails, a
+ * registration that came first) is declined: its next open may hint it again.  Opens after the
  * registration get its word in their id; open descriptors get each longer
  * word with their next READ reply (hostfiles_reg.c).
  */
@@ -33,11 +32,6 @@
  * and let a reader use the prefix pinned so far. */
 #define PIN_WINDOW (64ull << 20)
 
-struct pin_hint_entry {
-  int fd;
-  enum gpufs_pin_hint kind;
-};
-
 struct gpufs_pinner {
   struct gpufs_hostfiles *files;
   uint64_t budget;
@@ -45,7 +39,7 @@ struct gpufs_pinner {
   pthread_t thread;
   pthread_mutex_t lock;
   pthread_cond_t cond; /* a hint, a stop, or (drain) the ring emptied */
-  struct pin_hint_entry ring[PIN_RING]; /* under lock: from head to tail */
+  int ring[PIN_RING]; /* under lock: the hints' descriptors, head to tail */
   uint32_t head, tail;
   int busy;            /* under lock: the thread serves a hint now */
   int stop;            /* under lock */
@@ -112,21 +106,6 @@ static int pin_file_changed(int fd, const struct stat *st)
   return fstat(fd, &now) != 0 || !gpufs_stat_same(&now, st);
 }
 
-/* 1 when every page of mapping r lies in the host page cache: a first
- * open's pin must not read the file from disk beside its reader. */
-static int pin_resident(const struct gpufs_hostfile_reg *r)
-{
-  const uint64_t chunk = 16384; /* pages a mincore call looks at */
-  unsigned char vec[16384];
-  for (uint64_t off = 0; off < r->map_len; off += chunk * HOST_PAGE) {
-    const uint64_t len = r->map_len - off < chunk * HOST_PAGE ? r->map_len - off : chunk * HOST_PAGE;
-    if (mincore((char *)r->addr + off, len, vec) != 0) return 0;
-    for (uint64_t i = 0; i < len / HOST_PAGE; i++)
-      if (!(vec[i] & 1)) return 0;
-  }
-  return 1;
-}
-
 /* 1 when the pinner was told to stop. */
 static int pin_stopping(struct gpufs_pinner *pn)
 {
@@ -134,16 +113,6 @@ static int pin_stopping(struct gpufs_pinner *pn)
   const int stop = pn->stop;
   pthread_mutex_unlock(&pn->lock);
   return stop;
-}
-
-/* Room for r under the budget, as the hint allows: an earned pin releases
- * least recently used automatic pins, a first open's takes only what is
- * free and only for a file the page cache holds whole.  0 or -EFBIG. */
-static int pin_room(struct gpufs_pinner *pn, const struct gpufs_hostfile_reg *r, enum gpufs_pin_hint kind)
-{
-  if (kind == GPUFS_PIN_EARNED) return gpufs_reg_make_room(pn->files, pn->budget, &pn->ops, r->map_len) ? 0 : -EFBIG;
-  if (r->map_len > pn->budget || pinned_bytes(pn->files) > pn->budget - r->map_len) return -EFBIG;
-  return pin_resident(r) ? 0 : -EAGAIN;
 }
 
 /* Pin registration r (added with nothing readable) window by window,
@@ -174,14 +143,17 @@ static enum gpufs_reg_grow pin_windows(struct gpufs_pinner *pn, int fd, const st
 
 /* Pin the file behind fd if it fits and stays unchanged while being
  * pinned; declined otherwise. */
-static void pin_one(struct gpufs_pinner *pn, int fd, enum gpufs_pin_hint kind)
+static void pin_one(struct gpufs_pinner *pn, int fd)
 {
   struct stat st;
   if (fstat(fd, &st) != 0) return;
   struct gpufs_hostfile_reg r;
   int rc = gpufs_hostfiles_reg_has(pn->files, (uint64_t)st.st_dev, (uint64_t)st.st_ino) ? -EEXIST : 0;
   if (rc == 0) rc = gpufs_reg_map(fd, &st, &r);
-  if (rc == 0 && (rc = pin_room(pn, &r, kind)) != 0) munmap(r.addr, r.map_len);
+  if (rc == 0 && !gpufs_reg_make_room(pn->files, pn->budget, &pn->ops, r.map_len)) {
+    munmap(r.addr, r.map_len);
+    rc = -EFBIG;
+  }
   if (rc == 0) {
     r.automatic = 1;
     r.window = PIN_WINDOW;
@@ -212,12 +184,12 @@ static void *pinner_main(void *arg)
       pthread_cond_wait(&pn->cond, &pn->lock);
       continue;
     }
-    const struct pin_hint_entry h = pn->ring[pn->head % PIN_RING];
+    const int fd = pn->ring[pn->head % PIN_RING];
     pn->head++;
     pn->busy = 1;
     pthread_mutex_unlock(&pn->lock);
-    pin_one(pn, h.fd, h.kind);
-    close(h.fd);
+    pin_one(pn, fd);
+    close(fd);
     pthread_mutex_lock(&pn->lock);
     pn->busy = 0;
     pthread_cond_broadcast(&pn->cond); /* a drain may wait for this one */
@@ -263,7 +235,7 @@ static void decline(struct gpufs_hostfiles *files, int fd)
   close(fd);
 }
 
-void gpufs_pinner_hint(struct gpufs_pinner *pn, int fd, enum gpufs_pin_hint kind)
+void gpufs_pinner_hint(struct gpufs_pinner *pn, int fd)
 {
   if (fd < 0) return;
   if (!pn) {
@@ -273,7 +245,7 @@ void gpufs_pinner_hint(struct gpufs_pinner *pn, int fd, enum gpufs_pin_hint kind
   pthread_mutex_lock(&pn->lock);
   const int full = pn->stop || pn->tail - pn->head == PIN_RING;
   if (!full) {
-    pn->ring[pn->tail % PIN_RING] = (struct pin_hint_entry){fd, kind};
+    pn->ring[pn->tail % PIN_RING] = fd;
     pn->tail++;
     pthread_cond_broadcast(&pn->cond);
   }
@@ -297,7 +269,7 @@ void gpufs_pinner_stop(struct gpufs_pinner *pn)
   pthread_cond_broadcast(&pn->cond);
   pthread_mutex_unlock(&pn->lock);
   pthread_join(pn->thread, NULL);
-  for (; pn->head != pn->tail; pn->head++) decline(pn->files, pn->ring[pn->head % PIN_RING].fd);
+  for (; pn->head != pn->tail; pn->head++) decline(pn->files, pn->ring[pn->head % PIN_RING]);
   pthread_cond_destroy(&pn->cond);
   pthread_mutex_destroy(&pn->lock);
   free(pn);

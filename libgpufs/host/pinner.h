@@ -1,9 +1,9 @@
 /*
  * pinner.h - automatic pins: a background thread that pins the files the
- * host file table hints (read-only opens: hostfiles.h) within a budget,
- * in 64 MiB windows whose growing prefix the GPUs read as soon as it is
- * pinned: a first open's file only into free room, a file opened again
- * releasing least-recently-used automatic pins to make room.
+ * host file table hints (read-only opens after a file's first:
+ * hostfiles.h) within a budget, in 64 MiB windows whose growing prefix
+ * the GPUs read as soon as it is pinned, releasing least-recently-used
+ * automatic pins to make room.
  *
  * Plain C, no CUDA: the pin and unpin themselves are hooks (the runtime's
  * are cudaHostRegister / cudaHostUnregister, register.c), so the
@@ -62,13 +62,11 @@ struct gpufs_pinner;
 int gpufs_pinner_start(struct gpufs_hostfiles *files, uint64_t budget,
                        const struct gpufs_pin_ops *ops, struct gpufs_pinner **out);
 
-/* A daemon worker's hint (hostfiles' pin_hint): pin the file behind fd as
- * `kind` allows (GPUFS_PIN_IF_ROOM: only into free room and only a file
- * the page cache holds whole; GPUFS_PIN_EARNED: releasing least recently
- * used automatic pins for room).  The pinner
- * owns fd (a dup the caller made) and closes it.  Never blocks on the
- * pinner's work.  NULL pinner: closes fd. */
-void gpufs_pinner_hint(struct gpufs_pinner *pn, int fd, enum gpufs_pin_hint kind);
+/* A daemon worker's hint (hostfiles' pin_hint): pin the file behind fd,
+ * releasing least recently used automatic pins for room.  The pinner owns
+ * fd (a dup the caller made) and closes it.  Never blocks on the pinner's
+ * work.  NULL pinner: closes fd. */
+void gpufs_pinner_hint(struct gpufs_pinner *pn, int fd);
 
 /* Wait until every hint given so far has been served (tests, benchmarks). */
 void gpufs_pinner_drain(struct gpufs_pinner *pn);

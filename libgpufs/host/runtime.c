@@ -42,11 +42,11 @@ struct gpufs_runtime {
 };
 
 /* The daemon's pin_hint hook (fileops.h): to the runtime's pinner. */
-static void runtime_pin_hint(void *ctx, int fd, enum gpufs_pin_hint kind)
+static void runtime_pin_hint(void *ctx, int fd)
 {
   struct gpufs_runtime *r = ctx;
   /* relaxed: the pinner was made before any kernel could open a file */
-  gpufs_pinner_hint((struct gpufs_pinner *)(uintptr_t)gpufs_ld_relaxed_u64_dev(&r->pinner), fd, kind);
+  gpufs_pinner_hint((struct gpufs_pinner *)(uintptr_t)gpufs_ld_relaxed_u64_dev(&r->pinner), fd);
 }
 
 /* Stop the pinner (its pins stay in the table).  Context: rt_lock held. */

@@ -1,11 +1,10 @@
 /*
  * pinner_test.cpp - automatic pins without a GPU (libgpufs/host/pinner.h,
- * hostfiles.h): which opens hint a pin (a read-only regular file's first
- * open "if room", later ones "earned", each once until released or
- * declined), the pinner placing pins within its budget (an earned pin
- * releasing the least recently used automatic pin of a file no hfid has
- * open, never one that is open or being pinned; a first open's pin taking
- * only free room), many hints for one
+ * hostfiles.h): which opens hint a pin (a read-only regular file's opens
+ * after its first, once until released or declined), the pinner placing
+ * pins within its budget (releasing the least recently used automatic pin
+ * of a file no hfid has open, never one that is open or being pinned),
+ * many hints for one
  * file making one pin, windows published as a growing prefix, the mapping
  * given to opens and to descriptors opened before the pin, a host
  * truncation while pinned, and a file rewritten while being pinned.
@@ -117,11 +116,11 @@ struct Pinner : ::testing::Test {
     return (int)id.pin_hint;
   }
   /* What a worker does with a hint: a dup of the open's descriptor. */
-  void hint(const std::string &p, gpufs_pin_hint kind = GPUFS_PIN_EARNED)
+  void hint(const std::string &p)
   {
     int fd = open(p.c_str(), O_RDONLY | O_CLOEXEC);
     ASSERT_GE(fd, 0);
-    gpufs_pinner_hint(pn, fd, kind);
+    gpufs_pinner_hint(pn, fd);
   }
   gpufs_hostfile_regstats regstats()
   {
@@ -131,11 +130,11 @@ struct Pinner : ::testing::Test {
   }
 };
 
-TEST_F(Pinner, ReadOnlyOpensHintOnceOfEachKind)
+TEST_F(Pinner, ReadOnlyOpensAfterTheFirstHintOnce)
 {
   const std::string a = make("a", 3 * kPage, 1), w = make("w", 3 * kPage, 2), tiny = make("tiny", 100, 3);
-  EXPECT_EQ(GPUFS_PIN_IF_ROOM, open_close_hint(a)) << "a first open asks for a pin if there is room";
-  EXPECT_EQ(GPUFS_PIN_EARNED, open_close_hint(a)) << "opened again";
+  EXPECT_EQ(GPUFS_PIN_HINT_NONE, open_close_hint(a)) << "a file read once does not repay a pin";
+  EXPECT_EQ(GPUFS_PIN_HINT_EARNED, open_close_hint(a)) << "opened again";
   EXPECT_EQ(0, open_close_hint(a)) << "hinted once";
   EXPECT_EQ(0, open_close_hint(w, O_RDWR));
   EXPECT_EQ(0, open_close_hint(w, O_RDWR)) << "a file opened for writing is not pinned";
@@ -144,7 +143,7 @@ TEST_F(Pinner, ReadOnlyOpensHintOnceOfEachKind)
   struct stat st;
   ASSERT_EQ(0, stat(a.c_str(), &st));
   gpufs_hostfiles_pin_declined(hf, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
-  EXPECT_EQ(GPUFS_PIN_EARNED, open_close_hint(a)) << "a declined pin may be hinted again";
+  EXPECT_EQ(GPUFS_PIN_HINT_EARNED, open_close_hint(a)) << "a declined pin may be hinted again";
 }
 
 /* A pin reaches the opens after it, and descriptors opened before it
@@ -220,8 +219,8 @@ TEST_F(Pinner, ReleasesTheLeastRecentlyUsedPinOfAClosedFile)
   gpufs_pinner_drain(pn);
   EXPECT_FALSE(gpufs_hostfiles_reg_has(hf, sb.st_dev, sb.st_ino)) << "no room: open files keep their pins";
   EXPECT_EQ(2u, regstats().files);
-  EXPECT_EQ(GPUFS_PIN_IF_ROOM, open_close_hint(b)) << "b's first open (the hints came from elsewhere)";
-  EXPECT_EQ(GPUFS_PIN_EARNED, open_close_hint(b)) << "declined: hinted again";
+  EXPECT_EQ(GPUFS_PIN_HINT_NONE, open_close_hint(b)) << "b's first open (the hints came from elsewhere)";
+  EXPECT_EQ(GPUFS_PIN_HINT_EARNED, open_close_hint(b)) << "declined: hinted again";
   EXPECT_EQ(0, gpufs_hostfiles_close(hf, ha));
   EXPECT_EQ(0, gpufs_hostfiles_close(hf, hc));
 }
@@ -250,12 +249,12 @@ TEST_F(Pinner, AFailedPinIsDeclined)
   const std::string a = make("a", 4 * kPage, 41);
   start(1ull << 30);
   fake.fail = 1;
-  EXPECT_EQ(GPUFS_PIN_IF_ROOM, open_close_hint(a));
-  EXPECT_EQ(GPUFS_PIN_EARNED, open_close_hint(a));
+  EXPECT_EQ(GPUFS_PIN_HINT_NONE, open_close_hint(a));
+  EXPECT_EQ(GPUFS_PIN_HINT_EARNED, open_close_hint(a));
   hint(a);
   gpufs_pinner_drain(pn);
   EXPECT_EQ(0u, regstats().files);
-  EXPECT_EQ(GPUFS_PIN_EARNED, open_close_hint(a)) << "declined: hinted again";
+  EXPECT_EQ(GPUFS_PIN_HINT_EARNED, open_close_hint(a)) << "declined: hinted again";
   fake.fail = 0;
   hint(a);
   gpufs_pinner_drain(pn);
@@ -292,8 +291,8 @@ TEST_F(Pinner, AFileChangedDuringThePinIsDeclined)
 {
   const std::string a = make("a", 4 * kPage, 52);
   start(1ull << 30);
-  EXPECT_EQ(GPUFS_PIN_IF_ROOM, open_close_hint(a));
-  EXPECT_EQ(GPUFS_PIN_EARNED, open_close_hint(a));
+  EXPECT_EQ(GPUFS_PIN_HINT_NONE, open_close_hint(a));
+  EXPECT_EQ(GPUFS_PIN_HINT_EARNED, open_close_hint(a));
   fake.rewrite = a;
   hint(a);
   gpufs_pinner_drain(pn);
@@ -304,7 +303,7 @@ TEST_F(Pinner, AFileChangedDuringThePinIsDeclined)
   const int h = open_id(a, &id);
   ASSERT_GE(h, 0);
   EXPECT_EQ(0ull, id.reg);
-  EXPECT_EQ((uint32_t)GPUFS_PIN_EARNED, id.pin_hint) << "asked for again";
+  EXPECT_EQ((uint32_t)GPUFS_PIN_HINT_EARNED, id.pin_hint) << "asked for again";
   EXPECT_EQ(0, gpufs_hostfiles_close(hf, h));
 }
 
@@ -350,7 +349,7 @@ TEST_F(Pinner, WindowsPublishAGrowingPrefix)
       remove_rc = gpufs_hostfiles_reg_remove(hf, (uint64_t)st.st_dev, (uint64_t)st.st_ino, &out);
     }
   };
-  hint(a, GPUFS_PIN_IF_ROOM);
+  hint(a);
   gpufs_pinner_drain(pn);
   fake.before = nullptr;
   EXPECT_EQ(0u, seen[0]) << "nothing readable before the first window";
@@ -370,29 +369,6 @@ TEST_F(Pinner, WindowsPublishAGrowingPrefix)
   const gpufs_pin_ops ops = fake.ops();
   gpufs_reg_release(&ops, &out);
   EXPECT_EQ(3, fake.unpins.load()) << "each window unpinned";
-}
-
-/* A first open's pin takes only free room: it releases no other pin (the
- * file's next open earns one that may). */
-TEST_F(Pinner, AFirstOpensPinTakesOnlyFreeRoom)
-{
-  const std::string a = make("a", 4 * kPage, 81), b = make("b", 4 * kPage, 82), c = make("c", 4 * kPage, 83);
-  start(8 * kPage);
-  hint(a, GPUFS_PIN_IF_ROOM);
-  hint(b, GPUFS_PIN_IF_ROOM);
-  hint(c, GPUFS_PIN_IF_ROOM);
-  gpufs_pinner_drain(pn);
-  gpufs_hostfile_regstats s = regstats();
-  EXPECT_EQ(2u, s.files);
-  EXPECT_EQ(0u, s.auto_released) << "no pin released for a first open's";
-  hint(c);
-  gpufs_pinner_drain(pn);
-  s = regstats();
-  EXPECT_EQ(2u, s.files);
-  EXPECT_EQ(1u, s.auto_released) << "an earned pin makes room";
-  struct stat sc;
-  ASSERT_EQ(0, stat(c.c_str(), &sc));
-  EXPECT_TRUE(gpufs_hostfiles_reg_has(hf, sc.st_dev, sc.st_ino));
 }
 
 } // namespace

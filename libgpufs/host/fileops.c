@@ -152,6 +152,14 @@ static int move_begin(const struct gpufs_fileops *fo, int write, struct gpufs_ti
   return 0;
 }
 
+/* Hand the pinner a descriptor of its own of the file behind fd (it may
+ * close first): the file earned an automatic pin (hostfiles.h). */
+static void hint_pin(const struct gpufs_fileops *fo, int fd)
+{
+  const int dup = fd >= 0 ? fcntl(fd, F_DUPFD_CLOEXEC, 0) : -1;
+  if (dup >= 0) fo->pin_hint(fo->pin_ctx, dup);
+}
+
 /* The run's first move brought got bytes, then failed with err (0: none):
  * answer each ticket, unpin. */
 static void move_finish(const struct gpufs_fileops *fo, struct move *m, struct gpufs_ticket *t,
@@ -190,6 +198,8 @@ static void move_finish(const struct gpufs_fileops *fo, struct move *m, struct g
     (void)fo->io->sync_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
     acc->write_starts++;
   }
+  if (!write && fo->pin_hint && gpufs_hostfiles_read_again(fo->files, t[0].req.hfid, got))
+    hint_pin(fo, fd);
   if (!write) {
     /* the file's pinned mapping, if it has one now: a descriptor opened
      * before the pin learns it here (hostfiles_reg.c) */
@@ -358,11 +368,9 @@ void gpufs_serve_open(const struct gpufs_fileops *fo, struct gpufs_ticket *t, ui
   t->reply.out[3] = id.reg;
   acc->opens++;
   if (id.pin_hint && fo->pin_hint) {
-    /* the pinner gets a descriptor of its own (the hfid may close first) */
     const int fd = gpufs_hostfiles_pin(fo->files, hfid);
-    const int dup = fd >= 0 ? fcntl(fd, F_DUPFD_CLOEXEC, 0) : -1;
+    hint_pin(fo, fd);
     if (fd >= 0) gpufs_hostfiles_unpin(fo->files, hfid);
-    if (dup >= 0) fo->pin_hint(fo->pin_ctx, dup);
   }
 }
 

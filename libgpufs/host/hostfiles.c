@@ -196,6 +196,8 @@ int gpufs_hostfiles_open(struct gpufs_hostfiles *hf, const char *path, int flags
     e->ino = (uint64_t)st.st_ino;
     gpufs_st_relaxed_u32_dev(&e->advised, 0u);
     gpufs_st_relaxed_u64_dev(&e->unstarted, 0ull);
+    gpufs_st_relaxed_u64_dev(&e->read, 0ull);
+    e->reread_at = id->reread_at;
     gpufs_st_relaxed_u32_dev(&e->map, MAP_NONE);
     e->map_addr = NULL;
     e->map_len = 0;
@@ -203,7 +205,7 @@ int gpufs_hostfiles_open(struct gpufs_hostfiles *hf, const char *path, int flags
      * under the lock (gpufs_hf_reg_publish) */
     gpufs_st_relaxed_u64_dev(&e->reg, id->reg);
   }
-  /* release: publishes fd and advised to pinners (pairs with the acquire CAS in
+  /* release: publishes fd, advised and reread_at to pinners (pairs with the acquire CAS in
    * gpufs_hostfiles_pin), or frees the entry again */
   gpufs_st_release_u32_dev(&e->word, hf_word(rc == 0 ? HF_OPEN : HF_FREE, 0));
   pthread_mutex_unlock(&hf->lock);
@@ -235,6 +237,17 @@ int gpufs_hostfiles_written(struct gpufs_hostfiles *hf, int32_t hfid, uint64_t b
    * those that see it cross `every` the one who starts the write-out */
   if (gpufs_add_relaxed_u64_dev(&e->unstarted, bytes) + bytes < every) return 0;
   return gpufs_xchg_relaxed_u64_dev(&e->unstarted, 0ull) >= every;
+}
+
+int gpufs_hostfiles_read_again(struct gpufs_hostfiles *hf, int32_t hfid, uint64_t bytes)
+{
+  struct hf_entry *e = hf_entry(hf, hfid);
+  if (!e || e->reread_at == 0 || bytes == 0) return 0;
+  /* relaxed: a count, publishing nothing; the one READ whose bytes cross
+   * reread_at asks */
+  const uint64_t before = gpufs_add_relaxed_u64_dev(&e->read, bytes);
+  if (before >= e->reread_at || before + bytes < e->reread_at) return 0;
+  return gpufs_hf_reg_reread(hf, e->dev, e->ino);
 }
 
 /* Close an entry's descriptor and free the entry: its last user does this. */
@@ -403,7 +416,7 @@ int gpufs_hostfiles_acquire_ident(struct gpufs_hostfiles *hf, const struct stat 
   struct hf_inode *n = gpufs_hf_inode_find(hf->inodes, hf->icap, (uint64_t)st->st_dev,
                                            (uint64_t)st->st_ino);
   if (n->cid != 0) {
-    *id = (struct gpufs_hostfile_id){(uint64_t)n->size, n->cid, n->version, 0, 0};
+    *id = (struct gpufs_hostfile_id){.size = (uint64_t)n->size, .cid = n->cid, .version = n->version};
     rc = 0;
   }
   pthread_mutex_unlock(&hf->lock);

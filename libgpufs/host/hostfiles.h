@@ -63,6 +63,10 @@ struct gpufs_hostfile_id {
                         no registration; once per file until its pin is
                         made, declined or released): the daemon tells the
                         runtime */
+  uint64_t reread_at; /* host-side: bytes READ through this open after
+                         which the file counts as read again and earns an
+                         automatic pin (its size + 1: a file of such an
+                         open that was not hinted); 0: never */
 };
 
 /* What an open asks of the automatic pinner (pinner.h). */
@@ -137,6 +141,13 @@ const uint8_t *gpufs_hostfiles_map(struct gpufs_hostfiles *hf, int32_t hfid, uin
 /* 1 for the first caller since hfid was opened (pinned by the caller), 0
  * after: who gives the file's host readahead advice, once (fileops.c). */
 int gpufs_hostfiles_advise_once(struct gpufs_hostfiles *hf, int32_t hfid);
+
+/* The daemon read `bytes` more for pinned hfid.  1 for the one caller
+ * whose bytes take those read through the open past its file's size (the
+ * file is read again: its pages went to the GPU before) when that earns
+ * the file an automatic pin (hostfile_id's reread_at; none asked for and
+ * no registration); the caller then hints it as an OPEN does.  Else 0. */
+int gpufs_hostfiles_read_again(struct gpufs_hostfiles *hf, int32_t hfid, uint64_t bytes);
 
 /* The daemon wrote `bytes` more to pinned hfid's file.  1 for the one
  * caller whose bytes bring those written since the last 1 to `every` or

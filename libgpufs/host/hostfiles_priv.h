@@ -33,6 +33,8 @@ struct hf_entry {
   uint64_t map_len;  /* the entry's last user (hf_retire) */
   uint64_t reg;      /* the inode's live registration (gpufs_reg_word), or 0:
                         set under the lock, read by READ replies (atomics) */
+  uint64_t read;      /* bytes READ through the entry: atomics only */
+  uint64_t reread_at; /* gpufs_hostfile_id's: set with OPEN, read after a pin */
 };
 
 /* An entry's mapping, from which the daemon copies READs (gpufs_hostfiles_map):
@@ -115,5 +117,10 @@ void gpufs_hf_reg_retire(struct gpufs_hostfiles *hf, struct hf_inode *n);
  * open earns the file an automatic pin (hostfiles.h).  With the lock held. */
 void gpufs_hf_reg_open(struct gpufs_hostfiles *hf, struct hf_inode *n, const struct stat *st,
                        int flags, struct gpufs_hostfile_id *id);
+
+/* An open of inode (dev, ino) read more than the file: 1 when that earns
+ * the file an automatic pin now (no registration, none asked for: it is
+ * marked asked), else 0.  Takes the lock. */
+int gpufs_hf_reg_reread(struct gpufs_hostfiles *hf, uint64_t dev, uint64_t ino);
 
 #endif /* GPUFS_HOST_HOSTFILES_PRIV_H */

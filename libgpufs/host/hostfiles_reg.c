@@ -63,18 +63,32 @@ void gpufs_hf_reg_open(struct gpufs_hostfiles *hf, struct hf_inode *n, const str
 {
   id->reg = 0;
   id->pin_hint = GPUFS_PIN_HINT_NONE;
+  id->reread_at = 0;
   if (n->opens < UINT32_MAX) n->opens++;
   if (n->reg == REG_LIVE && (uint64_t)st->st_size < n->r.len) gpufs_hf_reg_retire(hf, n);
   if (n->reg == REG_LIVE) {
     id->reg = hf_reg_word(n);
     n->last_use = ++hf->use_clock;
   }
-  if (n->opens >= 2 && n->reg == REG_NONE && n->pin_asked == GPUFS_PIN_HINT_NONE &&
-      (flags & O_ACCMODE) == O_RDONLY && !(flags & O_TRUNC) && S_ISREG(st->st_mode) &&
-      st->st_size >= HF_REG_MIN) {
-    n->pin_asked = GPUFS_PIN_HINT_EARNED;
-    id->pin_hint = GPUFS_PIN_HINT_EARNED;
+  if (n->reg != REG_NONE || n->pin_asked != GPUFS_PIN_HINT_NONE || (flags & O_ACCMODE) != O_RDONLY ||
+      (flags & O_TRUNC) || !S_ISREG(st->st_mode) || st->st_size < HF_REG_MIN)
+    return;
+  if (n->opens < 2) { /* a first open: earned once it reads more than the file */
+    id->reread_at = (uint64_t)st->st_size + 1;
+    return;
   }
+  n->pin_asked = GPUFS_PIN_HINT_EARNED;
+  id->pin_hint = GPUFS_PIN_HINT_EARNED;
+}
+
+int gpufs_hf_reg_reread(struct gpufs_hostfiles *hf, uint64_t dev, uint64_t ino)
+{
+  pthread_mutex_lock(&hf->lock);
+  struct hf_inode *n = gpufs_hf_inode_find(hf->inodes, hf->icap, dev, ino);
+  const int earned = n->cid != 0 && n->reg == REG_NONE && n->pin_asked == GPUFS_PIN_HINT_NONE;
+  if (earned) n->pin_asked = GPUFS_PIN_HINT_EARNED;
+  pthread_mutex_unlock(&hf->lock);
+  return earned;
 }
 
 uint64_t gpufs_hostfiles_reg_word(struct gpufs_hostfiles *hf, int32_t hfid)

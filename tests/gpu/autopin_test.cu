@@ -1,7 +1,8 @@
 /*
  * autopin_test.cu - automatic pins on a GPU (docs/api.md, "Automatic
- * pins"): a file opened again is pinned in the background (a file read
- * once is not; older pins are released for room), in windows a kernel
+ * pins"): a file opened again, or read again through one open, is
+ * pinned in the background (a file read once is not; older pins are
+ * released for room), in windows a kernel
  * uses as they come, and later misses copy from its
  * mapping; a descriptor open during the pin learns it from READ replies;
  * a budget smaller than the file pins nothing while
@@ -267,6 +268,58 @@ TEST_F(AutoPinTest, AnOpenDescriptorLearnsThePinFromReadReplies)
   if (pinned) EXPECT_GT(used, 0u) << "the open descriptor learns the pin from its READ replies";
   EXPECT_EQ(1u, ap_wait_pins(1));
   cudaFreeHost(go);
+  cudaFree(buf);
+  cudaFree(cnt);
+}
+
+/* Every block reads its chunks of [0, size) through fd `passes` times,
+ * checking every byte: bad and errs count wrong bytes and failed calls. */
+static __global__ void ap_read_passes(int fd, uint64_t size, uint64_t seed, int passes, uint8_t *buf,
+                                      unsigned long long *bad, unsigned long long *errs)
+{
+  const uint64_t chunk = 256u << 10;
+  uint8_t *mine = buf + blockIdx.x * chunk;
+  for (int pass = 0; pass < passes; pass++)
+    for (uint64_t off = blockIdx.x * chunk; off < size; off += gridDim.x * chunk) {
+      if (gread(fd, (int64_t)off, chunk, mine) != (ssize_t)chunk) {
+        if (threadIdx.x == 0) atomicAdd(errs, 1ull);
+        return;
+      }
+      unsigned long long local = 0;
+      for (uint64_t i = threadIdx.x; i < chunk; i += blockDim.x) local += mine[i] != tpat(seed, off + i);
+      if (local) atomicAdd(bad, local);
+      __syncthreads();
+    }
+}
+
+/* One open, the file read twice through a cache a quarter of its size:
+ * the second pass reads pages that went to the GPU before, which earns
+ * the file its pin with no second open; the next open reads from it. */
+TEST_F(AutoPinTest, ReadingAFileAgainInOneOpenPinsIt)
+{
+  const uint64_t size = 32ull << 20;
+  const std::string f = dir.make("twice", size, 84);
+  start(8ull << 20, 1ull << 30);
+  const int fd = host_open(f);
+  ASSERT_GE(fd, 0);
+  uint8_t *buf = nullptr;
+  unsigned long long *cnt = nullptr, h[2] = {0, 0};
+  CUDA_OK(cudaMalloc(&buf, 16 * (256u << 10)));
+  CUDA_OK(cudaMalloc(&cnt, sizeof(h)));
+  CUDA_OK(cudaMemset(cnt, 0, sizeof(h)));
+  ap_read_passes<<<16, 256>>>(fd, size, 84, 1, buf, cnt, cnt + 1);
+  CUDA_OK(cudaDeviceSynchronize());
+  EXPECT_EQ(0u, ap_stats().pins_auto) << "read once: no pin";
+  ap_read_passes<<<16, 256>>>(fd, size, 84, 2, buf, cnt, cnt + 1);
+  CUDA_OK(cudaDeviceSynchronize());
+  CUDA_OK(cudaMemcpy(h, cnt, sizeof(h), cudaMemcpyDeviceToHost));
+  EXPECT_EQ(0ull, h[0]) << "bytes that differ";
+  EXPECT_EQ(0ull, h[1]) << "calls that failed";
+  EXPECT_EQ(0, host_close(fd));
+  ASSERT_EQ(1u, ap_wait_pins(1)) << "read again in one open: pinned";
+  const uint64_t before = ap_stats().reg_pages;
+  read_all(f, size, 84);
+  EXPECT_GT(ap_stats().reg_pages, before) << "the next open reads from the mapping";
   cudaFree(buf);
   cudaFree(cnt);
 }

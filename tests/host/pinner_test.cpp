@@ -3,7 +3,8 @@
  * hostfiles.h): which opens hint a pin (a read-only regular file's opens
  * after its first, once until released or declined), the pinner placing
  * pins within its budget (releasing the least recently used automatic pin
- * of a file no hfid has open, never one that is open or being pinned),
+ * of a file no hfid has open, never one that is open or being pinned), a
+ * first open that reads more than its file earning the pin,
  * many hints for one
  * file making one pin, windows published as a growing prefix, the mapping
  * given to opens and to descriptors opened before the pin, a host
@@ -144,6 +145,42 @@ TEST_F(Pinner, ReadOnlyOpensAfterTheFirstHintOnce)
   ASSERT_EQ(0, stat(a.c_str(), &st));
   gpufs_hostfiles_pin_declined(hf, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
   EXPECT_EQ(GPUFS_PIN_HINT_EARNED, open_close_hint(a)) << "a declined pin may be hinted again";
+}
+
+/* A first open that reads more than its file (pages went to the GPU
+ * before: read again) earns the file a pin, once, for the one READ that
+ * crosses the size, however many workers read at once; an open for
+ * writing or of a file already asked for never does. */
+TEST_F(Pinner, ReadingMoreThanTheFileInOneOpenEarnsAPin)
+{
+  const uint64_t size = 64 * kPage;
+  const std::string a = make("a", size, 91), w = make("w", size, 92);
+  gpufs_hostfile_id id;
+  const int h = open_id(a, &id);
+  ASSERT_GE(h, 0);
+  EXPECT_EQ(GPUFS_PIN_HINT_NONE, (int)id.pin_hint);
+  EXPECT_EQ(size + 1, id.reread_at);
+  std::atomic<int> earned{0};
+  std::vector<std::thread> ts;
+  for (int t = 0; t < 8; t++)
+    ts.emplace_back([&] {
+      for (int i = 0; i < 8; i++) earned += gpufs_hostfiles_read_again(hf, h, kPage);
+    });
+  for (auto &t : ts) t.join();
+  EXPECT_EQ(0, earned.load()) << "every page once: the file's size, not more";
+  for (int t = 0; t < 8; t++)
+    ts[t] = std::thread([&] {
+      for (int i = 0; i < 8; i++) earned += gpufs_hostfiles_read_again(hf, h, kPage);
+    });
+  for (auto &t : ts) t.join();
+  EXPECT_EQ(1, earned.load()) << "read again: one READ earns the pin";
+  EXPECT_EQ(0, open_close_hint(a)) << "asked for already";
+  EXPECT_EQ(0, gpufs_hostfiles_close(hf, h));
+  const int hw = open_id(w, &id, O_RDWR);
+  ASSERT_GE(hw, 0);
+  EXPECT_EQ(0u, id.reread_at) << "an open for writing earns nothing";
+  EXPECT_EQ(0, gpufs_hostfiles_read_again(hf, hw, 2 * size));
+  EXPECT_EQ(0, gpufs_hostfiles_close(hf, hw));
 }
 
 /* A pin reaches the opens after it, and descriptors opened before it

@@ -1,22 +1,37 @@
 /*
  * kernels.cuh - the graph kernels of every GPU version.  One round kernel
- * serves the four algorithms: warps take 32 consecutive vertices at a
- * time, read the offsets of those with work (the frontier, or all for
- * PageRank), then handle them one after the other, the whole warp on one
- * vertex's neighbours (lanes on consecutive neighbours: coalesced reads,
- * as EMOGI).  bfs, sssp and cc lower neighbours' values (min-propagation,
- * algo.h); pr sums the neighbours' contributions (pull).
+ * serves the four algorithms: warps take runs of GR_RUN consecutive
+ * vertices from a counter (one atomic a run), go through a run 32
+ * vertices (a chunk) at a time, read the offsets of those with work (the
+ * frontier, or all for PageRank), then handle them one after the other,
+ * the whole warp on one vertex's neighbours (lanes on consecutive
+ * neighbours: coalesced reads, as EMOGI); or, for bfs, sssp and cc when
+ * the chunk's vertices have few neighbours each, the warp goes over all
+ * their edges at once (gr_chunk_edges).  bfs, sssp and cc lower
+ * neighbours' values (min-propagation, algo.h); pr sums the neighbours'
+ * contributions (pull).
+ *
+ * Runs taken from a counter balance power-law degrees (a warp that met a
+ * hub takes fewer runs), and keep a warp on consecutive vertices, whose
+ * offsets, neighbours and weights lie next to each other in the file:
+ *
+ *   file:  | offsets ......... | neighbours ............ | weights ...... |
+ *   run:        [v0 .. v0+R)         [off[v0] .. off[v0+R])   (same indices)
+ *   warp holds:  one page           one page                 one page
  *
  * Where the CSR is read is a template parameter (a source): gr_mem_src
  * for a pointer GPU kernels can read (device, pinned-mapped or managed
  * memory), gr_fs_src for libgpufs.  It is a template only so that the
  * pointer versions do not pay for the device calls' registers and code.
- * A source gives
- *   offsets(v0, cnt, lane, &lo, &hi): lane i < cnt gets vertex v0 + i's
+ * A source has a per-warp cursor type, Src::cur, and gives
+ *   begin(&c): c holds nothing; every lane calls;
+ *   offsets(&c, v0, cnt, lane, &lo, &hi): lane i < cnt gets vertex v0 + i's
  *     neighbour range; every lane of the warp calls it; 0 or -errno;
- *   segment(e, end, &s): the neighbours (and weights) from edge e on, as
- *     far as one piece lies in memory (s.len >= 1); every lane calls it
- *     with equal arguments; 0 or -errno; release(&s) after.
+ *   segment(&c, e, end, &s): the neighbours (and weights) from edge e on,
+ *     as far as one piece lies in memory (s.len >= 1); valid until the next
+ *     call on c; every lane calls it with equal arguments; 0 or -errno;
+ *   end(&c): releases what c holds, also after an error; every lane
+ *     calls; 0 or -errno.
  */
 #ifndef GRAPHS_KERNELS_CUH
 #define GRAPHS_KERNELS_CUH
@@ -32,7 +47,9 @@
 #define GR_THREADS 256
 #define GR_WARPS (GR_THREADS / 32)
 #define GR_FULL 0xffffffffu
-#define GR_SCRATCH 40 /* words of gr_fs_src's scratch per warp (33 used) */
+#define GR_RUN 256           /* vertices a warp takes at a time (a multiple of 32) */
+#define GR_BATCH 4           /* edges a lane takes in one pass of a chunk's edges together */
+#define GR_NO_PAGE UINT64_MAX /* a cursor slot that holds nothing */
 
 /* A piece of one vertex's edges in memory. */
 struct gr_seg {
@@ -41,13 +58,24 @@ struct gr_seg {
   uint64_t len;
 };
 
+/* What the round kernels report and share: one device allocation, reset
+ * before each launch. */
+struct gr_flags {
+  int changed;             /* set when a value fell */
+  int err;                 /* the lowest error of any warp */
+  unsigned long long next; /* the first vertex no warp has taken yet */
+};
+
 /* The CSR at pointers the kernels can read. */
 struct gr_mem_src {
   const uint64_t *off;
   const uint32_t *nb;
   const uint32_t *wt; /* NULL: not needed */
 
-  __device__ int offsets(uint64_t v0, int cnt, int lane, uint64_t *lo, uint64_t *hi) const
+  struct cur {};
+  __device__ void begin(cur *) const {}
+  __device__ int end(cur *) const { return 0; }
+  __device__ int offsets(cur *, uint64_t v0, int cnt, int lane, uint64_t *lo, uint64_t *hi) const
   {
     if (lane < cnt) {
       *lo = off[v0 + lane];
@@ -55,71 +83,122 @@ struct gr_mem_src {
     }
     return 0;
   }
-  __device__ int segment(uint64_t e, uint64_t end, gr_seg *s) const
+  __device__ int segment(cur *, uint64_t e, uint64_t end, gr_seg *s) const
   {
     s->nb = nb + e;
     s->wt = wt ? wt + e : NULL;
     s->len = end - e;
     return 0;
   }
-  __device__ void release(gr_seg *) const {}
 };
 
+/* The sections a libgpufs cursor holds a page of. */
+enum gr_fs_sec { GR_SEC_OFF = 0, GR_SEC_NB, GR_SEC_WT, GR_NSEC };
+
 /* The CSR file through libgpufs: fd open on the kernel's instance (a
- * warp-level gopen of an earlier kernel), the sections' byte offsets, and
- * per warp 33 words of device memory for gread_warp's offsets. */
+ * warp-level gopen of an earlier kernel), the page size, the sections'
+ * byte offsets.  A warp's cursor holds one whole page of each section
+ * mapped (gmmap_warp, read-only) and reads every later offset, neighbour
+ * and weight that lies in it from there; it unmaps a page only when it
+ * needs another page of that section, and at the kernel's end.  So a warp
+ * pins at most three pages, and asks for one while it holds two. */
 struct gr_fs_src {
   int fd;
   uint32_t page;
   uint64_t off_off, nb_off, wt_off; /* wt_off 0: weights not needed */
-  uint64_t *scratch;                /* GR_SCRATCH words per warp of the grid */
 
-  __device__ int offsets(uint64_t v0, int cnt, int lane, uint64_t *lo, uint64_t *hi) const
+  struct cur {
+    const uint8_t *base[GR_NSEC]; /* the held page's first byte */
+    uint64_t pg[GR_NSEC];         /* its page number in the file, or GR_NO_PAGE */
+  };
+
+  __device__ void begin(cur *c) const
   {
-    const uint64_t warp = (blockIdx.x * (uint64_t)blockDim.x + threadIdx.x) / 32;
-    uint64_t *buf = scratch + warp * GR_SCRATCH;
-    const ssize_t got = gread_warp(fd, (int64_t)(off_off + 8 * v0), 8 * (size_t)(cnt + 1), buf);
-    if (got != 8 * (ssize_t)(cnt + 1))
-      return got < 0 ? (int)got : -GPUFS_EIO;
-    if (lane < cnt) {
-      *lo = buf[lane];
-      *hi = buf[lane + 1];
-    }
-    __syncwarp();
-    return 0;
+    for (int k = 0; k < GR_NSEC; k++)
+      c->pg[k] = GR_NO_PAGE;
   }
-  /* gmmap maps within one page: the piece ends at the first page end of
-   * the neighbours or the weights */
-  __device__ int segment(uint64_t e, uint64_t end, gr_seg *s) const
+  /* Unmap the page slot k holds, if any; every lane calls; 0 or -errno. */
+  __device__ __forceinline__ int drop(cur *c, int k) const
   {
-    const uint64_t a = nb_off + 4 * e;
-    uint64_t len = end - e, room = (page - a % page) / 4;
-    len = len < room ? len : room;
-    if (wt_off) {
-      room = (page - (wt_off + 4 * e) % page) / 4;
-      len = len < room ? len : room;
+    if (c->pg[k] == GR_NO_PAGE)
+      return 0;
+    c->pg[k] = GR_NO_PAGE;
+    return gmunmap_warp((void *)c->base[k], page);
+  }
+  __device__ int end(cur *c) const
+  {
+    int rc = 0;
+    for (int k = 0; k < GR_NSEC; k++) {
+      const int r = drop(c, k);
+      rc = rc ? rc : r;
     }
-    s->len = len;
-    s->wt = NULL;
-    void *p = gmmap_warp(NULL, 4 * len, GPUFS_PROT_READ, GPUFS_MAP_PRIVATE, fd, (int64_t)a);
+    return rc;
+  }
+  /* Slot k holds the page of byte a (the one held before released
+   * first); every lane calls with equal arguments; 0 or -errno (slot k
+   * then holds nothing). */
+  __device__ __forceinline__ int hold(cur *c, int k, uint64_t a) const
+  {
+    const uint64_t pg = a / page;
+    if (c->pg[k] == pg)
+      return 0;
+    int rc = drop(c, k);
+    if (rc)
+      return rc;
+    /* the whole page: the last one of the file may reach past its end
+     * (those bytes read as zero, and nothing here reads them) */
+    void *p = gmmap_warp(NULL, page, GPUFS_PROT_READ, GPUFS_MAP_PRIVATE, fd, (int64_t)(pg * page));
     if (GPUFS_MAP_FAILED(p))
       return GPUFS_MAP_ERRNO(p);
-    s->nb = (const uint32_t *)p;
-    if (!wt_off)
-      return 0;
-    p = gmmap_warp(NULL, 4 * len, GPUFS_PROT_READ, GPUFS_MAP_PRIVATE, fd, (int64_t)(wt_off + 4 * e));
-    if (GPUFS_MAP_FAILED(p)) {
-      gmunmap_warp((void *)s->nb, 4 * len);
-      return GPUFS_MAP_ERRNO(p);
-    }
-    s->wt = (const uint32_t *)p;
+    c->base[k] = (const uint8_t *)p;
+    c->pg[k] = pg;
     return 0;
   }
-  __device__ void release(gr_seg *s) const
+  /* The offsets of v0 + lane and the next that lie in the page of byte a. */
+  __device__ __forceinline__ int offsets_in(cur *c, uint64_t a, uint64_t v0, int cnt, int lane, uint64_t *lo,
+                                            uint64_t *hi) const
   {
-    gmunmap_warp((void *)s->nb, 4 * s->len);
-    if (s->wt)
-      gmunmap_warp((void *)s->wt, 4 * s->len);
+    const int rc = hold(c, GR_SEC_OFF, a);
+    if (rc || lane >= cnt)
+      return rc;
+    const uint64_t b = off_off + 8 * (v0 + lane), first = c->pg[GR_SEC_OFF] * page;
+    const uint8_t *p = c->base[GR_SEC_OFF];
+    if (b / page == c->pg[GR_SEC_OFF])
+      *lo = *(const uint64_t *)(p + (b - first));
+    if ((b + 8) / page == c->pg[GR_SEC_OFF])
+      *hi = *(const uint64_t *)(p + (b + 8 - first));
+    return 0;
+  }
+  /* 33 offsets (264 bytes) lie in one page or two */
+  __device__ int offsets(cur *c, uint64_t v0, int cnt, int lane, uint64_t *lo, uint64_t *hi) const
+  {
+    const uint64_t first = off_off + 8 * v0, last = off_off + 8 * (v0 + cnt);
+    int rc = offsets_in(c, first, v0, cnt, lane, lo, hi);
+    if (!rc && last / page != first / page)
+      rc = offsets_in(c, last, v0, cnt, lane, lo, hi);
+    return rc;
+  }
+  /* the piece ends at the first page end of the neighbours or the weights */
+  __device__ int segment(cur *c, uint64_t e, uint64_t end, gr_seg *s) const
+  {
+    const uint64_t a = nb_off + 4 * e;
+    int rc = hold(c, GR_SEC_NB, a);
+    if (rc)
+      return rc;
+    uint64_t len = end - e, room = (page - a % page) / 4;
+    len = len < room ? len : room;
+    s->nb = (const uint32_t *)(c->base[GR_SEC_NB] + a % page);
+    s->wt = NULL;
+    if (wt_off) {
+      const uint64_t b = wt_off + 4 * e;
+      if ((rc = hold(c, GR_SEC_WT, b)) != 0)
+        return rc;
+      room = (page - b % page) / 4;
+      len = len < room ? len : room;
+      s->wt = (const uint32_t *)(c->base[GR_SEC_WT] + b % page);
+    }
+    s->len = len;
+    return 0;
   }
 };
 
@@ -130,28 +209,38 @@ struct gr_round {
   unsigned long long *val;      /* bfs, sssp, cc */
   const uint8_t *cur;           /* the frontier; NULL: every vertex (pr) */
   uint8_t *next;                /* vertices lowered in this round */
-  int *changed;                 /* set when a value fell */
   const float *contrib;         /* pr: rank / degree of each vertex */
   float *rank;                  /* pr: this round's ranks */
+  uint32_t *deg;                /* pr's degree kernel: each vertex's degree */
   float base;                   /* pr: (1 - d) / n */
-  int *err;                     /* the lowest error of any warp */
+  struct gr_flags *flags;       /* zeroed before the launch */
 };
+
+/* Offer value c to vertex w: 1 when it fell (w joins the next frontier). */
+__device__ __forceinline__ int gr_lower(const gr_round &r, uint32_t w, unsigned long long c)
+{
+  cuda::atomic_ref<unsigned long long, cuda::thread_scope_device> vw(r.val[w]);
+  if (c < vw.load(cuda::memory_order_relaxed) && c < vw.fetch_min(c, cuda::memory_order_relaxed)) {
+    r.next[w] = 1; /* every writer stores 1; read after the kernel */
+    return 1;
+  }
+  return 0;
+}
+
+/* The step along edge i of piece s. */
+__device__ __forceinline__ unsigned long long gr_step(const gr_round &r, const gr_seg &s, uint64_t i)
+{
+  return r.a == GRAPH_CC ? 0 : s.wt ? s.wt[i] : 1;
+}
 
 /* Lower the neighbours of u (value base) in piece s; every lane calls. */
 __device__ __forceinline__ void gr_relax(const gr_round &r, const gr_seg &s, unsigned long long base, int lane)
 {
   int lowered = 0;
-  for (uint64_t i = lane; i < s.len; i += 32) {
-    const uint32_t w = s.nb[i];
-    const unsigned long long c = base + (r.a == GRAPH_CC ? 0 : s.wt ? s.wt[i] : 1);
-    cuda::atomic_ref<unsigned long long, cuda::thread_scope_device> vw(r.val[w]);
-    if (c < vw.load(cuda::memory_order_relaxed) && c < vw.fetch_min(c, cuda::memory_order_relaxed)) {
-      r.next[w] = 1; /* every writer stores 1; read after the kernel */
-      lowered = 1;
-    }
-  }
+  for (uint64_t i = lane; i < s.len; i += 32)
+    lowered |= gr_lower(r, s.nb[i], base + gr_step(r, s, i));
   if (__any_sync(GR_FULL, lowered) && lane == 0)
-    *r.changed = 1;
+    r.flags->changed = 1; /* every writer stores 1; read after the kernel */
 }
 
 /* A vertex and the range of its neighbours in the CSR. */
@@ -162,7 +251,8 @@ struct gr_span {
 /* One vertex: every lane of the warp calls with equal arguments.  0 or
  * the source's error. */
 template <class Src>
-__device__ int gr_vertex(const Src &src, const gr_round &r, gr_span v, typename cub::WarpReduce<float>::TempStorage &red)
+__device__ int gr_vertex(const Src &src, typename Src::cur *c, const gr_round &r, gr_span v,
+                         typename cub::WarpReduce<float>::TempStorage &red)
 {
   const int lane = threadIdx.x % 32;
   const uint64_t u = v.u, lo = v.lo, hi = v.hi;
@@ -173,7 +263,7 @@ __device__ int gr_vertex(const Src &src, const gr_round &r, gr_span v, typename 
         cuda::memory_order_relaxed);
   for (uint64_t e = lo; e < hi;) {
     gr_seg s;
-    const int rc = src.segment(e, hi, &s);
+    const int rc = src.segment(c, e, hi, &s);
     if (rc)
       return rc;
     if (r.a == GRAPH_PR)
@@ -182,7 +272,6 @@ __device__ int gr_vertex(const Src &src, const gr_round &r, gr_span v, typename 
     else
       gr_relax(r, s, base, lane);
     e += s.len;
-    src.release(&s);
   }
   if (r.a == GRAPH_PR) {
     sum = cub::WarpReduce<float>(red).Sum(sum);
@@ -192,56 +281,212 @@ __device__ int gr_vertex(const Src &src, const gr_round &r, gr_span v, typename 
   return 0;
 }
 
+/* The first vertex of the warp's next run (>= n: none left).  Every lane
+ * calls; lane 0 takes the run.  Relaxed: the counter only hands out
+ * disjoint runs and publishes nothing (the launch orders its reset). */
+__device__ __forceinline__ uint64_t gr_take_run(struct gr_flags *f)
+{
+  unsigned long long v0 = 0;
+  if (threadIdx.x % 32 == 0)
+    v0 = cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>(f->next).fetch_add(
+        GR_RUN, cuda::memory_order_relaxed);
+  return __shfl_sync(GR_FULL, v0, 0);
+}
+
+/* A chunk of up to 32 consecutive vertices as the lanes hold them: lane
+ * b has vertex v0 + b, its neighbours [lo, hi) (lo UINT64_MAX past the
+ * chunk's end) and its value (bfs, sssp, cc); mask: those with work. */
+struct gr_chunk {
+  uint64_t v0;
+  unsigned mask;
+  int cnt;
+  uint64_t lo, hi;
+  unsigned long long val;
+};
+
+/* The lane whose vertex holds edge e of the chunk: the last with lo <= e
+ * (lo rises with the lane).  Every lane calls, each with its own e. */
+__device__ __forceinline__ int gr_owner(uint64_t lo, uint64_t e)
+{
+  int b = 0;
+  for (int step = 16; step; step >>= 1)
+    if (__shfl_sync(GR_FULL, lo, b + step) <= e)
+      b += step;
+  return b;
+}
+
+/* A lane's B edges of one pass over a piece (edges e + i0 + 32 j + lane). */
+template <int B>
+struct gr_pass {
+  uint32_t w[B];          /* the neighbour */
+  int b[B];               /* the lane of the vertex it belongs to */
+  bool ok[B];
+  unsigned long long c[B]; /* the value offered */
+};
+
+/* Fill p for piece s of chunk k: whose vertex each edge is, whether it
+ * counts (inside the piece, of a vertex with work), the value offered.
+ * Every lane calls. */
+template <int B>
+__device__ __forceinline__ void gr_pass_load(const gr_round &r, const gr_seg &s, const gr_chunk &k, uint64_t e,
+                                             uint64_t i0, gr_pass<B> &p)
+{
+  const int lane = threadIdx.x % 32;
+#pragma unroll
+  for (int j = 0; j < B; j++) {
+    const uint64_t i = i0 + 32 * j + lane;
+    p.b[j] = gr_owner(k.lo, e + (i < s.len ? i : 0));
+    const unsigned long long base = __shfl_sync(GR_FULL, k.val, p.b[j]);
+    p.ok[j] = i < s.len && (k.mask >> p.b[j] & 1);
+    p.w[j] = p.ok[j] ? s.nb[i] : 0;
+    p.c[j] = p.ok[j] ? base + gr_step(r, s, i) : 0;
+  }
+}
+
+/* Offer the pass's values; 1 when one fell.  The current values are all
+ * loaded before the first compare, so that a lane has B loads in flight. */
+template <int B>
+__device__ __forceinline__ int gr_pass_lower(const gr_round &r, const gr_pass<B> &p)
+{
+  unsigned long long cur[B];
+  int lowered = 0;
+#pragma unroll
+  for (int j = 0; j < B; j++)
+    cur[j] = p.ok[j] ? cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>(r.val[p.w[j]]).load(
+                           cuda::memory_order_relaxed)
+                     : 0;
+#pragma unroll
+  for (int j = 0; j < B; j++)
+    if (p.ok[j] && p.c[j] < cur[j] &&
+        p.c[j] < cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>(r.val[p.w[j]]).fetch_min(
+                     p.c[j], cuda::memory_order_relaxed)) {
+      r.next[p.w[j]] = 1; /* every writer stores 1; read after the kernel */
+      lowered = 1;
+    }
+  return lowered;
+}
+
+/* bfs, sssp, cc: every edge of the chunk's vertices with work at once,
+ * from the first's to the last's, lanes on consecutive edges whatever
+ * vertex they belong to (edges of vertices without work passed over),
+ * GR_BATCH edges a lane in a pass: for chunks of vertices with few
+ * neighbours each, a few passes instead of one or more per vertex.  pr
+ * does not come here: its sums per vertex would need a segmented
+ * reduction per pass, which measured slower than the vertex-by-vertex
+ * way (docs/results/2026-11-29-graph-read-path.md).  Every lane calls
+ * with equal arguments (k per lane); 0 or the source's error. */
+template <class Src>
+__device__ int gr_chunk_edges(const Src &src, typename Src::cur *c, const gr_round &r, const gr_chunk &k)
+{
+  const uint64_t first = __shfl_sync(GR_FULL, k.lo, __ffs(k.mask) - 1);
+  const uint64_t last = __shfl_sync(GR_FULL, k.hi, 31 - __clz(k.mask));
+  int lowered = 0;
+  for (uint64_t e = first; e < last;) {
+    gr_seg s;
+    const int rc = src.segment(c, e, last, &s);
+    if (rc)
+      return rc;
+    for (uint64_t i0 = 0; i0 < s.len; i0 += 32 * GR_BATCH) {
+      gr_pass<GR_BATCH> p;
+      gr_pass_load(r, s, k, e, i0, p);
+      lowered |= gr_pass_lower(r, p);
+    }
+    e += s.len;
+  }
+  if (__any_sync(GR_FULL, lowered) && threadIdx.x % 32 == 0)
+    r.flags->changed = 1; /* every writer stores 1; read after the kernel */
+  return 0;
+}
+
+/* Whether the chunk's edges go faster together (gr_chunk_edges) than
+ * vertex by vertex: passes of 32 lanes over the span from the first
+ * vertex with work to the last, against the passes of each vertex. */
+__device__ __forceinline__ bool gr_together(const gr_chunk &k, int lane)
+{
+  const uint64_t deg = (k.mask >> lane & 1) ? k.hi - k.lo : 0;
+  const unsigned own = deg ? (unsigned)((deg < (1u << 26) ? deg : (1u << 26)) + 31) / 32 : 0;
+  const uint64_t first = __shfl_sync(GR_FULL, k.lo, __ffs(k.mask) - 1);
+  const uint64_t last = __shfl_sync(GR_FULL, k.hi, 31 - __clz(k.mask));
+  return (last - first + 31) / 32 <= __reduce_add_sync(GR_FULL, own);
+}
+
+/* The 32 vertices from v0 (fewer at the end): those with work, their
+ * edges together or one vertex after the other.  Every lane calls with
+ * equal arguments; 0 or the source's error. */
+template <class Src>
+__device__ int gr_chunk_run(const Src &src, typename Src::cur *c, const gr_round &r, uint64_t v0,
+                            typename cub::WarpReduce<float>::TempStorage &red)
+{
+  const int lane = threadIdx.x % 32;
+  gr_chunk k;
+  k.v0 = v0;
+  k.cnt = r.n - v0 < 32 ? (int)(r.n - v0) : 32;
+  k.mask = __ballot_sync(GR_FULL, lane < k.cnt && (!r.cur || r.cur[v0 + lane]));
+  if (!k.mask)
+    return 0;
+  k.lo = UINT64_MAX;
+  k.hi = 0;
+  k.val = 0;
+  int rc = src.offsets(c, v0, k.cnt, lane, &k.lo, &k.hi);
+  if (rc)
+    return rc;
+  if (r.a != GRAPH_PR && (k.mask >> lane & 1))
+    k.val = cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>(r.val[v0 + lane]).load(
+        cuda::memory_order_relaxed);
+  if (r.a != GRAPH_PR && gr_together(k, lane))
+    return gr_chunk_edges(src, c, r, k);
+  for (unsigned m = k.mask; m && !rc; m &= m - 1) {
+    const int b = __ffs(m) - 1;
+    const gr_span sp = {v0 + b, __shfl_sync(GR_FULL, k.lo, b), __shfl_sync(GR_FULL, k.hi, b)};
+    rc = gr_vertex(src, c, r, sp, red);
+  }
+  return rc;
+}
+
+/* The end of a warp's work: what its cursor holds released, the first
+ * error recorded.  Every lane calls. */
+template <class Src>
+__device__ void gr_finish(const Src &src, typename Src::cur *c, const gr_round &r, int rc)
+{
+  const int rc2 = src.end(c);
+  rc = rc ? rc : rc2;
+  if (rc && threadIdx.x % 32 == 0)
+    atomicMin(&r.flags->err, rc);
+}
+
 /* One round over every vertex.  Any grid of GR_THREADS-thread blocks;
- * warps take chunks of 32 vertices in turn; no synchronization beyond the
- * warp. */
+ * r.flags zeroed before the launch; no synchronization beyond the warp. */
 template <class Src>
 __global__ void __launch_bounds__(GR_THREADS, 2) gr_round_kernel(Src src, gr_round r)
 {
   __shared__ typename cub::WarpReduce<float>::TempStorage red[GR_WARPS];
-  const int lane = threadIdx.x % 32;
-  const uint64_t warp = (blockIdx.x * (uint64_t)blockDim.x + threadIdx.x) / 32;
-  const uint64_t nwarps = (uint64_t)gridDim.x * blockDim.x / 32;
-  for (uint64_t v0 = warp * 32; v0 < r.n; v0 += nwarps * 32) {
-    const uint64_t v = v0 + lane;
-    const int cnt = r.n - v0 < 32 ? (int)(r.n - v0) : 32;
-    const unsigned mask = __ballot_sync(GR_FULL, v < r.n && (!r.cur || r.cur[v]));
-    if (!mask)
-      continue;
-    uint64_t lo = 0, hi = 0;
-    int rc = src.offsets(v0, cnt, lane, &lo, &hi);
-    for (unsigned m = mask; m && !rc; m &= m - 1) {
-      const int b = __ffs(m) - 1;
-      const gr_span sp = {v0 + b, __shfl_sync(GR_FULL, lo, b), __shfl_sync(GR_FULL, hi, b)};
-      rc = gr_vertex(src, r, sp, red[threadIdx.x / 32]);
-    }
-    if (rc) {
-      if (lane == 0)
-        atomicMin(r.err, rc);
-      return;
-    }
-  }
+  typename Src::cur c;
+  src.begin(&c);
+  int rc = 0;
+  for (uint64_t r0 = gr_take_run(r.flags); r0 < r.n && !rc; r0 = gr_take_run(r.flags))
+    for (uint64_t v0 = r0; v0 < r0 + GR_RUN && v0 < r.n && !rc; v0 += 32)
+      rc = gr_chunk_run(src, &c, r, v0, red[threadIdx.x / 32]);
+  gr_finish(src, &c, r, rc);
 }
 
-/* Degrees of every vertex (pr's contributions divide by them). */
+/* Degrees of every vertex into r.deg (pr's contributions divide by
+ * them).  As gr_round_kernel. */
 template <class Src>
-__global__ void __launch_bounds__(GR_THREADS, 2) gr_degree_kernel(Src src, uint64_t n, uint32_t *deg, int *err)
+__global__ void __launch_bounds__(GR_THREADS, 2) gr_degree_kernel(Src src, gr_round r)
 {
   const int lane = threadIdx.x % 32;
-  const uint64_t warp = (blockIdx.x * (uint64_t)blockDim.x + threadIdx.x) / 32;
-  const uint64_t nwarps = (uint64_t)gridDim.x * blockDim.x / 32;
-  for (uint64_t v0 = warp * 32; v0 < n; v0 += nwarps * 32) {
-    const int cnt = n - v0 < 32 ? (int)(n - v0) : 32;
-    uint64_t lo = 0, hi = 0;
-    const int rc = src.offsets(v0, cnt, lane, &lo, &hi);
-    if (rc) {
-      if (lane == 0)
-        atomicMin(err, rc);
-      return;
+  typename Src::cur c;
+  src.begin(&c);
+  int rc = 0;
+  for (uint64_t r0 = gr_take_run(r.flags); r0 < r.n && !rc; r0 = gr_take_run(r.flags))
+    for (uint64_t v0 = r0; v0 < r0 + GR_RUN && v0 < r.n && !rc; v0 += 32) {
+      const int cnt = r.n - v0 < 32 ? (int)(r.n - v0) : 32;
+      uint64_t lo = 0, hi = 0;
+      rc = src.offsets(&c, v0, cnt, lane, &lo, &hi);
+      if (!rc && lane < cnt)
+        r.deg[v0 + lane] = (uint32_t)(hi - lo);
     }
-    if (lane < cnt)
-      deg[v0 + lane] = (uint32_t)(hi - lo);
-  }
+  gr_finish(src, &c, r, rc);
 }
 
 #endif /* GRAPHS_KERNELS_CUH */

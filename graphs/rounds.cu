@@ -49,7 +49,6 @@ void gr_dev_free(struct gr_dev *d)
   cudaFree(d->rank);
   cudaFree(d->contrib);
   cudaFree(d->deg);
-  cudaFree(d->scratch);
   memset(d, 0, sizeof(*d));
 }
 
@@ -60,8 +59,7 @@ int gr_dev_alloc(struct gr_dev *d, uint64_t n, enum graph_algo a, unsigned block
   memset(d, 0, sizeof(*d));
   d->n = n;
   d->blocks = blocks;
-  if ((rc = GR_CUDA(r, cudaMalloc((void **)&d->flags, 2 * sizeof(int)))) ||
-      (rc = GR_CUDA(r, cudaMalloc((void **)&d->scratch, (uint64_t)blocks * GR_WARPS * GR_SCRATCH * 8))))
+  if ((rc = GR_CUDA(r, cudaMalloc((void **)&d->flags, sizeof(struct gr_flags)))) != 0)
     return rc;
   if (a == GRAPH_PR) {
     if ((rc = GR_CUDA(r, cudaMalloc((void **)&d->rank, k * 4))) ||
@@ -72,19 +70,24 @@ int gr_dev_alloc(struct gr_dev *d, uint64_t n, enum graph_algo a, unsigned block
              (rc = GR_CUDA(r, cudaMalloc((void **)&d->cur, k))) || (rc = GR_CUDA(r, cudaMalloc((void **)&d->next, k)))) {
     return rc;
   }
-  return GR_CUDA(r, cudaMemset(d->flags, 0, 2 * sizeof(int)));
+  return GR_CUDA(r, cudaMemset(d->flags, 0, sizeof(struct gr_flags)));
+}
+
+int gr_ready(struct gr_dev *d, struct graph_run_result *r)
+{
+  return GR_CUDA(r, cudaMemsetAsync(d->flags, 0, sizeof(struct gr_flags)));
 }
 
 int gr_after(struct gr_dev *d, struct graph_run_result *r, int *changed)
 {
-  int h[2];
+  struct gr_flags h;
   int rc = GR_CUDA(r, cudaGetLastError());
   if (!rc)
-    rc = GR_CUDA(r, cudaMemcpy(h, d->flags, sizeof(h), cudaMemcpyDeviceToHost));
-  if (!rc && h[1] < 0)
-    rc = gr_fail(r, h[1], "a kernel's read of the graph: %s", gpufs_strerror(h[1]));
+    rc = GR_CUDA(r, cudaMemcpy(&h, d->flags, sizeof(h), cudaMemcpyDeviceToHost));
+  if (!rc && h.err < 0)
+    rc = gr_fail(r, h.err, "a kernel's read of the graph: %s", gpufs_strerror(h.err));
   if (changed)
-    *changed = h[0];
+    *changed = h.changed;
   return rc;
 }
 
@@ -102,8 +105,7 @@ gr_round gr_round_make(struct gr_dev *d, enum graph_algo a)
   memset(&rd, 0, sizeof(rd));
   rd.a = a;
   rd.n = d->n;
-  rd.changed = d->flags;
-  rd.err = d->flags + 1;
+  rd.flags = d->flags;
   return rd;
 }
 
@@ -114,9 +116,9 @@ unsigned gr_blocks(const struct graph_run_opts *o, int fs)
     prop.multiProcessorCount = 132;
   if (fs) {
     /* Two blocks an SM (the calls' register budget), but no more warps
-     * than a quarter of the cache's frames: a warp holds up to two pages
-     * mapped (neighbours and weights) while it maps the second, so the
-     * warps together must not be able to pin every frame. */
+     * than a quarter of the cache's frames: a warp holds up to three
+     * pages mapped (offsets, neighbours, weights; kernels.cuh), so the
+     * warps together can pin at most three quarters of the frames. */
     const uint64_t cache = o->limit ? o->limit : o->h->file_size;
     const uint64_t most = cache / o->page_size / (4 * GR_WARPS);
     const uint64_t want = 2ull * (uint64_t)prop.multiProcessorCount;
@@ -172,22 +174,22 @@ __global__ void gr_close_kernel(int fd, int *err)
 int gr_fs_open(const char *dpath, struct gr_dev *d, int *fd, struct graph_run_result *r)
 {
   int rc;
-  gr_open_kernel<<<1, 32>>>(dpath, d->flags + 1);
+  gr_open_kernel<<<1, 32>>>(dpath, &d->flags->err);
   if ((rc = GR_CUDA(r, cudaGetLastError())) != 0 ||
-      (rc = GR_CUDA(r, cudaMemcpy(fd, d->flags + 1, sizeof(int), cudaMemcpyDeviceToHost))) != 0)
+      (rc = GR_CUDA(r, cudaMemcpy(fd, &d->flags->err, sizeof(int), cudaMemcpyDeviceToHost))) != 0)
     return rc;
   if (*fd < 0)
     return gr_fail(r, *fd, "gopen: %s", gpufs_strerror(*fd));
-  return GR_CUDA(r, cudaMemset(d->flags + 1, 0, sizeof(int)));
+  return GR_CUDA(r, cudaMemset(&d->flags->err, 0, sizeof(int)));
 }
 
 int gr_fs_close(int fd, struct gr_dev *d, struct graph_run_result *r)
 {
-  gr_close_kernel<<<1, 32>>>(fd, d->flags + 1);
+  gr_close_kernel<<<1, 32>>>(fd, &d->flags->err);
   return gr_after(d, r, NULL);
 }
 
-gr_fs_src gr_fs(const struct graph_run_opts *o, int fd, struct gr_dev *d)
+gr_fs_src gr_fs(const struct graph_run_opts *o, int fd)
 {
   gr_fs_src src;
   src.fd = fd;
@@ -195,6 +197,5 @@ gr_fs_src gr_fs(const struct graph_run_opts *o, int fd, struct gr_dev *d)
   src.off_off = o->h->offsets_off;
   src.nb_off = o->h->neigh_off;
   src.wt_off = o->algo == GRAPH_SSSP ? o->h->weights_off : 0;
-  src.scratch = d->scratch;
   return src;
 }

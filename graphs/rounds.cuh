@@ -27,10 +27,9 @@ struct gr_dev {
   uint64_t n;
   unsigned long long *val;
   uint8_t *cur, *next;
-  int *flags; /* [0] changed, [1] the lowest error */
+  struct gr_flags *flags; /* also the word gr_fs_open's kernel returns the descriptor in (err) */
   float *rank, *contrib;
   uint32_t *deg;
-  uint64_t *scratch;
   unsigned blocks; /* of the round kernels */
   double t0, cap_s; /* the run's start, and its time cap (0: none) */
 };
@@ -38,6 +37,9 @@ struct gr_dev {
 int gr_dev_alloc(struct gr_dev *d, uint64_t n, enum graph_algo a, unsigned blocks, struct graph_run_result *r);
 void gr_dev_free(struct gr_dev *d);
 
+/* Before a round kernel: its flags zeroed (the changed flag, the error,
+ * the warps' run counter), on the launch's stream. */
+int gr_ready(struct gr_dev *d, struct graph_run_result *r);
 /* After a kernel: launch errors, and the error a warp recorded. */
 int gr_after(struct gr_dev *d, struct graph_run_result *r, int *changed);
 /* Between rounds: -ETIMEDOUT (r->capped) once the run is past its cap. */
@@ -49,7 +51,8 @@ __global__ void gr_init_min(unsigned long long *val, uint8_t *cur, uint64_t n, e
 __global__ void gr_contrib(const float *rank, const uint32_t *deg, float *contrib, uint64_t n, int first);
 
 /* Blocks of the round kernels: fs, the libgpufs source (at most a warp
- * per four frames of its cache); else enough for the vertices. */
+ * per four frames of its cache: a warp pins up to three); else enough
+ * for the vertices. */
 unsigned gr_blocks(const struct graph_run_opts *o, int fs);
 
 /* The pointer source over a copy of the whole file at base (device-readable). */
@@ -64,7 +67,7 @@ int gr_fs_start(const struct graph_run_opts *o, char **dpath, int *started, stru
 int gr_fs_open(const char *dpath, struct gr_dev *d, int *fd, struct graph_run_result *r);
 int gr_fs_close(int fd, struct gr_dev *d, struct graph_run_result *r);
 /* The libgpufs source over descriptor fd. */
-gr_fs_src gr_fs(const struct graph_run_opts *o, int fd, struct gr_dev *d);
+gr_fs_src gr_fs(const struct graph_run_opts *o, int fd);
 
 template <class Src>
 static int gr_pagerank(const Src &src, struct gr_dev *d, struct graph_run_result *r)
@@ -74,10 +77,16 @@ static int gr_pagerank(const Src &src, struct gr_dev *d, struct graph_run_result
   rd.contrib = d->contrib;
   rd.rank = d->rank;
   rd.base = (float)((1.0 - GRAPH_PR_DAMPING) / (double)n);
-  gr_degree_kernel<<<d->blocks, GR_THREADS>>>(src, n, d->deg, rd.err);
-  int rc = gr_after(d, r, NULL);
+  rd.deg = d->deg;
+  int rc = gr_ready(d, r);
+  if (!rc) {
+    gr_degree_kernel<<<d->blocks, GR_THREADS>>>(src, rd);
+    rc = gr_after(d, r, NULL);
+  }
   for (int it = 0; !rc && it < GRAPH_PR_ITERS; it++) {
     gr_contrib<<<d->blocks, GR_THREADS>>>(d->rank, d->deg, d->contrib, n, it == 0);
+    if ((rc = gr_ready(d, r)) != 0)
+      break;
     gr_round_kernel<<<d->blocks, GR_THREADS>>>(src, rd);
     rc = gr_after(d, r, NULL);
     r->rounds = (uint32_t)it + 1;
@@ -98,7 +107,7 @@ static int gr_min_rounds(const Src &src, struct gr_dev *d, const struct graph_ru
   for (int changed = n > 0; !rc && changed;) {
     rd.cur = d->cur;
     rd.next = d->next;
-    if ((rc = GR_CUDA(r, cudaMemset(d->flags, 0, sizeof(int)))) != 0)
+    if ((rc = gr_ready(d, r)) != 0)
       break;
     gr_round_kernel<<<d->blocks, GR_THREADS>>>(src, rd);
     rc = gr_after(d, r, &changed);

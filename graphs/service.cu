@@ -149,7 +149,7 @@ int graph_svc_round(struct graph_svc *s, const struct graph_svc_change *c, struc
   int rc = svc_fetch(s, c, r, dropped);
   r->load_s = bench_now() - t0;
   if (!rc && svc_is_fs(s->v))
-    rc = gr_compute(gr_fs(&s->o, s->fd, &s->d), &s->d, &s->o, s->out, r);
+    rc = gr_compute(gr_fs(&s->o, s->fd), &s->d, &s->o, s->out, r);
   else if (!rc)
     rc = gr_compute(gr_mem((const uint8_t *)(s->dev_copy ? s->dev_copy : s->managed), &s->o), &s->d, &s->o, s->out,
                     r);

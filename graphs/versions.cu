@@ -125,7 +125,7 @@ static int gr_gpufs(const struct graph_run_opts *o, struct gr_hold *x, void *out
   const double t0 = x->d.t0 = bench_now();
   if ((rc = gr_fs_open(x->dpath, &x->d, &fd, r)) != 0)
     return rc;
-  rc = gr_compute(gr_fs(o, fd, &x->d), &x->d, o, out, r);
+  rc = gr_compute(gr_fs(o, fd), &x->d, o, out, r);
   const int rc2 = gr_fs_close(fd, &x->d, r);
   r->e2e_s = bench_now() - t0;
   if (!rc && !rc2 && gpufs_get_stats(&r->st) == 0) {

@@ -14,9 +14,10 @@
  *   uvm        the file read into cudaMallocManaged memory, pages
  *              migrated on the kernels' demand; uvm-rm: the same with
  *              cudaMemAdviseSetReadMostly
- *   gpufs      kernels read the file through libgpufs: gread_warp for
- *              the offsets of 32 vertices, gmmap_warp for the neighbours
- *              and weights of one (a page at a time)
+ *   gpufs      kernels read the file through libgpufs: each warp holds
+ *              one mapped page (gmmap_warp) of the offsets, of the
+ *              neighbours and of the weights, and reads every vertex of
+ *              its runs that lies in them there
  * Callable from C and C++.
  */
 #ifndef GRAPHS_VERSIONS_H

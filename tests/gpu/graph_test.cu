@@ -2,13 +2,15 @@
  * graph_test.cu - graphs/: every algorithm in every version on small
  * generated graphs, each result verified against the CPU reference; the
  * gpufs version with a page cache a quarter of the graph (pages evicted
- * and read again), and with 64 KiB pages; uvm with the rest of the GPU
- * held by a reservation.
+ * and read again), and with 64 KiB pages; a hub beside one-edge vertices
+ * (a chunk's edges read together, or vertex by vertex); uvm with the rest
+ * of the GPU held by a reservation.
  */
 #include <string>
 #include <vector>
 
 #include "graphs/algo.h"
+#include "graphs/build.h"
 #include "graphs/gen.h"
 #include "graphs/versions.h"
 #include "tests/gpu/gpu_util.h"
@@ -19,9 +21,10 @@ namespace {
 struct GraphFile {
   tdir dir;
   std::string path;
-  graph g;
-  graph_header h;
+  graph g = {};
+  graph_header h = {};
   uint32_t source = 0;
+  GraphFile() { path = dir.path + "/g.csr"; dir.files.push_back(path); }
   explicit GraphFile(graph_gen p)
   {
     graph_err err = {};
@@ -96,6 +99,40 @@ TEST(GraphGpufs, LargePages)
   GraphFile f({GRAPH_GEN_UNIFORM, 1, 20000, 8, 6});
   for (int a = 0; a < GRAPH_NALGOS; a++)
     run_verified(f, (enum graph_algo)a, GRAPH_V_GPUFS, 0, 65536);
+}
+
+/* A hub joined to two thirds of the vertices (its neighbours and weights
+ * span several pages) and a path through the rest: chunks of one-edge
+ * vertices read together, the hub alone, frontiers with gaps (only the
+ * hub, then leaves between path vertices).  Every algorithm in the GPU
+ * versions that read memory and libgpufs, 4 KiB and 64 KiB pages. */
+TEST(GraphGpufs, HubLeavesAndGaps)
+{
+  REQUIRE_GPU();
+  GraphFile f;
+  const uint32_t n = 12000, hub = 4321;
+  graph_edges e = {};
+  graph_err err = {};
+  ASSERT_EQ(0, graph_edges_alloc(&e, n, n, 1));
+  for (uint32_t i = 0; i + 3 < n; i++)
+    if (i % 3 == 0)
+      ASSERT_EQ(0, graph_edges_push(&e, i, i + 3, 1 + i % 5));
+    else if (i != hub)
+      ASSERT_EQ(0, graph_edges_push(&e, hub, i, 1 + i % 7));
+  ASSERT_EQ(0, graph_edges_push(&e, hub, 0, 40));
+  graph g = {};
+  ASSERT_EQ(0, graph_build(&e, 1, &g, &err)) << err.msg;
+  graph_edges_free(&e);
+  ASSERT_EQ(0, graph_write(&g, NULL, f.path.c_str(), &err)) << err.msg;
+  graph_free(&g);
+  ASSERT_EQ(0, graph_open(f.path.c_str(), 1, &f.g, &f.h, &err)) << err.msg;
+  f.source = graph_source(&f.g);
+  ASSERT_EQ(hub, f.source);
+  for (int a = 0; a < GRAPH_NALGOS; a++) {
+    for (enum graph_version v : {GRAPH_V_RESIDENT, GRAPH_V_ZERO_COPY, GRAPH_V_GPUFS})
+      run_verified(f, (enum graph_algo)a, v, 0, 4096);
+    run_verified(f, (enum graph_algo)a, GRAPH_V_GPUFS, 0, 65536);
+  }
 }
 
 /* uvm and uvm-rm with the GPU's memory but half the graph held */

@@ -108,7 +108,7 @@ static uint64_t move_full(const struct gpufs_fileops *fo, int write, int fd, uin
 struct move {
   int write;
   int fd;      /* pinned; -1: the run was answered at begin */
-  int cached;  /* the pin is the batch's (struct gpufs_pin), not the run's */
+  struct gpufs_pin *batch; /* the batch's pin the run uses, or NULL: its own */
   uint64_t total;
   struct stat before;
   int have_before;
@@ -123,7 +123,7 @@ static int move_begin(const struct gpufs_fileops *fo, int write, struct gpufs_ti
 {
   m->write = write;
   m->fd = -1;
-  m->cached = 0;
+  m->batch = NULL;
   if (!req_valid(&t[0], fo->stride)) {
     t[0].reply.result = -EINVAL;
     return -1;
@@ -134,13 +134,13 @@ static int move_begin(const struct gpufs_fileops *fo, int write, struct gpufs_ti
     fd = pc->fd;
   } else {
     fd = gpufs_hostfiles_pin(fo->files, hfid);
-    if (fd >= 0 && pc && pc->hfid < 0) *pc = (struct gpufs_pin){hfid, fd};
+    if (fd >= 0 && pc && pc->hfid < 0) *pc = (struct gpufs_pin){hfid, fd, 0};
   }
   if (fd < 0) {
     for (uint32_t j = 0; j < n; j++) t[j].reply.result = fd;
     return -1;
   }
-  m->cached = pc && pc->hfid == hfid;
+  m->batch = pc && pc->hfid == hfid ? pc : NULL;
   /* A run this long comes from a sequential reader (readahead, or large
    * calls): ask the host to read the file ahead too, once per open file,
    * unless the GPU's caller gave advice of its own (gfadvise). */
@@ -158,6 +158,14 @@ static void hint_pin(const struct gpufs_fileops *fo, int fd)
 {
   const int dup = fd >= 0 ? fcntl(fd, F_DUPFD_CLOEXEC, 0) : -1;
   if (dup >= 0) fo->pin_hint(fo->pin_ctx, dup);
+}
+
+/* Count `bytes` READ through pinned hfid (fd its descriptor) towards the
+ * file's re-read pin (gpufs_hostfiles_read_again), hinting it when they
+ * earn it.  Nothing without a pinner. */
+static void read_counted(const struct gpufs_fileops *fo, int32_t hfid, int fd, uint64_t bytes)
+{
+  if (bytes && fo->pin_hint && gpufs_hostfiles_read_again(fo->files, hfid, bytes)) hint_pin(fo, fd);
 }
 
 /* The run's first move brought got bytes, then failed with err (0: none):
@@ -198,15 +206,15 @@ static void move_finish(const struct gpufs_fileops *fo, struct move *m, struct g
     (void)fo->io->sync_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
     acc->write_starts++;
   }
-  if (!write && fo->pin_hint && gpufs_hostfiles_read_again(fo->files, t[0].req.hfid, got))
-    hint_pin(fo, fd);
+  if (!write && m->batch) m->batch->read += got; /* counted when the batch drops it */
+  else if (!write) read_counted(fo, t[0].req.hfid, fd, got);
   if (!write) {
     /* the file's pinned mapping, if it has one now: a descriptor opened
      * before the pin learns it here (hostfiles_reg.c) */
     const uint64_t w = gpufs_hostfiles_reg_word(fo->files, t[0].req.hfid);
     for (uint32_t j = 0; j < n; j++) t[j].reply.out[3] = w;
   }
-  if (!m->cached) gpufs_hostfiles_unpin(fo->files, t[0].req.hfid);
+  if (!m->batch) gpufs_hostfiles_unpin(fo->files, t[0].req.hfid);
   acc->merged += n - 1;
   if (write) acc->bytes_written += got;
   else acc->bytes_read += got;
@@ -260,7 +268,10 @@ uint32_t gpufs_serve_read_run(const struct gpufs_fileops *fo, struct gpufs_ticke
 
 void gpufs_pin_drop(const struct gpufs_fileops *fo, struct gpufs_pin *pc)
 {
-  if (pc->hfid >= 0) gpufs_hostfiles_unpin(fo->files, pc->hfid);
+  if (pc->hfid >= 0) {
+    read_counted(fo, pc->hfid, pc->fd, pc->read);
+    gpufs_hostfiles_unpin(fo->files, pc->hfid);
+  }
   *pc = GPUFS_PIN_NONE;
 }
 

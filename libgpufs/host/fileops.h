@@ -62,12 +62,15 @@ void gpufs_serve_writes(const struct gpufs_fileops *fo, struct gpufs_ticket *t, 
  * for every 4 KiB page spent more time passing its cache line around than
  * copying (docs/design-read.md 10).  The worker drops it before any
  * other op of the batch (a READ after a CLOSE of its file must find the
- * file closed) and at the batch's end.  hfid -1: none held. */
+ * file closed) and at the batch's end.  hfid -1: none held.  The bytes
+ * its runs READ are counted towards the file's re-read pin at the drop,
+ * with one shared add a batch instead of one a run. */
 struct gpufs_pin {
   int32_t hfid;
   int fd;
+  uint64_t read;
 };
-#define GPUFS_PIN_NONE ((struct gpufs_pin){-1, -1})
+#define GPUFS_PIN_NONE ((struct gpufs_pin){-1, -1, 0})
 
 /* Serve the merged READ run at t[0] (a READ; the run is gpufs_merge_len
  * of avail), pinning its file through pc (when it is pc's file or pc
@@ -80,7 +83,8 @@ uint32_t gpufs_serve_read_run(const struct gpufs_fileops *fo, struct gpufs_ticke
                               uint32_t avail, uint32_t s, struct gpufs_daemon_stats *acc,
                               struct gpufs_pin *pc);
 
-/* Unpin pc's file, if it holds one, and empty it. */
+/* Unpin pc's file, if it holds one (its runs' READ bytes counted towards
+ * the file's re-read pin first), and empty it. */
 void gpufs_pin_drop(const struct gpufs_fileops *fo, struct gpufs_pin *pc);
 
 /* The single-ticket operations (n is 1; t is in slot s; acc the run's

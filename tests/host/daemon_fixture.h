@@ -87,6 +87,7 @@ protected:
   std::unique_ptr<CpuQueue> q;
   gpufs_daemon *d = nullptr;
   uint64_t write_behind = 0; /* what start() gives the daemon (0: off) */
+  void (*pin_hint)(void *ctx, int fd) = nullptr; /* start()'s pin hook (none) */
 
   ~DaemonFixture() { gpufs_daemon_stop(d); }
 
@@ -97,6 +98,7 @@ protected:
     gpufs_daemon_params p = q->params(nthreads, max_batch, max_open);
     p.io = io;
     p.write_behind = write_behind;
+    p.pin_hint = pin_hint;
     ASSERT_EQ(0, gpufs_daemon_start(&p, &d));
   }
 

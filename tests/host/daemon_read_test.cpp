@@ -314,6 +314,41 @@ TEST_P(DaemonRead, ReadsAfterACloseInOneBatchFindItClosed)
   EXPECT_EQ(0, client_close(*q, b.hfid));
 }
 
+/* The daemon's pin hook: counts the hints and closes the descriptor each
+ * one hands over. */
+std::atomic<int> g_pin_hints{0};
+void count_pin_hint(void *, int fd)
+{
+  g_pin_hints++;
+  close(fd);
+}
+
+class DaemonReread : public DaemonFixture, public ::testing::Test {};
+
+/* A first open whose READs bring more bytes than its file holds (pages it
+ * read before, read again) asks for the file's pin, once; a file read once
+ * asks nothing.  Two workers, one page a batch: counted at each batch's
+ * end. */
+TEST_F(DaemonReread, ReadingAFileAgainAsksForItsPinOnce)
+{
+  g_pin_hints = 0;
+  pin_hint = count_pin_hint;
+  start(2, 64, 64);
+  TestFile f = make_file("again", 16 * kStride, 5);
+  for (int pass = 0; pass < 3; pass++) {
+    for (uint64_t off = 0; off < f.size; off += kStride) {
+      Request r = read_req(f.hfid, off, kStride);
+      ASSERT_EQ(0, client_run(*q, &r, 1));
+      expect_read_ok(r, f.size, f.seed);
+    }
+    /* a batch's bytes count when its worker drops the pin, after it answered */
+    const auto t0 = std::chrono::steady_clock::now();
+    while (pass > 0 && g_pin_hints.load() == 0 && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(2))
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    EXPECT_EQ(pass == 0 ? 0 : 1, g_pin_hints.load()) << "after pass " << pass;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Source, DaemonRead, ::testing::Bool(),
                          [](const ::testing::TestParamInfo<bool> &i) {
                            return std::string(i.param ? "Map" : "Pread");

@@ -207,12 +207,34 @@ TEST_F(AutoPinTest, OffPinsNothing)
   EXPECT_EQ(0u, s.reg_pages);
 }
 
+/* What a reading kernel checks against: the file's pattern seed, and
+ * device counters of the bytes that differ and of the calls that failed. */
+struct ap_check {
+  uint64_t seed;
+  unsigned long long *bad, *errs;
+};
+
+/* The whole block reads chunk bytes at off through fd into buf and counts
+ * the bytes that differ from the pattern; false (a failed call counted)
+ * when the call failed or came short.  Every thread calls it. */
+static __device__ bool ap_read_chunk(int fd, uint64_t off, uint64_t chunk, uint8_t *buf, ap_check c)
+{
+  if (gread(fd, (int64_t)off, chunk, buf) != (ssize_t)chunk) {
+    if (threadIdx.x == 0) atomicAdd(c.errs, 1ull);
+    return false;
+  }
+  unsigned long long local = 0;
+  for (uint64_t i = threadIdx.x; i < chunk; i += blockDim.x) local += buf[i] != tpat(c.seed, off + i);
+  if (local) atomicAdd(c.bad, local);
+  __syncthreads();
+  return true;
+}
+
 /* One block holds the file open across the pin: it reads the first half,
  * the host waits for the pin (at most 5 s), then the block reads the rest.
  * Every byte is right either way; the test records whether the pin came
  * while the kernel ran and whether the open descriptor used it. */
-static __global__ void ap_two_halves(int fd, uint64_t size, uint64_t seed, unsigned *go, uint8_t *buf,
-                                     unsigned long long *bad, unsigned long long *errs)
+static __global__ void ap_two_halves(int fd, uint64_t size, unsigned *go, uint8_t *buf, ap_check c)
 {
   const uint64_t chunk = 256u << 10;
   for (uint64_t off = 0; off < size; off += chunk) {
@@ -223,14 +245,7 @@ static __global__ void ap_two_halves(int fd, uint64_t size, uint64_t seed, unsig
           __nanosleep(100000);
       __syncthreads();
     }
-    if (gread(fd, (int64_t)off, chunk, buf) != (ssize_t)chunk) {
-      if (threadIdx.x == 0) atomicAdd(errs, 1ull);
-      return;
-    }
-    unsigned long long local = 0;
-    for (uint64_t i = threadIdx.x; i < chunk; i += blockDim.x) local += buf[i] != tpat(seed, off + i);
-    if (local) atomicAdd(bad, local);
-    __syncthreads();
+    if (!ap_read_chunk(fd, off, chunk, buf, c)) return;
   }
 }
 
@@ -252,7 +267,7 @@ TEST_F(AutoPinTest, AnOpenDescriptorLearnsThePinFromReadReplies)
   CUDA_OK(cudaMalloc(&cnt, sizeof(h)));
   CUDA_OK(cudaMemset(cnt, 0, sizeof(h)));
   const uint64_t before = ap_stats().reg_pages;
-  ap_two_halves<<<1, 256>>>(fd, size, 77, dgo, buf, cnt, cnt + 1);
+  ap_two_halves<<<1, 256>>>(fd, size, dgo, buf, ap_check{77, cnt, cnt + 1});
   const uint64_t pinned = ap_wait_pins(1); /* while the kernel waits for go */
   cuda::atomic_ref<unsigned, cuda::thread_scope_system>(*go).store(1u, cuda::memory_order_relaxed);
   CUDA_OK(cudaDeviceSynchronize());
@@ -273,23 +288,14 @@ TEST_F(AutoPinTest, AnOpenDescriptorLearnsThePinFromReadReplies)
 }
 
 /* Every block reads its chunks of [0, size) through fd `passes` times,
- * checking every byte: bad and errs count wrong bytes and failed calls. */
-static __global__ void ap_read_passes(int fd, uint64_t size, uint64_t seed, int passes, uint8_t *buf,
-                                      unsigned long long *bad, unsigned long long *errs)
+ * checking every byte. */
+static __global__ void ap_read_passes(int fd, uint64_t size, int passes, uint8_t *buf, ap_check c)
 {
   const uint64_t chunk = 256u << 10;
   uint8_t *mine = buf + blockIdx.x * chunk;
   for (int pass = 0; pass < passes; pass++)
-    for (uint64_t off = blockIdx.x * chunk; off < size; off += gridDim.x * chunk) {
-      if (gread(fd, (int64_t)off, chunk, mine) != (ssize_t)chunk) {
-        if (threadIdx.x == 0) atomicAdd(errs, 1ull);
-        return;
-      }
-      unsigned long long local = 0;
-      for (uint64_t i = threadIdx.x; i < chunk; i += blockDim.x) local += mine[i] != tpat(seed, off + i);
-      if (local) atomicAdd(bad, local);
-      __syncthreads();
-    }
+    for (uint64_t off = blockIdx.x * chunk; off < size; off += gridDim.x * chunk)
+      if (!ap_read_chunk(fd, off, chunk, mine, c)) return;
 }
 
 /* One open, the file read twice through a cache a quarter of its size:
@@ -307,10 +313,10 @@ TEST_F(AutoPinTest, ReadingAFileAgainInOneOpenPinsIt)
   CUDA_OK(cudaMalloc(&buf, 16 * (256u << 10)));
   CUDA_OK(cudaMalloc(&cnt, sizeof(h)));
   CUDA_OK(cudaMemset(cnt, 0, sizeof(h)));
-  ap_read_passes<<<16, 256>>>(fd, size, 84, 1, buf, cnt, cnt + 1);
+  ap_read_passes<<<16, 256>>>(fd, size, 1, buf, ap_check{84, cnt, cnt + 1});
   CUDA_OK(cudaDeviceSynchronize());
   EXPECT_EQ(0u, ap_stats().pins_auto) << "read once: no pin";
-  ap_read_passes<<<16, 256>>>(fd, size, 84, 2, buf, cnt, cnt + 1);
+  ap_read_passes<<<16, 256>>>(fd, size, 2, buf, ap_check{84, cnt, cnt + 1});
   CUDA_OK(cudaDeviceSynchronize());
   CUDA_OK(cudaMemcpy(h, cnt, sizeof(h), cudaMemcpyDeviceToHost));
   EXPECT_EQ(0ull, h[0]) << "bytes that differ";

@@ -5,9 +5,9 @@
  * bytes changed.
  *
  *   fstat: a file as the last acquire left it has nothing to do (a
- *     whole-file acquire; a range is always hashed); else hash every page from the host page cache (acquire_hash.c; only the
- *     range's pages for gpufs_acquire_range once the file is known), by
- *     several threads; fstat again: a file that moved meanwhile is hashed
+ *     whole-file acquire; a range is always hashed); else hash every page
+ *     from the host page cache (acquire_hash.c; only the range's pages
+ *     for gpufs_acquire_range once the file is known), by several threads; fstat again: a file that moved meanwhile is hashed
  *     again (at most ACQ_TRIES times, then -EAGAIN)
  *   the pages whose hash differs from the file's last acquire (all of
  *     them at its first)

@@ -206,9 +206,9 @@ static void move_finish(const struct gpufs_fileops *fo, struct move *m, struct g
     (void)fo->io->sync_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
     acc->write_starts++;
   }
-  if (!write && m->batch) m->batch->read += got; /* counted when the batch drops it */
-  else if (!write) read_counted(fo, t[0].req.hfid, fd, got);
   if (!write) {
+    if (m->batch) m->batch->read += got; /* counted when the batch drops it */
+    else read_counted(fo, t[0].req.hfid, fd, got);
     /* the file's pinned mapping, if it has one now: a descriptor opened
      * before the pin learns it here (hostfiles_reg.c) */
     const uint64_t w = gpufs_hostfiles_reg_word(fo->files, t[0].req.hfid);

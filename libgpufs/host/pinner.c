@@ -1,18 +1,20 @@
 /*
  * pinner.c - the automatic pinner (pinner.h).
  *
- *   worker (OPEN with pin_hint)          pinner thread
+ *   worker (an OPEN or a READ batch      pinner thread
+ *   that earns a pin: hostfiles.h)
  *   dup(fd) -> gpufs_pinner_hint --ring--> fstat, budget (evict LRU
- *   (answers the OPEN at once)             automatic pins no hfid has
+ *   (answers at once)                      automatic pins no hfid has
  *                                          open), map, add the
  *                                          registration with nothing
  *                                          readable, pin window by window,
  *                                          publishing each longer prefix
  *
  * A file the pinner cannot place (no room left, a mapping that fails, a
- * registration that came first) is declined: its next open may hint it again.  Opens after the
- * registration get its word in their id; open descriptors get each longer
- * word with their next READ reply (hostfiles_reg.c).
+ * registration that came first) is declined: its next open may hint it
+ * again.  Opens after the registration get its word in their id; open
+ * descriptors get each longer word with their next READ reply
+ * (hostfiles_reg.c).
  */
 #include "libgpufs/host/pinner.h"
 

@@ -184,7 +184,7 @@ static void bench_run_job(const struct bench_job *j, double cap)
   struct gpufs_stats st, st2;
   struct bench_read_params p;
   struct bench_read_result r;
-  struct bench_row row;
+  struct bench_row row, twin;
   struct bench_reg reg;
   struct bench_cold cold;
   const char *bad = NULL;
@@ -296,6 +296,8 @@ static void bench_run_job(const struct bench_job *j, double cap)
     bench_map_check(&row, &st);
     bench_reg_twin(j, &row);
     bench_emit(&row, NULL, NULL, 0);
+    if (bench_reg_with_setup(&row, &reg, &r, &twin))
+      bench_emit(&twin, NULL, NULL, 0);
     bench_row_init(&row, j->workload, config, r.gbps, "GB/s");
     bench_judge(&row, rc, &r, cap, 0);
     bench_extras(&row, j, &cfg, &r, &st, cap);
@@ -342,6 +344,8 @@ static void bench_run_job(const struct bench_job *j, double cap)
     if (j->passes)
       bench_pin_extras(&row, &st);
     bench_emit(&row, seq_names, seq_values, 3);
+    if (bench_reg_with_setup(&row, &reg, &r, &twin))
+      bench_emit(&twin, seq_names, seq_values, 3);
     if (!strcmp(j->workload, "seq") && j->page == 65536 && row.status != BENCH_FAILED)
       g_bench.seq64_gbps = row.value;
   }

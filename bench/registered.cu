@@ -120,6 +120,22 @@ void bench_reg_row(struct bench_row *row, const struct bench_reg *reg,
   }
 }
 
+int bench_reg_with_setup(const struct bench_row *row, const struct bench_reg *reg,
+                         const struct bench_read_result *r, struct bench_row *out)
+{
+  const double total = reg->register_s + r->seconds;
+  if (!reg->on || row->status == BENCH_FAILED || !(total > 0))
+    return 0;
+  *out = *row;
+  snprintf(out->workload, sizeof(out->workload), "%.22s+register", row->workload);
+  out->value = strcmp(row->unit, "Mpages/s") ? (double)r->bytes / total / 1e9
+                                             : (double)r->calls / total / 1e6;
+  bench_row_f64(out, "total_seconds", total);
+  snprintf(out->note, sizeof(out->note),
+           "counts gpufs_register (register_s) with the kernel: the row above leaves it out");
+  return 1;
+}
+
 void bench_map_check(struct bench_row *row, const struct gpufs_stats *st)
 {
   if (row->status == BENCH_FAILED)

@@ -5,7 +5,8 @@
  * mapping of the host page cache instead of going through the daemon.
  *
  * The registration is not part of the timed read; its time is the rows'
- * register_s.  A row of a registered job whose misses never used the
+ * register_s, and a row beside each ("<workload>+register") counts it.  A
+ * row of a registered job whose misses never used the
  * mapping (reg_pages 0) measured the daemon path: it fails.
  * Callable from C and C++ (nvcc) code.
  */
@@ -19,6 +20,7 @@ extern "C" {
 #endif
 
 struct bench_job;
+struct bench_read_result;
 struct bench_row;
 struct gpufs_stats;
 
@@ -39,6 +41,14 @@ int bench_reg_begin(const struct bench_job *j, const char *config, struct bench_
  * reg_retired; and fail the row when reg_pages is 0. */
 void bench_reg_row(struct bench_row *row, const struct bench_reg *reg,
                    const struct gpufs_stats *st);
+
+/* The row beside a registered job's row that counts the set-up the row
+ * leaves out: workload "<row's>+register", value the row's bytes (GB/s)
+ * or full calls (M pages/s) over register_s + the kernel's seconds, a note
+ * saying so.  1 with *out filled when reg is on and the row measured
+ * something, else 0. */
+int bench_reg_with_setup(const struct bench_row *row, const struct bench_reg *reg,
+                         const struct bench_read_result *r, struct bench_row *out);
 
 /* A row fails when the daemon read runs but copied none from a file's
  * mapping: the kernel refused the mappings, and the figure would be

@@ -100,6 +100,14 @@ void gpufs_instance_destroy(struct gpufs_instance *in)
   gpufs_instance_leave(old);
 }
 
+/* cudaMalloc of `bytes` at *p, zeroed: the failing call's error, else
+ * cudaSuccess (for CU). */
+static cudaError_t dev_zalloc(void **p, size_t bytes)
+{
+  const cudaError_t e = cudaMalloc(p, bytes);
+  return e == cudaSuccess ? cudaMemset(*p, 0, bytes) : e;
+}
+
 /* Frame table, hash, rings: initial contents built on the host. */
 static int cache_init(struct gpufs_instance *in)
 {
@@ -114,14 +122,12 @@ static int cache_init(struct gpufs_instance *in)
   const uint32_t grain = in->cfg.dirty_grain ? in->cfg.dirty_grain : GPUFS_DIRTY_GRAIN;
   c->dwords = c->page_size / grain / 32; /* the grain is page_size / (dwords * 32) */
   CU(cudaMalloc((void **)&c->data, (size_t)c->nframes * c->page_size));
-  CU(cudaMalloc((void **)&c->dirty, (size_t)c->nframes * c->dwords * sizeof(uint32_t)));
-  CU(cudaMemset(c->dirty, 0, (size_t)c->nframes * c->dwords * sizeof(uint32_t)));
+  CU(dev_zalloc((void **)&c->dirty, (size_t)c->nframes * c->dwords * sizeof(uint32_t)));
   CU(cudaMalloc((void **)&c->frames, (size_t)c->nframes * sizeof(*fr)));
   CU(cudaMalloc((void **)&c->heads, (size_t)c->nbuckets * sizeof(uint32_t)));
   CU(cudaMalloc((void **)&c->locks, (size_t)c->nbuckets * sizeof(uint32_t)));
   CU(cudaMalloc((void **)&c->rings, (size_t)c->nrings * sizeof(*rings)));
-  CU(cudaMalloc((void **)&c->stats, (size_t)c->nrings * sizeof(struct gpufs_ring_stats)));
-  CU(cudaMemset(c->stats, 0, (size_t)c->nrings * sizeof(struct gpufs_ring_stats)));
+  CU(dev_zalloc((void **)&c->stats, (size_t)c->nrings * sizeof(struct gpufs_ring_stats)));
   CU(cudaMemset(c->heads, 0xff, (size_t)c->nbuckets * sizeof(uint32_t))); /* GPUFS_NIL */
   CU(cudaMemset(c->locks, 0, (size_t)c->nbuckets * sizeof(uint32_t)));
   fr = calloc(c->nframes, sizeof(*fr));
@@ -195,17 +201,12 @@ static int ftab_init(struct gpufs_instance *in)
   struct gpufs_ftab *t = &in->dev.ftab;
   int rc = 0;
   t->nfiles = in->cfg.max_open_files;
-  CU(cudaMalloc((void **)&t->files, (size_t)t->nfiles * sizeof(struct gpufs_gfile)));
-  CU(cudaMemset(t->files, 0, (size_t)t->nfiles * sizeof(struct gpufs_gfile))); /* all FREE */
-  CU(cudaMalloc((void **)&t->nodes, (size_t)t->nfiles * sizeof(struct gpufs_gnode)));
-  CU(cudaMemset(t->nodes, 0, (size_t)t->nfiles * sizeof(struct gpufs_gnode))); /* cid 0: free */
+  CU(dev_zalloc((void **)&t->files, (size_t)t->nfiles * sizeof(struct gpufs_gfile))); /* all FREE */
+  CU(dev_zalloc((void **)&t->nodes, (size_t)t->nfiles * sizeof(struct gpufs_gnode))); /* cid 0: free */
   CU(cudaMalloc((void **)&t->paths, (size_t)t->nfiles * GPUFS_PATH_MAX));
-  CU(cudaMalloc((void **)&t->lock, sizeof(uint32_t)));
-  CU(cudaMemset(t->lock, 0, sizeof(uint32_t)));
-  CU(cudaMalloc((void **)&t->writers, sizeof(uint32_t)));
-  CU(cudaMemset(t->writers, 0, sizeof(uint32_t)));
-  CU(cudaMalloc((void **)&t->stats, sizeof(*t->stats)));
-  CU(cudaMemset(t->stats, 0, sizeof(*t->stats)));
+  CU(dev_zalloc((void **)&t->lock, sizeof(uint32_t)));
+  CU(dev_zalloc((void **)&t->writers, sizeof(uint32_t)));
+  CU(dev_zalloc((void **)&t->stats, sizeof(*t->stats)));
   CU(cudaMalloc((void **)&in->sync_results, (size_t)t->nfiles * sizeof(int)));
 fail:
   return rc;
@@ -222,12 +223,9 @@ static int wmaps_init(struct gpufs_instance *in)
   uint32_t want = in->dev.cache.nframes < GPUFS_WMAPS_MAX ? in->dev.cache.nframes : GPUFS_WMAPS_MAX;
   m->cap = 64;
   while (m->cap < 2 * want) m->cap *= 2;
-  CU(cudaMalloc((void **)&m->recs, (size_t)m->cap * sizeof(struct gpufs_wmap)));
-  CU(cudaMemset(m->recs, 0, (size_t)m->cap * sizeof(struct gpufs_wmap))); /* all empty */
-  CU(cudaMalloc((void **)&m->lock, sizeof(uint32_t)));
-  CU(cudaMemset(m->lock, 0, sizeof(uint32_t)));
-  CU(cudaMalloc((void **)&m->live, sizeof(uint32_t)));
-  CU(cudaMemset(m->live, 0, sizeof(uint32_t)));
+  CU(dev_zalloc((void **)&m->recs, (size_t)m->cap * sizeof(struct gpufs_wmap))); /* all empty */
+  CU(dev_zalloc((void **)&m->lock, sizeof(uint32_t)));
+  CU(dev_zalloc((void **)&m->live, sizeof(uint32_t)));
 fail:
   return rc;
 }
@@ -244,17 +242,14 @@ static int ra_init(struct gpufs_instance *in)
   const uint32_t most = in->cfg.readahead_async ? GPUFS_RA_POST_MAX : GPUFS_CHUNK;
   ra->max_pages = w < most ? w : most;
   ra->nslots = GPUFS_RA_SLOTS;
-  CU(cudaMalloc((void **)&ra->slots, 2ull * ra->nslots * sizeof(uint64_t)));
-  CU(cudaMemset(ra->slots, 0, 2ull * ra->nslots * sizeof(uint64_t)));
+  CU(dev_zalloc((void **)&ra->slots, 2ull * ra->nslots * sizeof(uint64_t)));
   /* posted readahead: a word per queue slot, and their count; half the
    * slots at most, so that the calls' own misses always find slots that
    * move (device/post.cu) */
   ra->async = in->cfg.readahead_async;
   ra->post_slots = in->dev.q.nslots / 2;
-  CU(cudaMalloc((void **)&ra->posted, (uint64_t)in->dev.q.nslots * sizeof(uint64_t)));
-  CU(cudaMemset(ra->posted, 0, (uint64_t)in->dev.q.nslots * sizeof(uint64_t)));
-  CU(cudaMalloc((void **)&ra->nposted, sizeof(uint32_t)));
-  CU(cudaMemset(ra->nposted, 0, sizeof(uint32_t)));
+  CU(dev_zalloc((void **)&ra->posted, (uint64_t)in->dev.q.nslots * sizeof(uint64_t)));
+  CU(dev_zalloc((void **)&ra->nposted, sizeof(uint32_t)));
 fail:
   return rc;
 }

@@ -19,6 +19,15 @@
  *   run:        [v0 .. v0+R)         [off[v0] .. off[v0+R])   (same indices)
  *   warp holds:  one page           one page                 one page
  *
+ * Rounds sweep the vertices in turn forwards and backwards (r.reverse):
+ * runs are handed out from the last one on every other round.  A round
+ * that reads more of the file than the cache holds leaves the pages it
+ * read last cached (libgpufs evicts the least recently allocated frames
+ * of a ring); the next round, going the other way, reads those first, as
+ * hits, and evicts them only after it has read them.  One way round
+ * every round, each would evict, before it reached them, the pages it
+ * needs next, and a graph four times the cache would miss on every page.
+ *
  * Where the CSR is read is a template parameter (a source): gr_mem_src
  * for a pointer GPU kernels can read (device, pinned-mapped or managed
  * memory), gr_fs_src for libgpufs.  It is a template only so that the
@@ -40,6 +49,7 @@
 
 #include <cub/warp/warp_reduce.cuh>
 #include <cuda/atomic>
+#include <cuda/ptx>
 
 #include "graphs/algo.h"
 #include "include/gpufs.cuh"
@@ -61,9 +71,11 @@ struct gr_seg {
 /* What the round kernels report and share: one device allocation, reset
  * before each launch. */
 struct gr_flags {
-  int changed;             /* set when a value fell */
-  int err;                 /* the lowest error of any warp */
-  unsigned long long next; /* the first vertex no warp has taken yet */
+  int changed;              /* set when a value fell */
+  int err;                  /* the lowest error of any warp */
+  int cut;                  /* set when a warp found the deadline past and took no more runs */
+  unsigned long long next;  /* runs handed out so far in this round */
+  unsigned long long clock; /* the device's clock (globaltimer, ns), written by gr_clock_kernel */
 };
 
 /* The CSR at pointers the kernels can read. */
@@ -213,6 +225,9 @@ struct gr_round {
   float *rank;                  /* pr: this round's ranks */
   uint32_t *deg;                /* pr's degree kernel: each vertex's degree */
   float base;                   /* pr: (1 - d) / n */
+  unsigned long long deadline;  /* the device's clock (ns) past which warps take no
+                                   more runs (the run's --cap); 0: none */
+  int reverse;                  /* hand the runs out from the last one (every other sweep: rounds.cuh) */
   struct gr_flags *flags;       /* zeroed before the launch */
 };
 
@@ -281,15 +296,26 @@ __device__ int gr_vertex(const Src &src, typename Src::cur *c, const gr_round &r
   return 0;
 }
 
-/* The first vertex of the warp's next run (>= n: none left).  Every lane
- * calls; lane 0 takes the run.  Relaxed: the counter only hands out
- * disjoint runs and publishes nothing (the launch orders its reset). */
-__device__ __forceinline__ uint64_t gr_take_run(struct gr_flags *f)
+/* The first vertex of the warp's next run (>= n: none left; also once
+ * the deadline is past, r.flags->cut then set: the round stops early and
+ * its result is incomplete).  Runs go from the first or, with r.reverse,
+ * from the last.  Every lane calls; lane 0 takes the run.  Relaxed: the
+ * counter only hands out disjoint runs and publishes nothing (the launch
+ * orders its reset); the host reads cut after the kernel. */
+__device__ __forceinline__ uint64_t gr_take_run(const gr_round &r)
 {
-  unsigned long long v0 = 0;
-  if (threadIdx.x % 32 == 0)
-    v0 = cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>(f->next).fetch_add(
-        GR_RUN, cuda::memory_order_relaxed);
+  unsigned long long v0 = UINT64_MAX;
+  if (threadIdx.x % 32 == 0) {
+    const uint64_t runs = (r.n + GR_RUN - 1) / GR_RUN;
+    if (r.deadline && cuda::ptx::get_sreg_globaltimer() > r.deadline) {
+      cuda::atomic_ref<int, cuda::thread_scope_device>(r.flags->cut).store(1, cuda::memory_order_relaxed);
+    } else {
+      const uint64_t k = cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>(r.flags->next).fetch_add(
+          1, cuda::memory_order_relaxed);
+      if (k < runs)
+        v0 = (r.reverse ? runs - 1 - k : k) * GR_RUN;
+    }
+  }
   return __shfl_sync(GR_FULL, v0, 0);
 }
 
@@ -463,7 +489,7 @@ __global__ void __launch_bounds__(GR_THREADS, 2) gr_round_kernel(Src src, gr_rou
   typename Src::cur c;
   src.begin(&c);
   int rc = 0;
-  for (uint64_t r0 = gr_take_run(r.flags); r0 < r.n && !rc; r0 = gr_take_run(r.flags))
+  for (uint64_t r0 = gr_take_run(r); r0 < r.n && !rc; r0 = gr_take_run(r))
     for (uint64_t v0 = r0; v0 < r0 + GR_RUN && v0 < r.n && !rc; v0 += 32)
       rc = gr_chunk_run(src, &c, r, v0, red[threadIdx.x / 32]);
   gr_finish(src, &c, r, rc);
@@ -478,7 +504,7 @@ __global__ void __launch_bounds__(GR_THREADS, 2) gr_degree_kernel(Src src, gr_ro
   typename Src::cur c;
   src.begin(&c);
   int rc = 0;
-  for (uint64_t r0 = gr_take_run(r.flags); r0 < r.n && !rc; r0 = gr_take_run(r.flags))
+  for (uint64_t r0 = gr_take_run(r); r0 < r.n && !rc; r0 = gr_take_run(r))
     for (uint64_t v0 = r0; v0 < r0 + GR_RUN && v0 < r.n && !rc; v0 += 32) {
       const int cnt = r.n - v0 < 32 ? (int)(r.n - v0) : 32;
       uint64_t lo = 0, hi = 0;

@@ -29,8 +29,10 @@ const char graph_usage[] =
     "                     rest of the GPU held by a reservation); Nx: the graph's size / N\n"
     "  --page SIZE        libgpufs's page size (default 4K)\n"
     "  --reps N           timed runs per version, the median kept (default 1)\n"
-    "  --cap SECONDS      a GPU version stops between rounds after this long: its row is capped, its\n"
-    "                     time a lower bound (default 60; uvm thrashes when the graph does not fit)\n"
+    "  --cap SECONDS      a GPU version stops after this long, inside a round too: its row is capped,\n"
+    "                     its time a lower bound (default 60; uvm thrashes when the graph does not fit)\n"
+    "  --ref KIND         verify against: serial (one-thread references, default) or cpu (the cpu\n"
+    "                     version on every core: minutes less at scale 25)\n"
     "  --quick            --graphs kron:18,uniform:256k --cap 2 (about a minute)\n"
     "  --dir DIR          where the graph files are kept (default /tmp/gpufs_graphs)\n"
     "  --out FILE         append one JSON row per graph, algorithm and version to FILE\n"
@@ -40,7 +42,7 @@ const char graph_usage[] =
 
 enum {
   GO_GRAPHS = BENCH_OPTS_FIRST, GO_INPUT, GO_EDGE_FACTOR, GO_SEED, GO_ALGOS, GO_VERSIONS, GO_LIMIT, GO_PAGE,
-  GO_REPS, GO_QUICK, GO_DIR, GO_OUT, GO_THREADS, GO_DEVICE, GO_REGEN, GO_CAP,
+  GO_REPS, GO_QUICK, GO_DIR, GO_OUT, GO_THREADS, GO_DEVICE, GO_REGEN, GO_CAP, GO_REF,
 };
 
 static const struct bench_opt graph_opt_table[] = {
@@ -52,6 +54,7 @@ static const struct bench_opt graph_opt_table[] = {
     {"dir", BENCH_OPT_VALUE, GO_DIR},         {"out", BENCH_OPT_VALUE, GO_OUT},
     {"threads", BENCH_OPT_VALUE, GO_THREADS}, {"device", BENCH_OPT_VALUE, GO_DEVICE},
     {"regen", BENCH_OPT_FLAG, GO_REGEN},      {"cap", BENCH_OPT_VALUE, GO_CAP},
+    {"ref", BENCH_OPT_VALUE, GO_REF},
 };
 
 /* --algos, --versions: a list of names (bench_opts_names), kept in the
@@ -144,6 +147,17 @@ int graph_parse_page(struct bench_opts *p, uint32_t *page)
   return 0;
 }
 
+static int graph_parse_ref(struct bench_opts *p, struct graph_options *o)
+{
+  if (!strcmp(p->val, "serial"))
+    o->ref = GRAPH_REF_SERIAL;
+  else if (!strcmp(p->val, "cpu"))
+    o->ref = GRAPH_REF_CPU;
+  else
+    return bench_opts_fail(p, "serial or cpu");
+  return 0;
+}
+
 static int graph_option(struct bench_opts *p, int id, struct graph_options *o, struct graph_given *g)
 {
   static const struct bench_names algos = {graph_algo_names, GRAPH_NALGOS, "algorithm"};
@@ -165,6 +179,7 @@ static int graph_option(struct bench_opts *p, int id, struct graph_options *o, s
   case GO_THREADS: return bench_opts_int(p, 1, 256, &o->threads);
   case GO_DEVICE: return bench_opts_int(p, 0, 1023, &o->device);
   case GO_REGEN: o->regen = 1; return 0;
+  case GO_REF: return graph_parse_ref(p, o);
   }
   return -EINVAL;
 }

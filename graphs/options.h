@@ -17,6 +17,12 @@ extern "C" {
 
 #define GRAPH_MAX_GRAPHS 8
 
+/* What each result is verified against (--ref). */
+enum graph_ref_kind {
+  GRAPH_REF_SERIAL = 0, /* the references of algo.h: a queue, Dijkstra, PageRank in double, union-find (one thread) */
+  GRAPH_REF_CPU,        /* the cpu version (every core), which the host tests check against those */
+};
+
 struct graph_options {
   int nalgos;
   int algos[GRAPH_NALGOS];         /* enum graph_algo, in its order */
@@ -35,6 +41,7 @@ struct graph_options {
   int device;
   int regen;
   double cap_s;          /* --cap: a GPU version's time cap, seconds */
+  enum graph_ref_kind ref;
 };
 
 extern const char graph_usage[];

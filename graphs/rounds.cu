@@ -86,6 +86,10 @@ int gr_after(struct gr_dev *d, struct graph_run_result *r, int *changed)
     rc = GR_CUDA(r, cudaMemcpy(&h, d->flags, sizeof(h), cudaMemcpyDeviceToHost));
   if (!rc && h.err < 0)
     rc = gr_fail(r, h.err, "a kernel's read of the graph: %s", gpufs_strerror(h.err));
+  if (!rc && h.cut) {
+    r->capped = 1;
+    rc = gr_fail(r, -ETIMEDOUT, "stopped at the %.0f s cap inside round %u", d->cap_s, r->rounds + 1);
+  }
   if (changed)
     *changed = h.changed;
   return rc;
@@ -99,6 +103,24 @@ int gr_capped(const struct gr_dev *d, struct graph_run_result *r)
   return gr_fail(r, -ETIMEDOUT, "stopped at the %.0f s cap after %u rounds", d->cap_s, r->rounds);
 }
 
+__global__ void gr_clock_kernel(unsigned long long *clock) { *clock = cuda::ptx::get_sreg_globaltimer(); }
+
+int gr_deadline(struct gr_dev *d, struct graph_run_result *r)
+{
+  unsigned long long now;
+  d->deadline = 0;
+  if (!(d->cap_s > 0))
+    return 0;
+  gr_clock_kernel<<<1, 1>>>(&d->flags->clock);
+  int rc = GR_CUDA(r, cudaGetLastError());
+  if (!rc)
+    rc = GR_CUDA(r, cudaMemcpy(&now, &d->flags->clock, sizeof(now), cudaMemcpyDeviceToHost));
+  const double left = d->cap_s - (bench_now() - d->t0);
+  if (!rc)
+    d->deadline = now + (unsigned long long)((left > 0 ? left : 0) * 1e9) + 1;
+  return rc;
+}
+
 gr_round gr_round_make(struct gr_dev *d, enum graph_algo a)
 {
   gr_round rd;
@@ -106,6 +128,7 @@ gr_round gr_round_make(struct gr_dev *d, enum graph_algo a)
   rd.a = a;
   rd.n = d->n;
   rd.flags = d->flags;
+  rd.deadline = d->deadline;
   return rd;
 }
 
@@ -185,6 +208,11 @@ int gr_fs_open(const char *dpath, struct gr_dev *d, int *fd, struct graph_run_re
 
 int gr_fs_close(int fd, struct gr_dev *d, struct graph_run_result *r)
 {
+  /* the flags zeroed first: a round cut at the cap left cut set, which is
+   * the rounds' outcome, not the close's */
+  const int rc = gr_ready(d, r);
+  if (rc)
+    return rc;
   gr_close_kernel<<<1, 32>>>(fd, &d->flags->err);
   return gr_after(d, r, NULL);
 }

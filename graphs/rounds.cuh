@@ -32,6 +32,8 @@ struct gr_dev {
   uint32_t *deg;
   unsigned blocks; /* of the round kernels */
   double t0, cap_s; /* the run's start, and its time cap (0: none) */
+  unsigned long long deadline; /* the cap on the device's clock (gr_deadline; 0: none) */
+  unsigned sweeps;  /* kernels launched over the file: every other one goes backwards (kernels.cuh) */
 };
 
 int gr_dev_alloc(struct gr_dev *d, uint64_t n, enum graph_algo a, unsigned blocks, struct graph_run_result *r);
@@ -40,10 +42,16 @@ void gr_dev_free(struct gr_dev *d);
 /* Before a round kernel: its flags zeroed (the changed flag, the error,
  * the warps' run counter), on the launch's stream. */
 int gr_ready(struct gr_dev *d, struct graph_run_result *r);
-/* After a kernel: launch errors, and the error a warp recorded. */
+/* After a kernel: launch errors, the error a warp recorded, and
+ * -ETIMEDOUT (r->capped) when its warps stopped at the deadline. */
 int gr_after(struct gr_dev *d, struct graph_run_result *r, int *changed);
 /* Between rounds: -ETIMEDOUT (r->capped) once the run is past its cap. */
 int gr_capped(const struct gr_dev *d, struct graph_run_result *r);
+/* d->deadline: the device's clock when the run will be d->cap_s past
+ * d->t0 (read by a one-thread kernel), so that a round that runs long
+ * stops there too (a uvm round that migrates the graph again can take
+ * minutes); 0 without a cap. */
+int gr_deadline(struct gr_dev *d, struct graph_run_result *r);
 /* A round's arguments over d's arrays, the algorithm's own left to fill. */
 gr_round gr_round_make(struct gr_dev *d, enum graph_algo a);
 
@@ -80,6 +88,7 @@ static int gr_pagerank(const Src &src, struct gr_dev *d, struct graph_run_result
   rd.deg = d->deg;
   int rc = gr_ready(d, r);
   if (!rc) {
+    rd.reverse = d->sweeps++ & 1;
     gr_degree_kernel<<<d->blocks, GR_THREADS>>>(src, rd);
     rc = gr_after(d, r, NULL);
   }
@@ -87,6 +96,7 @@ static int gr_pagerank(const Src &src, struct gr_dev *d, struct graph_run_result
     gr_contrib<<<d->blocks, GR_THREADS>>>(d->rank, d->deg, d->contrib, n, it == 0);
     if ((rc = gr_ready(d, r)) != 0)
       break;
+    rd.reverse = d->sweeps++ & 1;
     gr_round_kernel<<<d->blocks, GR_THREADS>>>(src, rd);
     rc = gr_after(d, r, NULL);
     r->rounds = (uint32_t)it + 1;
@@ -109,6 +119,7 @@ static int gr_min_rounds(const Src &src, struct gr_dev *d, const struct graph_ru
     rd.next = d->next;
     if ((rc = gr_ready(d, r)) != 0)
       break;
+    rd.reverse = d->sweeps++ & 1;
     gr_round_kernel<<<d->blocks, GR_THREADS>>>(src, rd);
     rc = gr_after(d, r, &changed);
     r->rounds++;
@@ -126,7 +137,9 @@ template <class Src>
 static int gr_compute(const Src &src, struct gr_dev *d, const struct graph_run_opts *o, void *out,
                       struct graph_run_result *r)
 {
-  int rc = o->algo == GRAPH_PR ? gr_pagerank(src, d, r) : gr_min_rounds(src, d, o, r);
+  int rc = gr_deadline(d, r);
+  if (!rc)
+    rc = o->algo == GRAPH_PR ? gr_pagerank(src, d, r) : gr_min_rounds(src, d, o, r);
   if (!rc)
     rc = GR_CUDA(r, cudaMemcpy(out, o->algo == GRAPH_PR ? (void *)d->rank : (void *)d->val,
                                graph_out_bytes(o->algo) * d->n, cudaMemcpyDeviceToHost));

@@ -62,8 +62,9 @@ struct graph_run_opts {
   uint32_t page_size;         /* gpufs's pages */
   int threads;                /* cpu version and host loaders (0: every core) */
   int device;
-  double cap_s;               /* a GPU version stops between rounds once it ran
-                                 this long (r->capped); 0: no cap */
+  double cap_s;               /* a GPU version stops once it ran this long,
+                                 between rounds or inside one (its warps take
+                                 no more vertices; r->capped); 0: no cap */
 };
 
 struct graph_run_result {

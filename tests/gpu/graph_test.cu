@@ -4,8 +4,10 @@
  * gpufs version with a page cache a quarter of the graph (pages evicted
  * and read again), and with 64 KiB pages; a hub beside one-edge vertices
  * (a chunk's edges read together, or vertex by vertex); uvm with the rest
- * of the GPU held by a reservation.
+ * of the GPU held by a reservation; a time cap that ends a round inside it.
  */
+#include <string.h>
+
 #include <string>
 #include <vector>
 
@@ -144,6 +146,25 @@ TEST(GraphUvm, WithAReservation)
   for (enum graph_version v : {GRAPH_V_UVM, GRAPH_V_UVM_RM})
     for (enum graph_algo a : {GRAPH_BFS, GRAPH_PR})
       run_verified(f, a, v, limit, 4096);
+}
+
+/* A cap already past when the rounds start: the warps of the first round
+ * take no vertex, and the run is capped inside it (not after it), in the
+ * pointer and the libgpufs kernels. */
+TEST(GraphCap, StopsInsideARound)
+{
+  REQUIRE_GPU();
+  GraphFile f({GRAPH_GEN_KRONECKER, 1, 14, 16, 8});
+  std::vector<uint8_t> got(graph_out_bytes(GRAPH_BFS) * f.g.n); /* the larger of the two */
+  for (enum graph_version v : {GRAPH_V_RESIDENT, GRAPH_V_UVM, GRAPH_V_GPUFS})
+    for (enum graph_algo a : {GRAPH_BFS, GRAPH_PR}) {
+      graph_run_opts o = {f.path.c_str(), &f.g, &f.h, a, f.source, 0, 4096, 0, 0, 1e-9};
+      graph_run_result r;
+      EXPECT_EQ(-ETIMEDOUT, graph_run_version(v, &o, got.data(), &r)) << graph_version_name(v);
+      EXPECT_TRUE(r.capped) << graph_version_name(v);
+      EXPECT_NE(nullptr, strstr(r.why, "inside round 1")) << graph_version_name(v) << ": " << r.why;
+      EXPECT_LE(r.rounds, 1u) << graph_version_name(v);
+    }
 }
 
 } // namespace

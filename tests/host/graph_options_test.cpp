@@ -43,6 +43,7 @@ TEST(GraphOptions, Defaults)
   EXPECT_EQ(1u, p.o.graphs[0].weighted);
   EXPECT_EQ(4096u, p.o.page);
   EXPECT_EQ(60.0, p.o.cap_s);
+  EXPECT_EQ(GRAPH_REF_SERIAL, p.o.ref);
   EXPECT_EQ(0u, graph_limit_for(&p.o, 1ull << 30, 4096));
 }
 
@@ -74,6 +75,9 @@ TEST(GraphOptions, GraphsAndQuick)
   EXPECT_EQ(2.0, p.o.cap_s);
   p = parse({"--quick", "--cap=30"});
   EXPECT_EQ(30.0, p.o.cap_s);
+  p = parse({"--ref", "cpu"});
+  ASSERT_EQ(0, p.rc) << p.err;
+  EXPECT_EQ(GRAPH_REF_CPU, p.o.ref);
 }
 
 TEST(GraphOptions, LimitAsSizeOrDivisor)
@@ -93,7 +97,7 @@ TEST(GraphOptions, Refusals)
       {"--versions", "cpu,nope"}, {"--versions", "cpu,cpu"}, {"--algos", ""},     {"--graphs", "kron:40"},
       {"--graphs", "grid:3"},     {"--limit", "0.5x"},       {"--limit", "abc"},  {"--page", "12K"},
       {"--reps", "0"},            {"--cap", "-1"},           {"--edge-factor", "x"}, {"--bogus"},
-      {"extra"},
+      {"--ref", "dijkstra"},      {"extra"},
   };
   for (const auto &args : bad) {
     Parsed p = parse(args);

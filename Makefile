@@ -509,8 +509,13 @@ $(COPY_PROBE_BIN): bench/probes/copy_probe.cu benchlib/cuda_check.h benchlib/bas
 $(PROBE_BIN): bench/probes/pull_probe.cu benchlib/cuda_check.h benchlib/opts.h $(BENCHLIB)
 	$(call say,NVCC,$@)mkdir -p $(dir $@)
 	$(Q)$(NVCC) -O3 -std=c++17 -arch=$(CUDA_ARCH) $(INC) $< $(BENCHLIB) -o $@ --cudart static -lpthread
-probe: $(PROBE_BIN) $(COPY_PROBE_BIN) $(LATE_PROBE_BIN)
+HOST_COPY_PROBE_BIN := $(BUILD)/bench/host_copy_probe
+$(HOST_COPY_PROBE_BIN): bench/probes/host_copy_probe.cu benchlib/cuda_check.h benchlib/opts.h $(BENCHLIB)
+	$(call say,NVCC,$@)mkdir -p $(dir $@)
+	$(Q)$(NVCC) -O3 -std=c++17 -arch=$(CUDA_ARCH) $(INC) $< $(BENCHLIB) -o $@ --cudart static -lpthread
+probe: $(PROBE_BIN) $(COPY_PROBE_BIN) $(LATE_PROBE_BIN) $(HOST_COPY_PROBE_BIN)
 	$(PROBE_BIN)
+	$(HOST_COPY_PROBE_BIN) && $(HOST_COPY_PROBE_BIN) --gpu
 	$(COPY_PROBE_BIN)
 	$(LATE_PROBE_BIN) && $(LATE_PROBE_BIN) --before
 	compute-sanitizer --tool memcheck $(LATE_PROBE_BIN) --before

@@ -34,6 +34,8 @@ static const struct bench_stat_field bench_stat_fields[] = {
     {"bytes_read", offsetof(struct gpufs_stats, bytes_read)},
     {"opens", offsetof(struct gpufs_stats, opens)},
     {"stat_errors", offsetof(struct gpufs_stats, errors)},
+    {"daemon_io_ns", offsetof(struct gpufs_stats, daemon_io_ns)},
+    {"daemon_busy_ns", offsetof(struct gpufs_stats, daemon_busy_ns)},
     {"alloc_ns", offsetof(struct gpufs_stats, alloc_ns)},
     {"rounds", offsetof(struct gpufs_stats, rounds)},
     {"fetch_ns", offsetof(struct gpufs_stats, fetch_ns)},
@@ -201,9 +203,15 @@ void bench_write_extras(struct bench_row *row, const struct gpufs_stats *st)
                   bench_stat_at(st, &bench_write_stat_fields[i]));
 }
 
+/* The counters since *before; the gauges (the hash chains, counted at the
+ * time of the call) stay as *now has them. */
 void bench_stats_since(struct gpufs_stats *now, const struct gpufs_stats *before)
 {
   for (int i = 0; i < BENCH_NSTATS; i++) {
+    const size_t off = bench_stat_fields[i].off;
+    if (off == offsetof(struct gpufs_stats, chains) || off == offsetof(struct gpufs_stats, chained) ||
+        off == offsetof(struct gpufs_stats, chain_max))
+      continue;
     uint64_t v = bench_stat(now, i) - bench_stat(before, i);
     memcpy((char *)now + bench_stat_fields[i].off, &v, sizeof(v));
   }

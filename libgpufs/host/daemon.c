@@ -395,11 +395,21 @@ int gpufs_daemon_start(const struct gpufs_daemon_params *p, struct gpufs_daemon 
     daemon_free(d);
     return rc;
   }
+  uint64_t staging_bytes = 0;
+  for (uint32_t i = 0; i < p->nqueues; i++)
+    staging_bytes += (uint64_t)p->queues[i].nslots * p->queues[i].stride;
+  const enum gpufs_copy_stores stores = gpufs_filemap_stores(staging_bytes);
   for (uint32_t i = 0; i < p->nqueues; i++) {
     const struct gpufs_daemon_queue *q = &p->queues[i];
-    d->queues[i].fo =
-        (struct gpufs_fileops){d->files, &d->io, q->staging, q->stride, i, p->write_behind,
-                               p->pin_hint, p->pin_ctx};
+    d->queues[i].fo = (struct gpufs_fileops){.files = d->files,
+                                             .io = &d->io,
+                                             .staging = q->staging,
+                                             .stride = q->stride,
+                                             .stores = stores,
+                                             .queue = i,
+                                             .write_behind = p->write_behind,
+                                             .pin_hint = p->pin_hint,
+                                             .pin_ctx = p->pin_ctx};
   }
   if ((rc = start_workers(d)) < 0) {
     /* relaxed, as in start_workers: nothing was served */

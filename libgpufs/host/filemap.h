@@ -37,11 +37,31 @@ void *gpufs_filemap_map(const struct gpufs_io_ops *io, int fd, uint64_t len);
  * no-op. */
 void gpufs_filemap_unmap(void *addr, uint64_t len);
 
-/* Copy n bytes from src, inside a mapping of gpufs_filemap_map, to dst.
+/* How a copy into staging stores its bytes. */
+enum gpufs_copy_stores {
+  GPUFS_COPY_CACHED = 0, /* ordinary stores: the lines stay in the host's
+                            caches, where the GPU's reads of staging find
+                            them when the staging fits the last-level cache */
+  GPUFS_COPY_STREAM = 1, /* non-temporal stores where both ends are 16-byte
+                            aligned: each line is written without first
+                            being read, and goes to memory */
+};
+
+/* The stores for staging_bytes of staging in all (every queue's):
+ * GPUFS_COPY_STREAM when it is larger than the host's last-level cache
+ * (sysconf), so that a slot's lines are no longer cached when it is used
+ * again; GPUFS_COPY_CACHED when it fits, or when the cache size is unknown
+ * or the build has no streaming stores. */
+enum gpufs_copy_stores gpufs_filemap_stores(uint64_t staging_bytes);
+
+/* Copy n bytes from src, inside a mapping of gpufs_filemap_map, to dst, with
+ * the stores how names (docs/config.md, "How bytes reach the GPU").  The
+ * bytes are ordered before the caller's later stores (streaming stores end
+ * with an sfence), so a release store after it publishes them.
  * 0; or -EFAULT when a page of src raised SIGBUS (the file shrank under the
  * mapping, or the page could not be read): dst holds some of the bytes and
  * the caller reads the run again with pread.  Any thread. */
-int gpufs_filemap_copy(void *dst, const void *src, size_t n);
+int gpufs_filemap_copy(void *dst, const void *src, size_t n, enum gpufs_copy_stores how);
 
 #ifdef __cplusplus
 }

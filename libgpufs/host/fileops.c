@@ -231,7 +231,7 @@ static int map_copy(const struct gpufs_fileops *fo, const struct move *m, int32_
   const uint8_t *a = gpufs_hostfiles_map(fo->files, hfid, &len);
   if (!a || off > len || m->total > len - off) return 0;
   const uint64_t t0 = gpufs_daemon_now_ns();
-  const int rc = gpufs_filemap_copy(buf, a + off, m->total);
+  const int rc = gpufs_filemap_copy(buf, a + off, m->total, fo->stores);
   acc->io_ns += gpufs_daemon_now_ns() - t0;
   if (rc != 0) {
     acc->map_faults++;

@@ -11,6 +11,7 @@
 
 #include <stdint.h>
 #include "libgpufs/common/queue.h"
+#include "libgpufs/host/filemap.h"
 #include "libgpufs/host/hostfiles.h"
 #include "libgpufs/host/io.h"
 
@@ -33,6 +34,8 @@ struct gpufs_fileops {
   const struct gpufs_io_ops *io; /* every member set */
   uint8_t *staging;
   uint32_t stride;
+  enum gpufs_copy_stores stores; /* how READ runs are copied into staging
+                                    (filemap.h): by all the daemon's staging */
   uint32_t queue; /* the queue's index: whose write hostfiles refreshes */
   uint64_t write_behind; /* bytes written to a file between starts of its
                             write-out to disk (sync_file_range); 0: never */

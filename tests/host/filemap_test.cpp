@@ -51,17 +51,68 @@ TEST(Filemap, CopyCatchesThePagesOfAShrunkFile)
   uint8_t *m = (uint8_t *)gpufs_filemap_map(&io, fd, 16 * kStride);
   ASSERT_NE(nullptr, m);
   std::vector<uint8_t> buf(2 * kStride);
-  ASSERT_EQ(0, gpufs_filemap_copy(buf.data(), m + 3 * kStride, 2 * kStride));
+  ASSERT_EQ(0, gpufs_filemap_copy(buf.data(), m + 3 * kStride, 2 * kStride, GPUFS_COPY_STREAM));
   EXPECT_EQ(-1, first_mismatch(buf.data(), 2 * kStride, 7, 3 * kStride));
 
   ASSERT_EQ(0, ftruncate(fd, kStride));
   /* twice: the first fault must not leave SIGBUS blocked */
-  EXPECT_EQ(-EFAULT, gpufs_filemap_copy(buf.data(), m + 3 * kStride, kStride));
-  EXPECT_EQ(-EFAULT, gpufs_filemap_copy(buf.data(), m + 8 * kStride, 100));
-  ASSERT_EQ(0, gpufs_filemap_copy(buf.data(), m, kStride));
+  EXPECT_EQ(-EFAULT, gpufs_filemap_copy(buf.data(), m + 3 * kStride, kStride, GPUFS_COPY_STREAM));
+  EXPECT_EQ(-EFAULT, gpufs_filemap_copy(buf.data(), m + 8 * kStride, 100, GPUFS_COPY_CACHED));
+  ASSERT_EQ(0, gpufs_filemap_copy(buf.data(), m, kStride, GPUFS_COPY_CACHED));
   EXPECT_EQ(-1, first_mismatch(buf.data(), kStride, 7, 0));
   gpufs_filemap_unmap(m, 16 * kStride);
   close(fd);
+}
+
+/* Both kinds of stores (streaming: 64-byte blocks where both ends are
+ * 16-byte aligned, the rest plainly): every length and alignment around
+ * those bounds gives exactly the mapping's bytes, and nothing past n
+ * changes. */
+TEST(Filemap, CopyGivesEveryByteAtEveryAlignmentAndLength)
+{
+  TempDir dir;
+  const std::string path = dir.file("align");
+  ASSERT_EQ(0, write_pattern_file(path, 4 * kStride, 9));
+  int fd = open(path.c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0);
+  gpufs_io_ops io = {};
+  io.mmap = mmap;
+  const uint8_t *m = (const uint8_t *)gpufs_filemap_map(&io, fd, 4 * kStride);
+  ASSERT_NE(nullptr, m);
+  alignas(64) static uint8_t buf[2 * kStride + 256];
+  const size_t lens[] = {0, 1, 15, 16, 63, 64, 65, 127, 128, 4095, 4096, 4097, kStride + 48};
+  const size_t offs[] = {0, 1, 8, 16, 17, 64, kStride - 16};
+  const size_t dsts[] = {0, 3, 16, 64};
+  for (gpufs_copy_stores how : {GPUFS_COPY_CACHED, GPUFS_COPY_STREAM})
+  for (size_t len : lens)
+    for (size_t off : offs)
+      for (size_t d : dsts) {
+        memset(buf, 0xA5, sizeof(buf));
+        ASSERT_EQ(0, gpufs_filemap_copy(buf + d, m + off, len, how));
+        ASSERT_EQ(-1, first_mismatch(buf + d, len, 9, off)) << len << " " << off << " " << d << " " << how;
+        for (size_t i = 0; i < d; i++) ASSERT_EQ(0xA5, buf[i]) << "before " << d;
+        for (size_t i = d + len; i < sizeof(buf); i++) ASSERT_EQ(0xA5, buf[i]) << "past " << len;
+      }
+  gpufs_filemap_unmap((void *)m, 4 * kStride);
+  close(fd);
+}
+
+/* Streaming stores only for staging larger than the last-level cache, and
+ * never where that size is unknown. */
+TEST(Filemap, StreamsOnlyStagingLargerThanTheLastLevelCache)
+{
+  const long llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
+  EXPECT_EQ(GPUFS_COPY_CACHED, gpufs_filemap_stores(0));
+  if (llc <= 0) {
+    EXPECT_EQ(GPUFS_COPY_CACHED, gpufs_filemap_stores(1ull << 50));
+    return;
+  }
+  EXPECT_EQ(GPUFS_COPY_CACHED, gpufs_filemap_stores((uint64_t)llc));
+#if defined(__x86_64__) && defined(__SSE2__)
+  EXPECT_EQ(GPUFS_COPY_STREAM, gpufs_filemap_stores((uint64_t)llc + 1));
+#else
+  EXPECT_EQ(GPUFS_COPY_CACHED, gpufs_filemap_stores((uint64_t)llc + 1));
+#endif
 }
 
 class DaemonMap : public DaemonFixture, public ::testing::Test {

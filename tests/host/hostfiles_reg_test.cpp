@@ -90,7 +90,7 @@ struct HostFilesReg : ::testing::Test {
   /* An open's hfid (asserted >= 0 by the caller) and its id. */
   int open_id(const std::string &p, gpufs_hostfile_id *id, int flags = O_RDONLY, uint32_t q = 0)
   {
-    *id = gpufs_hostfile_id{~0ull, ~0u, ~0u, ~0ull, ~0u};
+    *id = gpufs_hostfile_id{~0ull, ~0u, ~0u, ~0ull, ~0u, ~0ull};
     return gpufs_hostfiles_open(hf, p.c_str(), flags, 0, q, id);
   }
 };

@@ -19,6 +19,8 @@
  *   map/nt     a fresh mapping, non-temporal 16-byte stores (no read of the
  *              destination lines), one sfence a run;
  *   map/warm/nt  both.
+ * Then random 4 KiB pages (a quarter of the file's pages in all, as the
+ * rand row's first pass misses): pread, map and map/warm.
  * With --gpu a kernel pulls every thread's staging over PCIe the whole
  * time (as the waiting groups do), so the copies share host memory with the
  * link's reads.  Every staging byte of the last run of each thread is
@@ -61,6 +63,8 @@ struct hcp_run {
   const uint8_t *map;
   uint64_t size, run;
   uint32_t threads;
+  uint64_t random; /* runs a thread copies from random run-aligned
+                      offsets; 0: the whole file in order */
   uint8_t *staging; /* threads x HCP_RING */
 };
 
@@ -123,7 +127,13 @@ static void *hcp_thread_main(void *arg)
   const struct hcp_run *r = t->r;
   uint8_t *ring = r->staging + (uint64_t)t->id * HCP_RING;
   uint64_t pos = 0, last_off = UINT64_MAX, last_pos = 0;
-  for (uint64_t off = (uint64_t)t->id * r->run; off < r->size; off += (uint64_t)r->threads * r->run) {
+  uint64_t x = 0x9E3779B97F4A7C15ull * (t->id + 1), k = 0;
+  for (uint64_t off = (uint64_t)t->id * r->run; r->random ? k < r->random : off < r->size;
+       off += (uint64_t)r->threads * r->run, k++) {
+    if (r->random) {
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17; /* xorshift64 */
+      off = x % (r->size / r->run) * r->run;
+    }
     const uint64_t len = r->run < r->size - off ? r->run : r->size - off;
     if (pos + len > HCP_RING) pos = 0;
     t->err = hcp_one(r, ring + pos, off, len);
@@ -210,7 +220,8 @@ static double hcp_measure(struct hcp_run *r, long *minflt)
   getrusage(RUSAGE_SELF, &b);
   *minflt = b.ru_minflt - a.ru_minflt;
   if (err) fprintf(stderr, "host_copy_probe: %s: %s\n", hcp_way_names[r->way], strerror(-err));
-  return err ? -1.0 : r->size / s / 1e9;
+  const uint64_t bytes = r->random ? r->random * r->threads * r->run : r->size;
+  return err ? -1.0 : bytes / s / 1e9;
 }
 
 /* One way at one run size; the mapping made fresh for it. */
@@ -252,14 +263,15 @@ static void hcp_row(struct hcp_run *r, const struct hcp_opts *o, FILE *out, uint
     cudaEventDestroy(e1);
   }
   munmap(m, r->size);
-  printf("%-12s run %5llu KiB  %6.2f GB/s  %5.2f GB/s a thread  %8ld faults  warm %.3f s  pull %.1f GB/s\n",
-         hcp_way_names[r->way], (unsigned long long)(r->run >> 10), gbs, gbs / r->threads, minflt,
-         warm_s, pull_gbs);
+  const char *order = r->random ? "rand" : "seq";
+  printf("%-12s %-4s run %5llu KiB  %6.2f GB/s (%5.2f M runs/s)  %8ld faults  warm %.3f s  pull %.1f GB/s\n",
+         hcp_way_names[r->way], order, (unsigned long long)(r->run >> 10), gbs, gbs * 1e3 / r->run,
+         minflt, warm_s, pull_gbs);
   if (out)
     fprintf(out,
-            "{\"workload\": \"host_copy\", \"config\": \"%s run=%lluK threads=%u gpu=%d\", \"value\": %.3f, "
+            "{\"workload\": \"host_copy\", \"config\": \"%s %s run=%lluK threads=%u gpu=%d\", \"value\": %.3f, "
             "\"unit\": \"GB/s\", \"minflt\": %ld, \"warm_s\": %.4f, \"pull_gbs\": %.2f, \"file_size\": %llu}\n",
-            hcp_way_names[r->way], (unsigned long long)(r->run >> 10), r->threads, o->gpu, gbs, minflt,
+            hcp_way_names[r->way], order, (unsigned long long)(r->run >> 10), r->threads, o->gpu, gbs, minflt,
             warm_s, pull_gbs, (unsigned long long)r->size);
 }
 
@@ -293,7 +305,7 @@ int main(int argc, char **argv)
   if (prc) return bench_opts_exit("host_copy_probe", prc, err, hcp_usage);
   o.size &= ~((1ull << 20) - 1);
   if (hcp_make_file(o.size)) { fprintf(stderr, "host_copy_probe: cannot write %s\n", HCP_PATH); return 1; }
-  struct hcp_run r = {HCP_PREAD, open(HCP_PATH, O_RDONLY), NULL, o.size, 0, (uint32_t)o.threads, NULL};
+  struct hcp_run r = {HCP_PREAD, open(HCP_PATH, O_RDONLY), NULL, o.size, 0, (uint32_t)o.threads, 0, NULL};
   if (r.fd < 0) { perror(HCP_PATH); return 1; }
   int *stop = NULL;
   unsigned long long *pulled = NULL;
@@ -321,6 +333,15 @@ int main(int argc, char **argv)
       r.way = (enum hcp_way)w, r.run = runs[ri];
       hcp_row(&r, &o, out, dstage, stop, pulled);
     }
+  /* random 4 KiB pages, a quarter of the file's count in all (the rand
+   * row's first pass): pread, and copies from a fresh and a populated
+   * mapping */
+  static const enum hcp_way rand_ways[] = {HCP_PREAD, HCP_MAP, HCP_MAP_WARM};
+  r.run = 4096, r.random = o.size / 4096 / 4 / r.threads;
+  for (int w = 0; w < 3; w++) {
+    r.way = rand_ways[w];
+    hcp_row(&r, &o, out, dstage, stop, pulled);
+  }
   if (out) fclose(out);
   close(r.fd);
   return 0;

@@ -83,16 +83,20 @@ TEST(Filemap, CopyGivesEveryByteAtEveryAlignmentAndLength)
   const size_t lens[] = {0, 1, 15, 16, 63, 64, 65, 127, 128, 4095, 4096, 4097, kStride + 48};
   const size_t offs[] = {0, 1, 8, 16, 17, 64, kStride - 16};
   const size_t dsts[] = {0, 3, 16, 64};
-  for (gpufs_copy_stores how : {GPUFS_COPY_CACHED, GPUFS_COPY_STREAM})
-  for (size_t len : lens)
-    for (size_t off : offs)
-      for (size_t d : dsts) {
-        memset(buf, 0xA5, sizeof(buf));
-        ASSERT_EQ(0, gpufs_filemap_copy(buf + d, m + off, len, how));
-        ASSERT_EQ(-1, first_mismatch(buf + d, len, 9, off)) << len << " " << off << " " << d << " " << how;
-        for (size_t i = 0; i < d; i++) ASSERT_EQ(0xA5, buf[i]) << "before " << d;
-        for (size_t i = d + len; i < sizeof(buf); i++) ASSERT_EQ(0xA5, buf[i]) << "past " << len;
+  for (gpufs_copy_stores how : {GPUFS_COPY_CACHED, GPUFS_COPY_STREAM}) {
+    for (size_t len : lens) {
+      for (size_t off : offs) {
+        for (size_t d : dsts) {
+          memset(buf, 0xA5, sizeof(buf));
+          ASSERT_EQ(0, gpufs_filemap_copy(buf + d, m + off, len, how));
+          ASSERT_EQ(-1, first_mismatch(buf + d, len, 9, off))
+              << len << " " << off << " " << d << " " << how;
+          for (size_t i = 0; i < d; i++) ASSERT_EQ(0xA5, buf[i]) << "before " << d;
+          for (size_t i = d + len; i < sizeof(buf); i++) ASSERT_EQ(0xA5, buf[i]) << "past " << len;
+        }
       }
+    }
+  }
   gpufs_filemap_unmap((void *)m, 4 * kStride);
   close(fd);
 }

@@ -1,14 +1,18 @@
 # graphs/: the graph suite (docs/graphs.md), included by the Makefile.
 #
-#   make graphs        every algorithm in every version on the default
-#                      graphs (Kronecker scale 26 and uniform, 15-16 GB files
-#                      under /tmp/gpufs_graphs, made once), libgpufs's cache
-#                      and uvm's GPU memory a quarter of each graph; rows in
+#   make graphs        every algorithm in every version on the graph of
+#                      docs/results/2026-11-29-graphs-kron25.md (Kronecker
+#                      scale 25, 8.65 GB under /tmp/gpufs_graphs, made once;
+#                      GRAPH_SUITE_ARGS), libgpufs's cache and uvm's GPU
+#                      memory a quarter of it, verified against the cpu
+#                      version, a 20 s cap a version; rows in
 #                      docs/results/graphs-latest.jsonl, the table last, the
 #                      plot docs/results/graphs.svg (python3-matplotlib)
 #   make graphs-quick  the same on small graphs (about a minute), rows in the
 #                      build folder
-#   GRAPH_ARGS         more options ($(BUILD)/graphs/graphs --help)
+#   GRAPH_ARGS         more options, after make graphs' own: a later one wins
+#                      ($(BUILD)/graphs/graphs --help; the program's defaults,
+#                      kron:26 and uniform:64M, are for a longer run)
 #   make graph-service        GAIA's updated-graph service (graph_service:
 #                      Kronecker scale 24, 100 rounds a share); rows in
 #                      docs/results/graph-service-latest.jsonl, the table last
@@ -58,11 +62,14 @@ $(GRAPH_CONVERT): $(BUILD)/obj/graphs/convert_main.o $(patsubst %.c,$(BUILD)/obj
 	$(call say,LINK,$@)mkdir -p $(dir $@)
 	$(Q)$(CC) $^ -o $@ -lpthread -lm
 
+# what one device call holds: the 2026-11-29 kron25 run (about 200 s with
+# the generation on an H200 with 16 cores)
+GRAPH_SUITE_ARGS := --graphs kron:25 --limit 4x --cap 20 --ref cpu
 GRAPH_ARGS ?=
 GRAPH_SERVICE_ARGS ?=
 .PHONY: graphs graphs-quick graph-service graph-service-quick
 graphs: $(GRAPH_BIN) $(GRAPH_CONVERT)
-	$(GRAPH_BIN) --limit 4x --out docs/results/graphs-latest.jsonl $(GRAPH_ARGS); s=$$?; \
+	$(GRAPH_BIN) $(GRAPH_SUITE_ARGS) --out docs/results/graphs-latest.jsonl $(GRAPH_ARGS); s=$$?; \
 	  python3 graphs/plot.py docs/results/graphs-latest.jsonl docs/results/graphs.svg || \
 	  echo "graphs: no plot drawn (python3-matplotlib?)"; exit $$s
 

@@ -433,6 +433,7 @@ void gpufs_hostfiles_acquired(struct gpufs_hostfiles *hf, const struct stat *st,
     n->ctime_ns = gpufs_timespec_ns(st->st_ctim);
     n->stale = 0;
   }
+  if (n->cid != 0 && nchanged) n->acquired_changed = 1;
   if (n->cid != 0 && nchanged && n->reg == REG_LIVE && n->r.automatic) gpufs_hf_reg_retire(hf, n);
   pthread_mutex_unlock(&hf->lock);
 }

@@ -194,7 +194,11 @@ int gpufs_hostfiles_acquire_ident(struct gpufs_hostfiles *hf, const struct stat 
  * times when the record has st's size (so the next open keeps the version
  * and the pages; a size change is left for that open to see), clears the
  * stale mask, and retires an automatic pin when pages changed (a
- * truncation may have taken its pinned pages out of the file). */
+ * truncation may have taken its pinned pages out of the file).  A file
+ * with changed pages is not pinned automatically from then on: the host
+ * changes it between acquires, and each change would retire the pin (a
+ * service keeping it open earned one when it read the changed pages
+ * again: docs/api.md, "Automatic pins"). */
 void gpufs_hostfiles_acquired(struct gpufs_hostfiles *hf, const struct stat *st, uint64_t nchanged);
 
 /* The daemon removed the last name of inode (dev, ino) it may know: a file

@@ -71,6 +71,10 @@ struct hf_inode {
   uint32_t opens; /* host opens of the inode (saturating) */
   uint32_t pin_asked; /* enum gpufs_pin_hint: the hint an open
                          gave since the last decline or release */
+  uint32_t acquired_changed; /* 1 once a gpufs_acquire found the host had
+                                changed the file: it is not pinned
+                                automatically from then on (each later
+                                change retires a pin) */
   uint64_t last_use;  /* hf->use_clock at the last open that got r */
 };
 

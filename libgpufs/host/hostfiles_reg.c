@@ -70,7 +70,8 @@ void gpufs_hf_reg_open(struct gpufs_hostfiles *hf, struct hf_inode *n, const str
     id->reg = hf_reg_word(n);
     n->last_use = ++hf->use_clock;
   }
-  if (n->reg != REG_NONE || n->pin_asked != GPUFS_PIN_HINT_NONE || (flags & O_ACCMODE) != O_RDONLY ||
+  if (n->reg != REG_NONE || n->pin_asked != GPUFS_PIN_HINT_NONE || n->acquired_changed ||
+      (flags & O_ACCMODE) != O_RDONLY ||
       (flags & O_TRUNC) || !S_ISREG(st->st_mode) || st->st_size < HF_REG_MIN)
     return;
   if (n->opens < 2) { /* a first open: earned once it reads more than the file */
@@ -85,7 +86,8 @@ int gpufs_hf_reg_reread(struct gpufs_hostfiles *hf, uint64_t dev, uint64_t ino)
 {
   pthread_mutex_lock(&hf->lock);
   struct hf_inode *n = gpufs_hf_inode_find(hf->inodes, hf->icap, dev, ino);
-  const int earned = n->cid != 0 && n->reg == REG_NONE && n->pin_asked == GPUFS_PIN_HINT_NONE;
+  const int earned = n->cid != 0 && n->reg == REG_NONE && n->pin_asked == GPUFS_PIN_HINT_NONE &&
+                     !n->acquired_changed;
   if (earned) n->pin_asked = GPUFS_PIN_HINT_EARNED;
   pthread_mutex_unlock(&hf->lock);
   return earned;

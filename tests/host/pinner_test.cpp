@@ -183,6 +183,32 @@ TEST_F(Pinner, ReadingMoreThanTheFileInOneOpenEarnsAPin)
   EXPECT_EQ(0, gpufs_hostfiles_close(hf, hw));
 }
 
+/* A file that an acquire found changed is not pinned automatically: not
+ * by a descriptor that reads the changed pages again (more than the file
+ * in all), nor by a later open; an acquire that found nothing changed
+ * keeps the rule as it was. */
+TEST_F(Pinner, AFileChangedUnderAnAcquireEarnsNoPin)
+{
+  const uint64_t size = 16 * kPage;
+  const std::string a = make("a", size, 93), b = make("b", size, 94);
+  struct stat sa, sb;
+  ASSERT_EQ(0, stat(a.c_str(), &sa));
+  ASSERT_EQ(0, stat(b.c_str(), &sb));
+  gpufs_hostfile_id id;
+  const int ha = open_id(a, &id), hb = open_id(b, &id);
+  ASSERT_GE(ha, 0);
+  ASSERT_GE(hb, 0);
+  EXPECT_EQ(0, gpufs_hostfiles_read_again(hf, ha, size)) << "read once";
+  EXPECT_EQ(0, gpufs_hostfiles_read_again(hf, hb, size));
+  gpufs_hostfiles_acquired(hf, &sa, 3); /* three pages of a changed */
+  gpufs_hostfiles_acquired(hf, &sb, 0); /* b unchanged */
+  EXPECT_EQ(0, gpufs_hostfiles_read_again(hf, ha, 3 * kPage)) << "the changed pages read again";
+  EXPECT_EQ(0, open_close_hint(a)) << "nor a later open";
+  EXPECT_EQ(1, gpufs_hostfiles_read_again(hf, hb, kPage)) << "an unchanged file: read again";
+  EXPECT_EQ(0, gpufs_hostfiles_close(hf, ha));
+  EXPECT_EQ(0, gpufs_hostfiles_close(hf, hb));
+}
+
 /* A pin reaches the opens after it, and descriptors opened before it
  * through their entry's word; the mapping holds the file's bytes. */
 TEST_F(Pinner, PinsAFileAndBothNewAndOpenDescriptorsLearnIt)

@@ -39,17 +39,38 @@ void grow_pattern_file(const std::string &path, uint64_t from, uint64_t to, uint
   close(fd);
 }
 
+/* A pattern file of len bytes (seed), open for reading and writing and
+ * mapped with gpufs_filemap_map; unmapped and closed at the end. */
+struct MappedFile {
+  TempDir dir;
+  uint64_t len = 0;
+  int fd = -1;
+  uint8_t *m = nullptr;
+  void make(const char *name, uint64_t size, uint64_t seed)
+  {
+    const std::string path = dir.file(name);
+    ASSERT_EQ(0, write_pattern_file(path, size, seed));
+    fd = open(path.c_str(), O_RDWR);
+    ASSERT_GE(fd, 0);
+    gpufs_io_ops io = {};
+    io.mmap = mmap;
+    m = (uint8_t *)gpufs_filemap_map(&io, fd, size);
+    ASSERT_NE(nullptr, m);
+    len = size;
+  }
+  ~MappedFile()
+  {
+    gpufs_filemap_unmap(m, len);
+    if (fd >= 0) close(fd);
+  }
+};
+
 TEST(Filemap, CopyCatchesThePagesOfAShrunkFile)
 {
-  TempDir dir;
-  const std::string path = dir.file("shrink");
-  ASSERT_EQ(0, write_pattern_file(path, 16 * kStride, 7));
-  int fd = open(path.c_str(), O_RDWR);
-  ASSERT_GE(fd, 0);
-  gpufs_io_ops io = {};
-  io.mmap = mmap;
-  uint8_t *m = (uint8_t *)gpufs_filemap_map(&io, fd, 16 * kStride);
-  ASSERT_NE(nullptr, m);
+  MappedFile f;
+  ASSERT_NO_FATAL_FAILURE(f.make("shrink", 16 * kStride, 7));
+  const int fd = f.fd;
+  const uint8_t *m = f.m;
   std::vector<uint8_t> buf(2 * kStride);
   ASSERT_EQ(0, gpufs_filemap_copy(buf.data(), m + 3 * kStride, 2 * kStride, GPUFS_COPY_STREAM));
   EXPECT_EQ(-1, first_mismatch(buf.data(), 2 * kStride, 7, 3 * kStride));
@@ -60,8 +81,6 @@ TEST(Filemap, CopyCatchesThePagesOfAShrunkFile)
   EXPECT_EQ(-EFAULT, gpufs_filemap_copy(buf.data(), m + 8 * kStride, 100, GPUFS_COPY_CACHED));
   ASSERT_EQ(0, gpufs_filemap_copy(buf.data(), m, kStride, GPUFS_COPY_CACHED));
   EXPECT_EQ(-1, first_mismatch(buf.data(), kStride, 7, 0));
-  gpufs_filemap_unmap(m, 16 * kStride);
-  close(fd);
 }
 
 /* Both kinds of stores (streaming: 64-byte blocks where both ends are
@@ -70,15 +89,9 @@ TEST(Filemap, CopyCatchesThePagesOfAShrunkFile)
  * changes. */
 TEST(Filemap, CopyGivesEveryByteAtEveryAlignmentAndLength)
 {
-  TempDir dir;
-  const std::string path = dir.file("align");
-  ASSERT_EQ(0, write_pattern_file(path, 4 * kStride, 9));
-  int fd = open(path.c_str(), O_RDONLY);
-  ASSERT_GE(fd, 0);
-  gpufs_io_ops io = {};
-  io.mmap = mmap;
-  const uint8_t *m = (const uint8_t *)gpufs_filemap_map(&io, fd, 4 * kStride);
-  ASSERT_NE(nullptr, m);
+  MappedFile f;
+  ASSERT_NO_FATAL_FAILURE(f.make("align", 4 * kStride, 9));
+  const uint8_t *m = f.m;
   alignas(64) static uint8_t buf[2 * kStride + 256];
   const size_t lens[] = {0, 1, 15, 16, 63, 64, 65, 127, 128, 4095, 4096, 4097, kStride + 48};
   const size_t offs[] = {0, 1, 8, 16, 17, 64, kStride - 16};
@@ -97,8 +110,6 @@ TEST(Filemap, CopyGivesEveryByteAtEveryAlignmentAndLength)
       }
     }
   }
-  gpufs_filemap_unmap((void *)m, 4 * kStride);
-  close(fd);
 }
 
 /* Streaming stores only for staging larger than the last-level cache, and

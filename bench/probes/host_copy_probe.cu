@@ -45,6 +45,7 @@
 
 #include "benchlib/cuda_check.h"
 #include "benchlib/opts.h"
+#include "benchlib/util.h"
 
 #ifndef MADV_POPULATE_READ
 #define MADV_POPULATE_READ 22
@@ -73,13 +74,6 @@ struct hcp_thread {
   uint32_t id;
   int err;
 };
-
-static double hcp_now(void)
-{
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 /* The file's 8-byte word at byte b: its offset, mixed. */
 static uint64_t hcp_word(uint64_t b) { return (b / 8) * 0x9E3779B97F4A7C15ull ^ 0x5bd1e995ull; }
@@ -206,7 +200,7 @@ static double hcp_measure(struct hcp_run *r, long *minflt)
   struct hcp_thread t[256];
   struct rusage a, b;
   getrusage(RUSAGE_SELF, &a);
-  const double t0 = hcp_now();
+  const double t0 = bench_now();
   for (uint32_t i = 0; i < r->threads; i++) {
     t[i] = (struct hcp_thread){r, i, 0};
     pthread_create(&tid[i], NULL, hcp_thread_main, &t[i]);
@@ -216,7 +210,7 @@ static double hcp_measure(struct hcp_run *r, long *minflt)
     pthread_join(tid[i], NULL);
     if (t[i].err) err = t[i].err;
   }
-  const double s = hcp_now() - t0;
+  const double s = bench_now() - t0;
   getrusage(RUSAGE_SELF, &b);
   *minflt = b.ru_minflt - a.ru_minflt;
   if (err) fprintf(stderr, "host_copy_probe: %s: %s\n", hcp_way_names[r->way], strerror(-err));
@@ -233,9 +227,9 @@ static void hcp_row(struct hcp_run *r, const struct hcp_opts *o, FILE *out, uint
   r->map = (const uint8_t *)m;
   double warm_s = 0;
   if (r->way == HCP_MAP_WARM || r->way == HCP_MAP_WARM_NT) {
-    const double t0 = hcp_now();
+    const double t0 = bench_now();
     if (madvise(m, r->size, MADV_POPULATE_READ)) perror("madvise");
-    warm_s = hcp_now() - t0;
+    warm_s = bench_now() - t0;
   }
   double pull_gbs = 0;
   cudaEvent_t e0, e1;

@@ -38,7 +38,6 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 #include <emmintrin.h>
 #include <cuda_runtime.h>

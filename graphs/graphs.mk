@@ -16,7 +16,7 @@
 #   make graph-service        GAIA's updated-graph service as measured in
 #                      docs/results/2026-11-29-graph-service-100.md
 #                      (graph_service: Kronecker scale 24, 4.3 GB): 10% and
-#                      75% changed, 100 rounds of every version (a 30 s cap
+#                      75% changed, up to 100 rounds of each version (30 s
 #                      a version and share); then 1, 25, 50 and 100%, 5 s a
 #                      version and share; checked against the cpu version at
 #                      rounds 0, 1, 34, 67 and 100; rows in
